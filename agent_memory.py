@@ -51,7 +51,7 @@ import time
 import unicodedata
 from collections import deque
 from pathlib import Path
-from typing import Any, Callable, Iterator, Mapping
+from typing import Any, Callable, Iterator, Mapping, Protocol, runtime_checkable
 
 __all__ = [
     "ADD_THRESHOLD",
@@ -61,16 +61,20 @@ __all__ = [
     "ENTRY_SEP",
     "MERGE_THRESHOLD",
     "AgentMemoryError",
+    "AnthropicClient",
     "Buffer",
     "CapacityError",
     "FactStore",
     "InvalidInputError",
+    "LLMClient",
     "LLMError",
     "MatchError",
     "MemoryConfig",
     "MemoryDisabledError",
+    "OpenAIClient",
     "ScanError",
     "format_buffer_line",
+    "llm_from_env",
     "scan_content",
 ]
 
@@ -785,3 +789,386 @@ def _one_line(text: str) -> str:
 def format_buffer_line(role: str, message: str) -> str:
     """``"HH:MM  role  message"`` with the current UTC time, on one line."""
     return f"{time.strftime('%H:%M', time.gmtime())}  {_one_line(role)}  {_one_line(message)}"
+
+
+# ------------------------------------------------------------ LLM clients ----
+#
+# Memory needs an LLM only for judgement calls: the unclear band of
+# merge-on-write, consolidation, episode extraction and ranking. Any object with
+# ``simple_call(system, user) -> str`` will do. The two clients below speak the
+# OpenAI chat-completions and Anthropic Messages APIs over urllib, so they run
+# wherever Python runs: a hosted API, a local Ollama or llama.cpp server, a
+# corporate proxy (HTTPS_PROXY, NO_PROXY and SSL_CERT_FILE work as in urllib).
+
+
+@runtime_checkable
+class LLMClient(Protocol):
+    """What memory needs from an LLM: one blocking call, system + user in, text out.
+
+    Implementations raise ``LLMError`` on failure and should bound their own time.
+    """
+
+    def simple_call(self, system: str, user: str) -> str: ...
+
+
+_RETRY_STATUSES = frozenset({408, 409, 429})
+_MAX_REPLY_BYTES = 8 * 1024 * 1024
+_MAX_RETRY_AFTER = 20.0
+_BACKOFF_BASE = 0.5
+
+
+class _Retryable(Exception):
+    """A failure worth another attempt (timeout, connection error, 429, 5xx)."""
+
+    def __init__(self, message: str, status: int | None, retry_after: float | None = None) -> None:
+        super().__init__(message)
+        self.status = status
+        self.retry_after = retry_after
+
+
+class _HTTPClient:
+    """Shared transport: JSON POST with a timeout, retries with backoff, honest errors."""
+
+    _kind = "LLM server"
+    _default_base_url = ""
+
+    def __init__(self, model: str, base_url: str | None = None, api_key: str | None = None,
+                 timeout: float = 60.0, max_retries: int = 2, max_tokens: int = 2048,
+                 ssl_context: Any = None) -> None:
+        if not isinstance(model, str) or not model.strip():
+            raise InvalidInputError("model must be a non-empty string, such as 'gpt-4o-mini' or 'llama3.1'")
+        base_url = self._default_base_url if base_url is None else base_url
+        if not isinstance(base_url, str) or not re.match(r"https?://[^\s/]", base_url):
+            raise InvalidInputError(f"base_url must start with http:// or https://, got {base_url!r}")
+        if api_key is not None and (not isinstance(api_key, str) or not api_key.strip()):
+            raise InvalidInputError("api_key must be a non-empty string or None")
+        if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or not 0 < timeout < math.inf:
+            raise InvalidInputError(f"timeout must be a positive number of seconds, got {timeout!r}")
+        for name, value in (("max_retries", max_retries), ("max_tokens", max_tokens)):
+            if type(value) is not int or value < (0 if name == "max_retries" else 1):
+                raise InvalidInputError(f"{name} must be a {'non-negative' if name == 'max_retries' else 'positive'} integer, got {value!r}")
+        self.model = model.strip()
+        self.base_url = base_url.rstrip("/")
+        self.timeout = float(timeout)
+        self.max_retries = max_retries
+        self.max_tokens = max_tokens
+        self._api_key = api_key.strip() if api_key else None
+        self._ssl_context = ssl_context
+        self._opener: Any = None
+        self._sleep = time.sleep  # tests replace it to observe backoff without waiting
+
+    def __repr__(self) -> str:
+        key = "'***'" if self._api_key else "None"
+        return f"{type(self).__name__}(model={self.model!r}, base_url={self.base_url!r}, api_key={key})"
+
+    def simple_call(self, system: str, user: str) -> str:
+        """Send one system + user message; return the reply text or raise ``LLMError``."""
+        if not isinstance(system, str) or not isinstance(user, str):
+            raise InvalidInputError("system and user must be strings")
+        return self._extract(self._post(system, user))
+
+    # -- provider specifics -------------------------------------------------
+
+    def _request(self, system: str, user: str) -> tuple[str, dict[str, str], dict[str, Any]]:
+        raise NotImplementedError
+
+    def _extract(self, reply: Any) -> str:
+        raise NotImplementedError
+
+    def _adapt(self, status: int, error: Any) -> bool:
+        """Adjust the request after a 400 the server explains; True to try again at once."""
+        return False
+
+    # -- transport -----------------------------------------------------------
+
+    def _redact(self, text: str) -> str:
+        return text.replace(self._api_key, "***") if self._api_key else text
+
+    def _post(self, system: str, user: str) -> Any:
+        attempt = 0
+        while True:
+            url, headers, body = self._request(system, user)
+            try:
+                return self._post_once(url, headers, body)
+            except _Retryable as failure:
+                if attempt >= self.max_retries:
+                    raise LLMError(self._redact(str(failure)), failure.status) from None
+                delay = failure.retry_after
+                if delay is None:
+                    import random
+
+                    delay = _BACKOFF_BASE * 2 ** attempt + random.uniform(0, _BACKOFF_BASE)
+                _logger().debug("LLM call failed (%s); retry %d in %.2fs", self._redact(str(failure)),
+                                attempt + 1, delay)
+                self._sleep(delay)
+                attempt += 1
+            except _Adapted:
+                continue
+
+    def _open(self, request: Any) -> Any:
+        import urllib.request
+
+        if self._opener is None:
+            handlers = [urllib.request.HTTPSHandler(context=self._ssl_context)] if self._ssl_context else []
+            self._opener = urllib.request.build_opener(*handlers)  # keeps the proxy handler
+        return self._opener.open(request, timeout=self.timeout)
+
+    def _post_once(self, url: str, headers: dict[str, str], body: dict[str, Any]) -> Any:
+        import http.client
+        import json
+        import ssl
+        import urllib.error
+        import urllib.request
+
+        where = f"{self._kind} at {self.base_url}"
+        request = urllib.request.Request(
+            url, data=json.dumps(body).encode("utf-8"), method="POST",
+            headers={"Content-Type": "application/json", "Accept": "application/json",
+                     "User-Agent": f"agent_memory/{__version__}", **headers},
+        )
+        deadline = time.monotonic() + self.timeout
+        try:
+            with self._open(request) as response:
+                raw = _read_bounded(response, deadline)
+                status = response.status
+        except urllib.error.HTTPError as error:
+            with error:
+                detail, parsed = _error_detail(error.read(65536))
+            message = f"{where} answered HTTP {error.code}: {detail}"
+            if error.code in _RETRY_STATUSES or error.code >= 500:
+                raise _Retryable(message, error.code, _retry_after(error.headers.get("Retry-After"))) from None
+            if error.code == 400 and self._adapt(error.code, parsed):
+                raise _Adapted() from None
+            raise LLMError(self._redact(message + _hint(error.code)), error.code) from None
+        except urllib.error.URLError as error:
+            reason = error.reason
+            if isinstance(reason, ssl.SSLError):
+                raise LLMError(self._redact(
+                    f"TLS failure talking to {where}: {reason}; if a proxy or private CA signs its "
+                    "certificate, point SSL_CERT_FILE at the CA bundle or pass ssl_context"), None) from None
+            raise _Retryable(f"cannot reach {where}: {reason}", None) from None
+        except (OSError, http.client.HTTPException) as error:  # timeouts, resets mid-reply
+            raise _Retryable(f"{where} failed: {type(error).__name__}: {error or 'timed out'}", None) from None
+        try:
+            return json.loads(raw)
+        except ValueError:
+            raise LLMError(self._redact(
+                f"{where} answered HTTP {status} with a body that is not JSON: {_preview(raw.decode('utf-8', 'replace'), 80)!r}; "
+                "check that base_url points at the API, not a web page"), status) from None
+
+
+class _Adapted(Exception):
+    """The request was adjusted after a 400 the server explained; send it again."""
+
+
+def _read_bounded(response: Any, deadline: float) -> bytes:
+    """Read a reply body, refusing more than 8 MiB or reading past the deadline."""
+    chunks, size = [], 0
+    while True:
+        chunk = response.read(65536)
+        if not chunk:
+            return b"".join(chunks)
+        chunks.append(chunk)
+        size += len(chunk)
+        if size > _MAX_REPLY_BYTES:
+            raise LLMError(f"reply larger than {_MAX_REPLY_BYTES // 2**20} MiB; is base_url right?", response.status)
+        if time.monotonic() > deadline:
+            raise TimeoutError("the reply took longer than the timeout")
+
+
+def _error_detail(raw: bytes) -> tuple[str, Any]:
+    """The server's own error text (OpenAI, Anthropic and Ollama shapes), and the parsed body."""
+    import json
+
+    text = raw.decode("utf-8", "replace").strip()
+    try:
+        parsed = json.loads(text)
+    except ValueError:
+        return (_preview(text, 300) or "no details"), None
+    error = parsed.get("error", parsed) if isinstance(parsed, dict) else parsed
+    if isinstance(error, dict):
+        message = error.get("message") or error.get("type") or json.dumps(error)
+    else:
+        message = str(error)
+    return _preview(str(message), 300), parsed
+
+
+def _retry_after(value: str | None) -> float | None:
+    """Seconds to wait from a Retry-After header (seconds or HTTP date), capped."""
+    if not value:
+        return None
+    try:
+        seconds = float(value)
+    except ValueError:
+        from email.utils import parsedate_to_datetime
+
+        try:
+            seconds = parsedate_to_datetime(value).timestamp() - time.time()
+        except (TypeError, ValueError, IndexError):
+            return None
+    if not math.isfinite(seconds):
+        return None
+    return min(max(seconds, 0.0), _MAX_RETRY_AFTER)
+
+
+def _hint(status: int) -> str:
+    if status in (401, 403):
+        return " (check the API key and that it may use this model)"
+    if status == 404:
+        return " (check base_url and the model name)"
+    return ""
+
+
+@functools.lru_cache(maxsize=None)
+def _logger() -> Any:
+    import logging
+
+    return logging.getLogger(__name__)
+
+
+class OpenAIClient(_HTTPClient):
+    """Any OpenAI-compatible chat-completions server.
+
+    OpenAI (the default ``base_url``), Ollama (``http://localhost:11434/v1``),
+    llama.cpp server (``http://localhost:8080/v1``), vLLM
+    (``http://localhost:8000/v1``), LM Studio (``http://localhost:1234/v1``),
+    OpenRouter (``https://openrouter.ai/api/v1``). The key is sent as a bearer
+    token only when given; local servers need none. Models that refuse
+    ``max_tokens`` or ``temperature`` (OpenAI's reasoning models) are retried
+    once with ``max_completion_tokens`` and the default temperature.
+    """
+
+    _kind = "OpenAI-compatible server"
+    _default_base_url = "https://api.openai.com/v1"
+
+    def __init__(self, model: str, base_url: str = "https://api.openai.com/v1", api_key: str | None = None,
+                 timeout: float = 60.0, max_retries: int = 2, max_tokens: int = 2048,
+                 ssl_context: Any = None) -> None:
+        super().__init__(model, base_url, api_key, timeout, max_retries, max_tokens, ssl_context)
+        self._token_param = "max_tokens"
+        self._send_temperature = True
+
+    def _request(self, system: str, user: str) -> tuple[str, dict[str, str], dict[str, Any]]:
+        body: dict[str, Any] = {
+            "model": self.model,
+            "messages": [{"role": "system", "content": system}, {"role": "user", "content": user}],
+            self._token_param: self.max_tokens,
+        }
+        if self._send_temperature:
+            body["temperature"] = 0
+        headers = {"Authorization": f"Bearer {self._api_key}"} if self._api_key else {}
+        return f"{self.base_url}/chat/completions", headers, body
+
+    def _adapt(self, status: int, error: Any) -> bool:
+        param = error.get("error", {}).get("param") if isinstance(error, dict) else None
+        if param == "max_tokens" and self._token_param == "max_tokens":
+            self._token_param = "max_completion_tokens"
+            return True
+        if param == "temperature" and self._send_temperature:
+            self._send_temperature = False
+            return True
+        return False
+
+    def _extract(self, reply: Any) -> str:
+        try:
+            message = reply["choices"][0]["message"]
+            content = message.get("content")
+        except (KeyError, IndexError, TypeError, AttributeError):
+            raise LLMError(f"{self._kind} at {self.base_url} sent a reply without choices[0].message: "
+                           f"{_preview(str(reply), 120)!r}", 200) from None
+        if isinstance(content, list):  # a list of content parts
+            content = "".join(part.get("text", "") for part in content
+                              if isinstance(part, dict) and part.get("type") in ("text", None))
+        if not isinstance(content, str) or not content.strip():
+            refusal = message.get("refusal") if isinstance(message, dict) else None
+            why = f"the model refused: {_preview(str(refusal), 120)}" if refusal else "the reply holds no text"
+            raise LLMError(f"{self._kind} at {self.base_url}: {why}", 200)
+        return content
+
+
+class AnthropicClient(_HTTPClient):
+    """The Anthropic Messages API (``POST {base_url}/v1/messages``)."""
+
+    _kind = "Anthropic API"
+    _default_base_url = "https://api.anthropic.com"
+
+    def __init__(self, model: str, base_url: str = "https://api.anthropic.com", api_key: str | None = None,
+                 timeout: float = 60.0, max_retries: int = 2, max_tokens: int = 2048,
+                 ssl_context: Any = None) -> None:
+        super().__init__(model, base_url, api_key, timeout, max_retries, max_tokens, ssl_context)
+
+    def _request(self, system: str, user: str) -> tuple[str, dict[str, str], dict[str, Any]]:
+        body = {
+            "model": self.model,
+            "max_tokens": self.max_tokens,
+            "temperature": 0,
+            "system": system,
+            "messages": [{"role": "user", "content": user}],
+        }
+        headers = {"anthropic-version": "2023-06-01"}
+        if self._api_key:
+            headers["x-api-key"] = self._api_key
+        path = "/messages" if self.base_url.endswith("/v1") else "/v1/messages"
+        return self.base_url + path, headers, body
+
+    def _extract(self, reply: Any) -> str:
+        blocks = reply.get("content") if isinstance(reply, dict) else None
+        if not isinstance(blocks, list):
+            raise LLMError(f"{self._kind} at {self.base_url} sent a reply without content blocks: "
+                           f"{_preview(str(reply), 120)!r}", 200)
+        text = "".join(block.get("text", "") for block in blocks
+                       if isinstance(block, dict) and block.get("type") == "text")
+        if not text.strip():
+            raise LLMError(f"{self._kind} at {self.base_url}: the reply holds no text "
+                           f"(stop_reason {reply.get('stop_reason')!r})", 200)
+        return text
+
+
+_PROVIDERS = {
+    "openai": (OpenAIClient, None, "OPENAI_API_KEY", "OPENAI_BASE_URL"),
+    "ollama": (OpenAIClient, "http://localhost:11434/v1", None, "OLLAMA_BASE_URL"),
+    "anthropic": (AnthropicClient, None, "ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL"),
+}
+
+
+def llm_from_env() -> LLMClient | None:
+    """Build a client from environment variables; ``None`` when none are set.
+
+    ``AGENT_MEMORY_LLM_PROVIDER`` (``openai``, ``anthropic`` or ``ollama``) and
+    ``AGENT_MEMORY_LLM_MODEL`` turn it on. ``AGENT_MEMORY_LLM_BASE_URL`` and
+    ``AGENT_MEMORY_LLM_API_KEY`` fall back to the provider's usual
+    ``OPENAI_BASE_URL``/``OPENAI_API_KEY`` or ``ANTHROPIC_BASE_URL``/
+    ``ANTHROPIC_API_KEY``; ``AGENT_MEMORY_LLM_TIMEOUT`` sets the timeout in
+    seconds. A half-configured environment raises ``InvalidInputError`` naming
+    the missing variable.
+    """
+    env = os.environ
+    own = {name: env[name].strip() for name in env
+           if name.startswith("AGENT_MEMORY_LLM_") and env[name].strip()}
+    if not own:
+        return None
+    provider, model = own.get("AGENT_MEMORY_LLM_PROVIDER", "").lower(), own.get("AGENT_MEMORY_LLM_MODEL")
+    if not provider:
+        raise InvalidInputError(f"{', '.join(sorted(own))} set but AGENT_MEMORY_LLM_PROVIDER is not; "
+                                f"set it to one of {', '.join(_PROVIDERS)}")
+    if provider not in _PROVIDERS:
+        raise InvalidInputError(f"AGENT_MEMORY_LLM_PROVIDER={provider!r} is not known; use one of "
+                                f"{', '.join(_PROVIDERS)}")
+    if not model:
+        raise InvalidInputError(f"AGENT_MEMORY_LLM_PROVIDER={provider} is set but AGENT_MEMORY_LLM_MODEL is not; "
+                                "set it to the model name")
+    cls, default_url, key_var, url_var = _PROVIDERS[provider]
+    base_url = own.get("AGENT_MEMORY_LLM_BASE_URL") or env.get(url_var, "").strip() or default_url
+    api_key = own.get("AGENT_MEMORY_LLM_API_KEY") or (env.get(key_var, "").strip() if key_var else "") or None
+    if api_key is None and base_url is None and key_var:
+        raise InvalidInputError(f"AGENT_MEMORY_LLM_PROVIDER={provider} needs an API key: set "
+                                f"AGENT_MEMORY_LLM_API_KEY or {key_var} (or AGENT_MEMORY_LLM_BASE_URL "
+                                "for a server that needs none)")
+    timeout = 60.0
+    if "AGENT_MEMORY_LLM_TIMEOUT" in own:
+        try:
+            timeout = float(own["AGENT_MEMORY_LLM_TIMEOUT"])
+        except ValueError:
+            raise InvalidInputError("AGENT_MEMORY_LLM_TIMEOUT must be a number of seconds, got "
+                                    f"{own['AGENT_MEMORY_LLM_TIMEOUT']!r}") from None
+    return cls(model, base_url=base_url or cls._default_base_url, api_key=api_key, timeout=timeout)

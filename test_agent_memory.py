@@ -691,3 +691,384 @@ class BufferKeepsTheNewestLines(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+# ------------------------------------------------------------ LLM clients ----
+
+import http.server  # noqa: E402
+import socket  # noqa: E402
+import threading  # noqa: E402
+import time  # noqa: E402
+import traceback  # noqa: E402
+
+SECRET_KEY = "sk-test-" + "Q7w9E2r4T6y8U0i1O3p5"
+
+
+class ScriptedServer:
+    """A loopback HTTP server that plays back scripted replies and records requests.
+
+    Each reply is (status, body, headers, delay_seconds); body may be a dict
+    (sent as JSON), a str or bytes. When the script runs out, the last reply repeats.
+    """
+
+    def __init__(self, test: unittest.TestCase, replies: list[tuple]) -> None:
+        self.replies = list(replies)
+        self.requests: list[dict] = []
+        self.stop = threading.Event()
+        server = self
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def do_POST(self):  # noqa: N802
+                length = int(self.headers.get("Content-Length", 0))
+                server.requests.append({"path": self.path, "headers": self.headers,
+                                        "body": json.loads(self.rfile.read(length) or b"null")})
+                status, body, headers, delay = (server.replies.pop(0) if len(server.replies) > 1
+                                                else server.replies[0])
+                if delay:
+                    server.stop.wait(delay)
+                payload = json.dumps(body).encode() if isinstance(body, (dict, list)) else (
+                    body.encode() if isinstance(body, str) else body)
+                try:
+                    self.send_response(status)
+                    for name, value in {"Content-Type": "application/json", **headers}.items():
+                        self.send_header(name, value)
+                    self.send_header("Content-Length", str(len(payload)))
+                    self.end_headers()
+                    self.wfile.write(payload)
+                except OSError:
+                    pass  # the client gave up (timeout test)
+
+            def log_message(self, *args):
+                pass
+
+        self.httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.httpd.daemon_threads = True
+        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}"
+        thread = threading.Thread(target=self.httpd.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True)
+        thread.start()
+
+        def close():
+            self.stop.set()
+            self.httpd.shutdown()
+            self.httpd.server_close()
+            thread.join(5)
+
+        test.addCleanup(close)
+
+
+def openai_reply(text):
+    return {"id": "x", "choices": [{"index": 0, "message": {"role": "assistant", "content": text},
+                                    "finish_reason": "stop"}]}
+
+
+def anthropic_reply(*texts):
+    return {"id": "msg", "type": "message", "role": "assistant", "stop_reason": "end_turn",
+            "content": [{"type": "text", "text": t} for t in texts]}
+
+
+def ok(body, headers=None, delay=0):
+    return (200, body, headers or {}, delay)
+
+
+def fail(status, body, headers=None):
+    return (status, body, headers or {}, 0)
+
+
+class ClientTestCase(unittest.TestCase):
+    def client(self, cls, server, **kwargs):
+        base = server.url + ("/v1" if cls is am.OpenAIClient else "")
+        client = cls("test-model", base_url=base, **kwargs)
+        self.sleeps = []
+        client._sleep = self.sleeps.append  # observe backoff instead of waiting
+        return client
+
+
+class OpenAIClientSpeaksChatCompletions(ClientTestCase):
+    def test_request_shape_and_reply(self):
+        server = ScriptedServer(self, [ok(openai_reply("merge"))])
+        client = self.client(am.OpenAIClient, server, api_key=SECRET_KEY)
+        self.assertEqual(client.simple_call("You judge facts.", "Same fact?"), "merge")
+        request = server.requests[0]
+        self.assertEqual(request["path"], "/v1/chat/completions")
+        self.assertEqual(request["headers"]["Authorization"], f"Bearer {SECRET_KEY}")
+        self.assertEqual(request["headers"]["Content-Type"], "application/json")
+        body = request["body"]
+        self.assertEqual(body["model"], "test-model")
+        self.assertEqual(body["messages"], [{"role": "system", "content": "You judge facts."},
+                                            {"role": "user", "content": "Same fact?"}])
+        self.assertEqual(body["temperature"], 0)
+        self.assertGreater(body["max_tokens"], 0)
+
+    def test_no_key_sends_no_authorization(self):
+        server = ScriptedServer(self, [ok(openai_reply("hi"))])
+        self.client(am.OpenAIClient, server).simple_call("s", "u")
+        self.assertNotIn("Authorization", server.requests[0]["headers"])
+
+    def test_content_as_a_list_of_parts(self):
+        reply = {"choices": [{"message": {"content": [{"type": "text", "text": "a"},
+                                                      {"type": "text", "text": "b"}]}}]}
+        server = ScriptedServer(self, [ok(reply)])
+        self.assertEqual(self.client(am.OpenAIClient, server).simple_call("s", "u"), "ab")
+
+    def test_reasoning_models_get_max_completion_tokens_and_default_temperature(self):
+        server = ScriptedServer(self, [
+            fail(400, {"error": {"message": "Unsupported parameter: 'max_tokens'", "param": "max_tokens",
+                                 "code": "unsupported_parameter"}}),
+            fail(400, {"error": {"message": "Unsupported value: 'temperature'", "param": "temperature",
+                                 "code": "unsupported_value"}}),
+            ok(openai_reply("fine")),
+        ])
+        client = self.client(am.OpenAIClient, server, max_retries=0)
+        self.assertEqual(client.simple_call("s", "u"), "fine")
+        last = server.requests[-1]["body"]
+        self.assertNotIn("max_tokens", last)
+        self.assertIn("max_completion_tokens", last)
+        self.assertNotIn("temperature", last)
+
+
+class AnthropicClientSpeaksMessages(ClientTestCase):
+    def test_request_shape_and_reply(self):
+        server = ScriptedServer(self, [ok(anthropic_reply("one ", "two"))])
+        client = self.client(am.AnthropicClient, server, api_key=SECRET_KEY)
+        self.assertEqual(client.simple_call("sys", "usr"), "one two")
+        request = server.requests[0]
+        self.assertEqual(request["path"], "/v1/messages")
+        self.assertEqual(request["headers"]["x-api-key"], SECRET_KEY)
+        self.assertEqual(request["headers"]["anthropic-version"], "2023-06-01")
+        self.assertNotIn("Authorization", request["headers"])
+        body = request["body"]
+        self.assertEqual(body["system"], "sys")
+        self.assertEqual(body["messages"], [{"role": "user", "content": "usr"}])
+        self.assertEqual(body["model"], "test-model")
+        self.assertGreater(body["max_tokens"], 0)
+
+    def test_non_text_blocks_are_skipped(self):
+        reply = {"content": [{"type": "thinking", "thinking": "hmm"}, {"type": "text", "text": "answer"}]}
+        server = ScriptedServer(self, [ok(reply)])
+        self.assertEqual(self.client(am.AnthropicClient, server).simple_call("s", "u"), "answer")
+
+
+class ClientsRetryWhatIsWorthRetrying(ClientTestCase):
+    def test_429_with_retry_after_then_success(self):
+        for cls, reply in ((am.OpenAIClient, openai_reply("ok")), (am.AnthropicClient, anthropic_reply("ok"))):
+            with self.subTest(cls=cls.__name__):
+                server = ScriptedServer(self, [fail(429, {"error": {"message": "slow down"}}, {"Retry-After": "3"}),
+                                               ok(reply)])
+                client = self.client(cls, server)
+                self.assertEqual(client.simple_call("s", "u"), "ok")
+                self.assertEqual(self.sleeps, [3.0], "Retry-After must be honoured")
+                self.assertEqual(len(server.requests), 2)
+
+    def test_retry_after_is_capped(self):
+        server = ScriptedServer(self, [fail(503, {}, {"Retry-After": "86400"}), ok(openai_reply("ok"))])
+        self.client(am.OpenAIClient, server).simple_call("s", "u")
+        self.assertEqual(self.sleeps, [am._MAX_RETRY_AFTER])
+
+    def test_500_then_success_backs_off_with_jitter(self):
+        server = ScriptedServer(self, [fail(500, "boom"), fail(502, "bad gateway"), ok(openai_reply("ok"))])
+        client = self.client(am.OpenAIClient, server, max_retries=2)
+        self.assertEqual(client.simple_call("s", "u"), "ok")
+        self.assertEqual(len(self.sleeps), 2)
+        self.assertTrue(0.5 <= self.sleeps[0] <= 1.0 and 1.0 <= self.sleeps[1] <= 1.5, self.sleeps)
+
+    def test_retries_are_bounded(self):
+        server = ScriptedServer(self, [fail(503, {"error": {"message": "overloaded"}})])
+        client = self.client(am.AnthropicClient, server, max_retries=2)
+        with self.assertRaises(am.LLMError) as caught:
+            client.simple_call("s", "u")
+        self.assertEqual(caught.exception.status, 503)
+        self.assertIn("overloaded", str(caught.exception))
+        self.assertEqual(len(server.requests), 3)
+
+    def test_401_is_not_retried(self):
+        server = ScriptedServer(self, [fail(401, {"error": {"message": "invalid x-api-key"}}), ok(openai_reply("no"))])
+        client = self.client(am.OpenAIClient, server, max_retries=3)
+        with self.assertRaises(am.LLMError) as caught:
+            client.simple_call("s", "u")
+        self.assertEqual(caught.exception.status, 401)
+        self.assertIn("invalid x-api-key", str(caught.exception))
+        self.assertIn("API key", str(caught.exception))
+        self.assertEqual((len(server.requests), self.sleeps), (1, []))
+
+    def test_a_closed_port_is_retried_then_reported(self):
+        with socket.socket() as sock:
+            sock.bind(("127.0.0.1", 0))
+            port = sock.getsockname()[1]
+        client = am.OpenAIClient("m", base_url=f"http://127.0.0.1:{port}/v1", max_retries=1, timeout=2)
+        sleeps = []
+        client._sleep = sleeps.append
+        with self.assertRaises(am.LLMError) as caught:
+            client.simple_call("s", "u")
+        self.assertIsNone(caught.exception.status)
+        self.assertIn("cannot reach", str(caught.exception))
+        self.assertEqual(len(sleeps), 1)
+
+    def test_a_slow_server_ends_in_llm_error_after_the_timeouts(self):
+        server = ScriptedServer(self, [ok(openai_reply("late"), delay=30)])
+        client = self.client(am.OpenAIClient, server, timeout=0.3, max_retries=1)
+        start = time.monotonic()
+        with self.assertRaises(am.LLMError) as caught:
+            client.simple_call("s", "u")
+        elapsed = time.monotonic() - start
+        self.assertLess(elapsed, (1 + 1) * 0.3 + 2.0, "the timeout must bound every attempt")
+        self.assertEqual(len(server.requests), 2)
+        self.assertIn("timed out", str(caught.exception).lower())
+
+
+class ClientsReportMalformedReplies(ClientTestCase):
+    def test_malformed_replies_are_llm_errors(self):
+        cases = [
+            (am.OpenAIClient, ok("<html>not json</html>"), "not JSON"),
+            (am.OpenAIClient, ok({"choices": []}), "choices"),
+            (am.OpenAIClient, ok({"choices": [{"message": {"content": None}}]}), "no text"),
+            (am.OpenAIClient, ok({"choices": [{"message": {"content": "", "refusal": "I can't"}}]}), "refused"),
+            (am.OpenAIClient, ok([1, 2, 3]), "choices"),
+            (am.AnthropicClient, ok({"content": []}), "no text"),
+            (am.AnthropicClient, ok({"type": "message"}), "content"),
+            (am.AnthropicClient, ok(b"\xff\xfe garbage"), "not JSON"),
+        ]
+        for cls, reply, words in cases:
+            with self.subTest(cls=cls.__name__, reply=reply[1]):
+                server = ScriptedServer(self, [reply])
+                with self.assertRaises(am.LLMError) as caught:
+                    self.client(cls, server).simple_call("s", "u")
+                self.assertIn(words, str(caught.exception))
+                self.assertEqual(caught.exception.status, 200)
+                self.assertEqual(len(server.requests), 1, "a malformed 200 is not retried")
+
+
+class ClientsNeverLeakTheKey(ClientTestCase):
+    def test_key_in_server_error_text_is_redacted(self):
+        for cls in (am.OpenAIClient, am.AnthropicClient):
+            with self.subTest(cls=cls.__name__):
+                server = ScriptedServer(self, [fail(401, {"error": {"message": f"Incorrect API key provided: {SECRET_KEY}"}})])
+                client = self.client(cls, server, api_key=SECRET_KEY)
+                with self.assertRaises(am.LLMError) as caught:
+                    client.simple_call("s", "u")
+                text = "".join(traceback.format_exception(type(caught.exception), caught.exception,
+                                                          caught.exception.__traceback__))
+                self.assertNotIn(SECRET_KEY, text)
+                self.assertNotIn(SECRET_KEY, repr(client))
+                self.assertIn("***", str(caught.exception))
+
+    def test_key_never_reaches_the_log(self):
+        server = ScriptedServer(self, [fail(500, f"upstream rejected {SECRET_KEY}"), ok(openai_reply("ok"))])
+        client = self.client(am.OpenAIClient, server, api_key=SECRET_KEY)
+        with self.assertLogs("agent_memory", level="DEBUG") as logs:
+            client.simple_call("s", "u")
+        self.assertTrue(logs.output)
+        self.assertNotIn(SECRET_KEY, "\n".join(logs.output))
+
+
+class ClientsHonourUrllibSettings(ClientTestCase):
+    def test_http_proxy_from_the_environment_is_used(self):
+        proxy = ScriptedServer(self, [ok(openai_reply("via proxy"))])
+        with mock.patch.dict(os.environ, {"http_proxy": proxy.url, "HTTP_PROXY": proxy.url,
+                                          "no_proxy": "", "NO_PROXY": ""}):
+            client = am.OpenAIClient("m", base_url="http://llm.invalid/v1", max_retries=0)
+            self.assertEqual(client.simple_call("s", "u"), "via proxy")
+        self.assertEqual(proxy.requests[0]["path"], "http://llm.invalid/v1/chat/completions")
+
+    def test_no_proxy_bypasses_the_proxy(self):
+        server = ScriptedServer(self, [ok(openai_reply("direct"))])
+        with mock.patch.dict(os.environ, {"http_proxy": "http://127.0.0.1:9", "HTTP_PROXY": "http://127.0.0.1:9",
+                                          "no_proxy": "127.0.0.1", "NO_PROXY": "127.0.0.1"}):
+            client = self.client(am.OpenAIClient, server, max_retries=0)
+            self.assertEqual(client.simple_call("s", "u"), "direct")
+
+    @unittest.skipUnless(__import__("shutil").which("openssl"), "needs the openssl command to make a certificate")
+    def test_custom_ssl_context_is_used(self):
+        import ssl
+
+        cert, key = self.make_certificate()
+        context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+        context.load_cert_chain(cert, key)
+        server = ScriptedServer(self, [ok(openai_reply("secure"))])
+        server.httpd.socket = context.wrap_socket(server.httpd.socket, server_side=True)
+        base = server.url.replace("http://", "https://") + "/v1"
+        with self.assertRaises(am.LLMError) as caught:  # the default context does not trust it
+            am.OpenAIClient("m", base_url=base, max_retries=2).simple_call("s", "u")
+        self.assertIn("TLS", str(caught.exception))
+        trusting = ssl.create_default_context(cafile=cert)
+        client = am.OpenAIClient("m", base_url=base, ssl_context=trusting, max_retries=0)
+        self.assertEqual(client.simple_call("s", "u"), "secure")
+
+    def make_certificate(self):
+        tmp = tempfile.mkdtemp()
+        self.addCleanup(__import__("shutil").rmtree, tmp)
+        cert, key = os.path.join(tmp, "cert.pem"), os.path.join(tmp, "key.pem")
+        subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", key, "-out", cert,
+                        "-days", "1", "-subj", "/CN=127.0.0.1", "-addext", "subjectAltName=IP:127.0.0.1"],
+                       check=True, capture_output=True)
+        return cert, key
+
+
+class ClientsValidateTheirSettings(unittest.TestCase):
+    def test_bad_settings_are_invalid_input(self):
+        for kwargs in ({"model": ""}, {"model": "m", "base_url": "ftp://x"}, {"model": "m", "timeout": 0},
+                       {"model": "m", "timeout": float("nan")}, {"model": "m", "max_retries": -1},
+                       {"model": "m", "api_key": ""}, {"model": "m", "max_tokens": 0}):
+            with self.subTest(kwargs=kwargs), self.assertRaises(am.InvalidInputError):
+                am.OpenAIClient(**kwargs)
+
+    def test_clients_satisfy_the_protocol(self):
+        class Scripted:
+            def simple_call(self, system, user):
+                return "add"
+
+        for client in (am.OpenAIClient("m"), am.AnthropicClient("m"), Scripted()):
+            self.assertIsInstance(client, am.LLMClient)
+
+
+class LLMFromEnvironment(unittest.TestCase):
+    def from_env(self, **env):
+        with mock.patch.dict(os.environ, env, clear=True):
+            return am.llm_from_env()
+
+    def test_nothing_configured_is_none(self):
+        self.assertIsNone(self.from_env())
+        self.assertIsNone(self.from_env(OPENAI_API_KEY=SECRET_KEY), "a provider key alone does not opt in")
+
+    def test_openai_with_provider_key_fallback(self):
+        client = self.from_env(AGENT_MEMORY_LLM_PROVIDER="openai", AGENT_MEMORY_LLM_MODEL="gpt-4o-mini",
+                               OPENAI_API_KEY=SECRET_KEY, AGENT_MEMORY_LLM_TIMEOUT="12.5")
+        self.assertIsInstance(client, am.OpenAIClient)
+        self.assertEqual((client.model, client.base_url, client.timeout),
+                         ("gpt-4o-mini", "https://api.openai.com/v1", 12.5))
+        self.assertEqual(client._api_key, SECRET_KEY)
+
+    def test_own_variables_win_over_provider_ones(self):
+        client = self.from_env(AGENT_MEMORY_LLM_PROVIDER="openai", AGENT_MEMORY_LLM_MODEL="m",
+                               AGENT_MEMORY_LLM_API_KEY="own-key", OPENAI_API_KEY="other",
+                               AGENT_MEMORY_LLM_BASE_URL="http://127.0.0.1:8080/v1/", OPENAI_BASE_URL="http://x/v1")
+        self.assertEqual((client._api_key, client.base_url), ("own-key", "http://127.0.0.1:8080/v1"))
+
+    def test_anthropic_and_ollama(self):
+        client = self.from_env(AGENT_MEMORY_LLM_PROVIDER="Anthropic", AGENT_MEMORY_LLM_MODEL="claude-x",
+                               ANTHROPIC_API_KEY=SECRET_KEY)
+        self.assertIsInstance(client, am.AnthropicClient)
+        self.assertEqual(client.base_url, "https://api.anthropic.com")
+        local = self.from_env(AGENT_MEMORY_LLM_PROVIDER="ollama", AGENT_MEMORY_LLM_MODEL="llama3.1")
+        self.assertIsInstance(local, am.OpenAIClient)
+        self.assertEqual((local.base_url, local._api_key), ("http://localhost:11434/v1", None))
+
+    def test_local_server_needs_no_key(self):
+        client = self.from_env(AGENT_MEMORY_LLM_PROVIDER="openai", AGENT_MEMORY_LLM_MODEL="m",
+                               AGENT_MEMORY_LLM_BASE_URL="http://localhost:8080/v1")
+        self.assertIsNone(client._api_key)
+
+    def test_half_configured_names_the_missing_variable(self):
+        cases = [
+            ({"AGENT_MEMORY_LLM_MODEL": "m"}, "AGENT_MEMORY_LLM_PROVIDER"),
+            ({"AGENT_MEMORY_LLM_PROVIDER": "openai"}, "AGENT_MEMORY_LLM_MODEL"),
+            ({"AGENT_MEMORY_LLM_PROVIDER": "openai", "AGENT_MEMORY_LLM_MODEL": "m"}, "OPENAI_API_KEY"),
+            ({"AGENT_MEMORY_LLM_PROVIDER": "anthropic", "AGENT_MEMORY_LLM_MODEL": "m"}, "ANTHROPIC_API_KEY"),
+            ({"AGENT_MEMORY_LLM_PROVIDER": "gemini", "AGENT_MEMORY_LLM_MODEL": "m"}, "anthropic"),
+            ({"AGENT_MEMORY_LLM_API_KEY": "k"}, "AGENT_MEMORY_LLM_PROVIDER"),
+            ({"AGENT_MEMORY_LLM_PROVIDER": "ollama", "AGENT_MEMORY_LLM_MODEL": "m",
+              "AGENT_MEMORY_LLM_TIMEOUT": "soon"}, "AGENT_MEMORY_LLM_TIMEOUT"),
+        ]
+        for env, missing in cases:
+            with self.subTest(env=env), self.assertRaises(am.InvalidInputError) as caught:
+                self.from_env(**env)
+            self.assertIn(missing, str(caught.exception))
