@@ -91,6 +91,14 @@ _MAX_SCAN_CHARS = 65_536
 _TARGETS = ("user", "env")
 
 
+@functools.lru_cache(maxsize=None)
+def _logger() -> Any:
+    """The module's logger; ``logging`` is imported on first use to keep the import fast."""
+    import logging
+
+    return logging.getLogger(__name__)
+
+
 
 # ---------------------------------------------------------------- errors ----
 
@@ -159,13 +167,15 @@ def _preview(text: str, width: int = 40) -> str:
 # ---------------------------------------------------------------- config ----
 
 
-@dataclasses.dataclass
+@dataclasses.dataclass(frozen=True)
 class MemoryConfig:
     """Settings of a ``MemoryManager``; JSON keys are the field names.
 
     The first twelve fields are those of the Go package; the last four govern
     the episode lifecycle. ``MemoryConfig()`` gives the defaults. Construction
-    validates every field and raises ``InvalidInputError`` naming the bad one.
+    validates every field and raises ``InvalidInputError`` naming the bad one;
+    the config is frozen, so change it with ``dataclasses.replace``, which
+    validates again.
     """
 
     enabled: bool = True
@@ -190,21 +200,18 @@ class MemoryConfig:
             value = getattr(self, field.name)
             kind = _FIELD_KINDS[field.type]
             if kind is float and isinstance(value, int) and not isinstance(value, bool):
-                value = float(value)
-                setattr(self, field.name, value)
+                value = float(value) if abs(value) < 2**53 else math.inf
+                object.__setattr__(self, field.name, value)
             if type(value) is not kind:
                 raise InvalidInputError(
                     f"config key {field.name!r} must be {kind.__name__}, got {type(value).__name__} {value!r}"
                 )
             if kind is float and not math.isfinite(value):
                 raise InvalidInputError(f"config key {field.name!r} must be a finite number, got {value!r}")
-        for name in ("facts_limit_user", "facts_limit_env"):
-            if getattr(self, name) <= 0:
-                raise InvalidInputError(f"config key {name!r} must be positive, got {getattr(self, name)}")
-        for name in ("buffer_lines", "min_turns_for_extraction", "max_episodes", "episode_ttl_days"):
-            if getattr(self, name) < 0:
+        for name, low, high in _INT_RANGES:
+            if not low <= getattr(self, name) <= high:
                 raise InvalidInputError(
-                    f"config key {name!r} must be zero or positive, got {getattr(self, name)}"
+                    f"config key {name!r} must be between {low} and {high:,}, got {getattr(self, name)}"
                 )
         _check_thresholds(self.merge_threshold, self.add_threshold)
         if not 0.0 < self.episode_dedup_threshold <= 1.0:
@@ -237,6 +244,9 @@ class MemoryConfig:
 
 
 _FIELD_KINDS = {"bool": bool, "int": int, "float": float}
+_INT_RANGES = [("facts_limit_user", 1, 1_000_000), ("facts_limit_env", 1, 1_000_000), ("buffer_lines", 0, 100_000),
+               ("min_turns_for_extraction", 0, 1_000_000), ("max_episodes", 0, 10_000_000),
+               ("episode_ttl_days", 0, 36_500)]
 
 
 def _coerce_number(key: str, value: Any, kind: type) -> Any:
@@ -251,6 +261,8 @@ def _coerce_number(key: str, value: Any, kind: type) -> Any:
         value = number
     if kind is int and isinstance(value, float) and value.is_integer():
         return int(value)
+    if kind is float and isinstance(value, int) and abs(value) >= 2**53:
+        return math.inf  # refused as not finite, instead of an OverflowError
     return value
 
 
@@ -265,24 +277,28 @@ def _check_thresholds(merge_threshold: float, add_threshold: float) -> None:
 # --------------------------------------------------------- security scan ----
 #
 # Characters a reader cannot see are looked for in the raw text. Everything
-# else is matched on folded views (NFKC, so full-width "ＩＧＮＯＲＥ" reads
-# "ignore"; case-folded; for phrasing, runs of spaces and punctuation made one
-# space). Every pattern is a sequence of bounded pieces, no unbounded
-# quantifier inside another, so the scan stays linear on hostile input.
+# else is matched on folded views: NFKC (full-width "ＩＧＮＯＲＥ" reads
+# "ignore"), case-folded, Cyrillic and Greek look-alikes mapped to Latin, and
+# for phrasing, runs of spaces and punctuation made one space. Every pattern is
+# a sequence of bounded pieces, no unbounded quantifier inside another, so the
+# scan stays linear on hostile input.
 
-_CONTROL_CHARS = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\u2028\u2029]")
+_CONTROL_CHARS = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\u2028\u2029\ud800-\udfff]")
 # Every format (Cf) character of Unicode 15, plus invisible characters filed
 # elsewhere: combining grapheme joiner, Hangul fillers, Khmer inherent vowels,
-# Mongolian variation selectors, variation selectors. A test checks the list
+# Mongolian variation selectors, variation selectors, the braille blank, and
+# private-use characters (no visible meaning). A test checks the Cf list
 # against the running Python's unicodedata.
 _INVISIBLE_CANDIDATES = re.compile(
     "[\u00ad\u034f\u0600-\u0605\u061c\u06dd\u070f\u0890\u0891\u08e2\u115f\u1160\u17b4\u17b5"
     "\u180b-\u180f\u200b-\u200f\u202a-\u202e\u2060-\u206f\u3164\ufe00-\ufe0f\ufeff\uffa0"
     "\ufff9-\ufffb\U000110bd\U000110cd\U00013430-\U0001343f\U0001bca0-\U0001bca3"
-    "\U0001d173-\U0001d17a\U000e0000-\U000e0fff]"
+    "\U0001d173-\U0001d17a\U000e0000-\U000e0fff\u2800\ue000-\uf8ff\U000f0000-\U0010ffff]"
 )
-_VARIATION_SELECTORS = frozenset(range(0xFE00, 0xFE10)) | frozenset(range(0xE0100, 0xE01F0))
-_JOINERS = frozenset({0x200C, 0x200D})
+# A subdivision flag (🏴󠁧󠁢󠁳󠁣󠁴󠁿) is the one legitimate use of tag characters.
+_FLAG_TAG_SEQUENCE = re.compile("\U0001F3F4[\U000E0030-\U000E0039\U000E0061-\U000E007A]{1,7}\U000E007F")
+_JOINING_SCRIPTS = ((0x0600, 0x08FF), (0x0900, 0x0DFF), (0x0F00, 0x0FFF), (0x1800, 0x18AF),
+                    (0xFB50, 0xFDFF), (0xFE70, 0xFEFF))  # Arabic, Syriac, Indic, Tibetan, Mongolian
 
 
 def _is_emoji(char: str) -> bool:
@@ -295,33 +311,36 @@ def _is_emoji(char: str) -> bool:
     )
 
 
-def _is_joining_letter(char: str) -> bool:
-    # Arabic, Persian and the Indic scripts need ZWNJ/ZWJ between letters.
-    return ord(char) >= 0x0590 and unicodedata.category(char)[0] in "LM"
+def _in_joining_script(char: str) -> bool:
+    code = ord(char)
+    return any(low <= code <= high for low, high in _JOINING_SCRIPTS) and unicodedata.category(char)[0] in "LM"
 
 
-def _joiner_is_legitimate(text: str, at: int) -> bool:
-    if at == 0 or at == len(text) - 1:
-        return False
-    before, after = text[at - 1], text[at + 1]
-    if ord(text[at]) == 0x200D and _is_emoji(before) and _is_emoji(after):
+def _invisible_is_legitimate(text: str, at: int) -> bool:
+    """Is the invisible character at ``at`` part of ordinary writing?"""
+    code = ord(text[at])
+    before = text[at - 1] if at > 0 else ""
+    after = text[at + 1] if at + 1 < len(text) else ""
+    if code in (0xFE0E, 0xFE0F):  # text or emoji presentation of the character before: ❤️, 1️⃣
+        return bool(before) and (_is_emoji(before) or before in "0123456789#*") and before not in "\ufe0e\ufe0f"
+    if 0xE0100 <= code <= 0xE01EF:  # one ideographic variation selector after a CJK ideograph: 葛󠄀
+        return bool(before) and unicodedata.name(before, "").startswith("CJK")
+    if code == 0x200D and before and after and _is_emoji(before) and _is_emoji(after):
         return True  # 👨‍👩‍👧: the joiner is part of the emoji
-    return _is_joining_letter(before) and _is_joining_letter(after)
+    if code in (0x200C, 0x200D) and before and after:
+        return _in_joining_script(before) and _in_joining_script(after)  # Persian, Hindi, …
+    return False
 
 
 def _find_invisible(text: str) -> str | None:
     """Return a description of the first invisible character, or None."""
+    flags = [match.span() for match in _FLAG_TAG_SEQUENCE.finditer(text)] if "\U0001F3F4" in text else []
     for match in _INVISIBLE_CANDIDATES.finditer(text):
-        char, at = match.group(), match.start()
-        code = ord(char)
-        if code in _VARIATION_SELECTORS:
-            # One selector after a visible character picks a glyph (❤️);
-            # a run of them, or one of the supplementary ones, can smuggle bytes.
-            if at > 0 and ord(text[at - 1]) not in _VARIATION_SELECTORS and code < 0xE0100:
-                continue
-        elif code in _JOINERS and _joiner_is_legitimate(text, at):
+        at = match.start()
+        if _invisible_is_legitimate(text, at) or any(start < at < end for start, end in flags):
             continue
-        return f"U+{code:04X} {unicodedata.name(char, 'format character')} at position {at}"
+        char = match.group()
+        return f"U+{ord(char):04X} {unicodedata.name(char, 'format character')} at position {at}"
     return None
 
 
@@ -332,69 +351,94 @@ def _find_invisible(text: str) -> str | None:
 # "folded" keeps punctuation; "nfkc" keeps case, for credential shapes. Triggers
 # are tested on "folded" for "words" rules (every word of a match occurs there).
 _W = r"(?: [a-z0-9]{1,24}){0,3}"  # up to three filler words
-_OVERRIDE_VERBS = ("ignore", "disregard", "forget", "override", "bypass", "overrule")
 _SECRET_NAME = r"[a-z0-9_]{0,40}(?:key|token|secret|pass|pwd|cred|auth)[a-z0-9_]{0,40}"
+_SECRET_FILE = (r"(?:\.env\b(?!\.(?:example|sample|template|dist))|\.netrc|\.pgpass|\.npmrc|\.pypirc|"
+                r"\.git-credentials|\.aws/credentials|\.docker/config\.json|/etc/shadow|"
+                r"id_(?:rsa|dsa|ecdsa|ed25519)\b(?!\.pub))")
+_SECRET_FILE_TRIGGERS = (".env", ".netrc", ".pgpass", ".npmrc", ".pypirc", "credentials", "id_rsa", "id_dsa",
+                         "id_ecdsa", "id_ed25519", "shadow", "config.json")
+_NETWORK_TOOL = r"\b(?:curl|wget|httpie|nc|ncat|scp|rsync|sftp|ftp|iwr|irm|invoke-webrequest|invoke-restmethod)\b"
 _RULE_TABLE = [
     # -- prompt injection: instructions aimed at the model, not facts about the world
-    ("prompt_injection", "an instruction to ignore earlier instructions", "words", _OVERRIDE_VERBS,
-     rf"\b(?:ignore|disregard|forget|override|bypass|overrule){_W} "
-     r"(?:previous|prior|above|earlier|preceding|former|original|initial|system|developer|safety)"
+    ("prompt_injection", "an instruction to ignore earlier instructions", "words",
+     ("ignore", "disregard", "forget", "override", "bypass", "overrule"),
+     rf"\b(?:ignore|disregard|forget){_W} (?:previous|prior|above|earlier|preceding|former|original|initial)"
      rf"{_W} (?:instructions?|prompts?|rules|directions|directives|guidelines|guardrails|commands|"
-     r"context|messages|constraints|restrictions|programming|policies)\b"
-     r"|\b(?:ignore|disregard|forget|override|bypass|overrule) (?:all|any|every|your|my|these|the)"
-     rf"{_W} (?:instructions|guidelines|guardrails|programming|directives|system prompt)\b"
-     r"|\b(?:ignore|disregard|forget) (?:everything|anything|all) "
-     r"(?:above|before|previously|said|so far|you (?:were|have been|ve been) told)\b"),
-    ("prompt_injection", "an attempt to change the assistant's role", "words", ("now", "longer"),
-     r"\byou are now (?:a |an |the |in )?(?:different|new|unrestricted|unfiltered|uncensored|"
-     r"jailbroken|evil|rogue|dan|developer mode|god mode)\b"
-     r"|\byou are no longer (?:an? )?(?:ai|assistant|bound|restricted|limited|claude|chatgpt)\b"),
-    ("prompt_injection", "an attempt to change the assistant's role", "words", ("pretend", "act"),
-     r"\bpretend (?:that )?(?:you are|to be|you have) (?:an? )?(?:different|unrestricted|unfiltered|"
+     r"constraints|restrictions|programming|policies)\b"
+     r"|\b(?:ignore|disregard|forget|override|bypass|overrule) (?:all |any |every )?(?:of )?(?:your|my|these)"
+     rf"{_W} (?:instructions|guidelines|guardrails|programming|directives|system prompt|rules)\b"
+     r"|\b(?:ignore|disregard|forget) (?:all |any )?(?:system|developer|safety) (?:prompts?|instructions|rules)\b"
+     r"|\b(?:ignore|disregard|forget) (?:the |all |everything )?above\b"
+     r"|\b(?:ignore|disregard|forget) (?:everything|anything|all|what) (?:above|before|previously|so far|"
+     r"(?:you (?:were|have been|ve been)|i) (?:told|said|instructed|wrote))\b"),
+    ("prompt_injection", "an attempt to change the assistant's role", "words", ("now", "longer", "pretend", "act"),
+     r"\byou are now (?:a |an |in )?(?:different|unrestricted|unfiltered|uncensored|jailbroken|evil|rogue|dan|"
+     r"god mode)\b"
+     r"|\bfrom now on,? you (?:must|will|shall|should|are to) (?:obey|ignore|only|follow|act|answer|respond)\b"
+     r"|\byou are now (?:a |an )?new (?:ai|assistant|persona|character|identity|model)\b"
+     r"|\byou are no longer (?:an? )?(?:ai|assistant|bound|restricted|limited|claude|chatgpt)\b"
+     r"|\bpretend (?:that )?(?:you are|to be|you have) (?:an? )?(?:different|unrestricted|unfiltered|"
      r"jailbroken|no rules|no restrictions|no guidelines|no limits)\b"
-     r"|\bact as (?:an? )?(?:unrestricted|unfiltered|jailbroken|uncensored)\b"),
+     r"|\bact as (?:an? )?(?:unrestricted|unfiltered|jailbroken|uncensored|dan)\b"),
     ("prompt_injection", "new instructions for the assistant", "words",
      ("instructions", "rules", "orders", "directives", "prompt"),
-     r"\b(?:follow|obey|use|execute) (?:these|the following|my|the|this) new "
-     r"(?:instructions|rules|orders|directives)\b"
+     r"\b(?:follow|obey|execute) (?:these|the following|my|this) new (?:instructions|rules|orders|directives)\b"
      r"|\b(?:here are|these are) (?:your|the) new (?:instructions|rules|orders|directives)\b"
-     r"|\bnew system prompt\b"
-     r"|\b(?:reveal|print|show|output|repeat|leak|dump|disclose) (?:me )?(?:your|the) (?:full |entire |"
-     r"hidden |original |secret )?(?:system prompt|initial prompt|hidden instructions)\b"),
+     r"|\b(?:here is|this is) (?:your|the) new system prompt\b"
+     r"|\b(?:reveal|print|show|output|repeat|leak|dump|disclose) (?:me )?(?:your|me the|us the) (?:full |entire |"
+     r"hidden |original |secret )?(?:system prompt|initial prompt|hidden instructions|instructions)\b"),
+    ("prompt_injection", "new instructions for the assistant", "folded", ("instructions", ":"),
+     r"(?:^|[\n.!?]\s{0,3})(?:new|updated|real) instructions\s{0,3}:"
+     r"|(?:^|\n)\s{0,3}(?:system|assistant)\s{0,2}:\s{0,3}(?:you |the assistant|ignore|from now on)"),
+    ("prompt_injection", "an instruction to ignore earlier instructions", "folded", ("ignor", "忽略"),
+     r"\bignor(?:e|ieren sie|iere|ez|a|ar) (?:toutes |todas |alle |all )?(?:les |las |los )?"
+     r"(?:vorherigen|bisherigen|instructions pr[ée]c[ée]dentes|instrucciones anteriores)"
+     r"|忽略(?:之前|以上|先前|上面|前面)的?(?:所有)?(?:指令|指示|说明|规则)"),
     ("prompt_injection", "an instruction to hide something from the user", "words",
-     ("tell", "inform", "notify", "alert", "mention", "reveal", "without"),
-     r"\b(?:do not|don t|never) (?:tell|inform|notify|alert|mention (?:this |it )?to|"
-     r"reveal (?:this |it )?to) the user\b(?! s\b)"
-     r"|\bwithout (?:telling|informing|notifying|alerting) the user\b(?! s\b)"),
-    ("prompt_injection", "a chat-template role marker", "folded", ("<", "[inst", "[/inst"),
-     r"<\|(?:im_start|im_end|system|user|assistant|endoftext|eot_id|start_header_id)\|>"
-     r"|\[/?inst\]|<</?sys>>|<\s{0,3}/?\s{0,3}(?:system|instructions?)\s{0,3}>"),
+     ("tell", "inform", "mention", "reveal", "without", "know", "from the user"),
+     r"\b(?:do not|don t|never) (?:tell|inform|mention (?:this |it )?to|reveal (?:this |it )?to) the user\b(?! s\b)"
+     r"|\b(?:do not|don t|never) let the user (?:know|see|find out|notice)\b"
+     r"|\b(?:keep|hide) (?:this|it|that) (?:secret |hidden )?from the user\b"
+     r"|\bwithout (?:telling|informing) the user\b(?! s\b)"),
+    ("prompt_injection", "a chat-template role marker", "folded", ("<", "[inst", "[/inst", "human", "assistant"),
+     r"<\|(?:im_start|im_end|system|user|assistant|endoftext|eot_id|start_header_id|end_header_id)\|>"
+     r"|<(?:start|end)_of_turn>|\[/?inst\]|<</?sys>>|<\s{0,3}/\s{0,3}system\s{0,3}>"
+     r"|<\s{0,3}/?\s{0,3}system[-_](?:reminder|message|prompt|instructions?)\s{0,3}>"
+     r"|\n\s{0,3}\n\s{0,3}(?:human|assistant)\s{0,2}:"),
     # -- exfiltration and persistence commands
-    ("exfiltration", "a download command carrying a secret variable", "folded", ("$",),
-     rf"\b(?:curl|wget|http|httpie|nc|ncat)\b[^\n]{{0,200}}\$\{{?{_SECRET_NAME}"),
-    ("exfiltration", "a command printing a secrets file", "folded",
-     (".env", ".netrc", ".pgpass", ".npmrc", ".pypirc", "credentials", "id_rsa", "id_ed25519",
-      "id_ecdsa", "shadow", "config.json"),
-     r"\b(?:cat|tac|less|head|tail|base64|xxd|strings|type)(?:\s{1,5}-[^\s|;&]{1,20}(?:\s{1,5}\d{1,9})?){0,4}"
-     r"\s{1,5}[^\s|;&]{0,120}"
-     r"(?:\.env\b|\.netrc|\.pgpass|\.npmrc|\.pypirc|\.git-credentials|\.aws/credentials|"
-     r"\.docker/config\.json|id_rsa|id_ed25519|id_ecdsa|/etc/shadow)"),
+    ("exfiltration", "a network command carrying a secret", "folded", ("$",),
+     rf"(?:{_NETWORK_TOOL}|\bhttps?\s{{1,5}}(?:get|post|put|patch|-))[^\n]{{0,200}}"
+     rf"(?:\$\{{?{_SECRET_NAME}|\$\(\s{{0,3}}(?:env|printenv|cat|base64|gpg|tar|set)\b)"
+     rf"|\$\{{?{_SECRET_NAME}\}}?[^\n|]{{0,40}}\|\s{{0,3}}{_NETWORK_TOOL}"),
+    ("exfiltration", "a command reading a secrets file", "folded", _SECRET_FILE_TRIGGERS,
+     r"\b(?:cat|tac|less|head|tail|base64|xxd|strings|gpg)(?:\s{1,5}-[^\s|;&]{1,20}(?:\s{1,5}\d{1,9})?){0,4}"
+     rf"\s{{1,5}}[^\s|;&]{{0,120}}{_SECRET_FILE}"
+     rf"|{_NETWORK_TOOL}[^\n]{{0,200}}{_SECRET_FILE}"),
+    ("exfiltration", "a command sending the environment out", "folded", ("|",),
+     rf"\b(?:env|printenv|set|export -p)\s{{0,3}}\|\s{{0,3}}(?:[a-z]{{1,10}}\s{{1,3}}){{0,2}}{_NETWORK_TOOL}"),
     ("exfiltration", "a write to authorized_keys", "folded", ("authorized_keys",),
-     r"(?:>|\btee\b)[^\n]{0,120}authorized_keys"),
-    ("exfiltration", "a download piped into a shell", "folded", ("|", "<("),
-     r"\b(?:curl|wget)\b[^\n|]{0,300}\|\s{0,5}(?:sudo\s{1,5})?(?:ba|z|k|da|fi)?sh\b"
-     r"|\b(?:ba|z)?sh\s{1,5}<\(\s{0,5}(?:curl|wget)\b"),
-    ("exfiltration", "a reverse shell", "folded", ("/dev/tcp", "-e "),
-     r"/dev/tcp/|\bnc(?:at)?\s{1,5}(?:-\w{1,5}\s{1,5}){0,4}-e\s"),
+     r">>?\s{0,5}[^\s]{0,120}authorized_keys|\btee\b(?:\s{1,5}-a)?\s{1,5}[^\s]{0,120}authorized_keys"),
+    ("exfiltration", "a download run as a program", "folded", ("|", "<(", "$("),
+     rf"{_NETWORK_TOOL}[^\n|]{{0,300}}\|\s{{0,5}}(?:sudo\s{{1,5}})?"
+     r"(?:(?:ba|z|k|da|fi)?sh|python[0-9.]{0,4}|perl|ruby|node|php|iex|invoke-expression)\b"
+     r"|\b(?:(?:ba|z|da)?sh|source|\.)\s{1,5}<\(\s{0,5}(?:curl|wget)\b"
+     r"|\b(?:ba|z|da)?sh\s{1,5}-c\s{1,5}[\"']?\$\(\s{0,5}(?:curl|wget)\b"),
+    ("exfiltration", "a reverse shell", "folded", ("/dev/tcp", "-e ", "--exec", "--sh-exec", "mkfifo", "socat"),
+     r"/dev/tcp/|\bnc(?:at)?\b[^\n]{0,80}\s(?:-e|--exec|--sh-exec)\s|\bmkfifo\b[^\n]{0,120}\bnc(?:at)?\b"
+     r"|\bsocat\b[^\n]{0,120}\bexec:"),
     ("exfiltration", "an instruction to send secrets somewhere", "folded",
-     ("http", "webhook", "pastebin", "ngrok", "requestbin"),
-     r"\b(?:send|post|upload|exfiltrate|forward|leak|email)\b[^\n]{0,80}\b(?:api keys?|secrets?|"
-     r"credentials|passwords?|tokens?|env vars|environment variables|\.env)\b[^\n]{0,80}"
-     r"(?:https?://|webhook|pastebin|ngrok|requestbin)"),
+     ("http", "webhook", "pastebin", "ngrok", "requestbin", "@"),
+     r"\b(?:send|upload|exfiltrate|forward|leak|email|copy)\b[^\n]{0,60}(?:api keys?|secrets|credentials|"
+     r"passwords|tokens|env vars|environment variables|\.env\b|ssh keys?|private keys?)[^\n]{0,60}"
+     r"(?:https?://|webhook|pastebin|ngrok|requestbin|@[a-z0-9-]{1,63}\.[a-z]{2,})"),
     # -- credentials (never echoed back)
     ("credential", "an OpenAI or Anthropic API key", "nfkc", ("sk-",),
-     r"\bsk-(?:proj-|ant-(?:api\d\d-)?|svcacct-)?(?=[A-Za-z0-9_-]{0,80}\d)[A-Za-z0-9_-]{20,}"),
-    ("credential", "an AWS access key id", "nfkc", ("AKIA", "ASIA"), r"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b"),
+     r"\bsk-(?:proj|ant|svcacct|admin)-[A-Za-z0-9_-]{20,}"  # a bare sk- must look random: digits and capitals
+     r"|\bsk-(?=[A-Za-z0-9_-]{0,80}\d)(?=[A-Za-z0-9_-]{0,80}[A-Z])[A-Za-z0-9_-]{20,}"),
+    ("credential", "an AWS access key id", "nfkc", ("AKIA", "ASIA"), r"\b(?:AKIA|ASIA)[0-9A-Z]{16}(?![0-9A-Z])"),
+    ("credential", "a webhook URL with its secret", "nfkc", ("hooks.slack.com", "/api/webhooks/"),
+     r"hooks\.slack\.com/services/T[A-Za-z0-9]{6,}/B[A-Za-z0-9]{6,}/[A-Za-z0-9]{12,}"
+     r"|discord(?:app)?\.com/api/webhooks/\d{5,}/[A-Za-z0-9_-]{20,}"),
     ("credential", "a GitHub token", "nfkc", ("ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_"),
      r"\bgh[pousr]_[A-Za-z0-9]{30,}|\bgithub_pat_[A-Za-z0-9_]{22,}"),
     ("credential", "a GitLab token", "nfkc", ("glpat-",), r"\bglpat-[A-Za-z0-9_-]{20,}"),
@@ -407,12 +451,22 @@ _RULE_TABLE = [
      r"\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}"),
     ("credential", "a private key", "nfkc", ("PRIVATE KEY", "PuTTY"),
      r"-----BEGIN [A-Z0-9 ]{0,40}PRIVATE KEY(?: BLOCK)?-----|PuTTY-User-Key-File-\d"),
-    ("credential", "a bearer token", "folded", ("bearer",), r"\bbearer\s{1,5}[a-z0-9._~+/-]{20,}"),
+    ("credential", "a bearer or basic auth token", "folded", ("bearer", "basic"),
+     r"\bbearer\s{1,5}[a-z0-9._~+/-]{20,}|\bauthorization\s{0,3}:\s{0,3}basic\s{1,5}[a-z0-9+/]{8,}={0,2}"),
     ("credential", "a URL with a password", "nfkc", ("://",),
-     r"\b[a-zA-Z][a-zA-Z0-9+.-]{1,20}://[^\s/:@]{1,64}:[^\s/@]{3,64}@"),
-    ("credential", "a password or secret assignment", "folded", ("pass", "pwd", "secret", "key", "token"),
-     r"\b(?:password|passwd|pwd|secret|api[_-]?key|access[_-]?token|auth[_-]?token|client[_-]?secret|"
-     r"private[_-]?key|secret[_-]?key)\b\s{0,3}[:=]\s{0,3}['\"]?(?![<${%*]|x{3})[^\s'\",;]{6,}"),
+     r"\b[a-zA-Z][a-zA-Z0-9+.-]{1,20}://[^\s/:@]{0,64}:[^\s/@$<{][^\s/@]{2,63}@"),
+    ("credential", "a password on a command line", "folded", ("-p",),
+     r"\b(?:mysql|mysqldump|mariadb)\b[^\n]{0,80}\s-p[^\s'\"]{4,}"),
+    ("credential", "a password or secret assignment", "folded",
+     ("pass", "pwd", "secret", "key", "token"),
+     r"(?<![a-z0-9])[a-z0-9_]{0,20}(?:password|passwd|secret|api[_-]?key|access[_-]?key|access[_-]?token|"
+     r"auth[_-]?token|client[_-]?secret|private[_-]?key|secret[_-]?key|token)\b['\"]?"
+     r"(?:\s{0,3}(?:[:=]|=>)\s{0,3}|\s{1,3}(?:is|was)\s{1,3})['\"]?"
+     # a literal that looks like a secret: not a reference, placeholder or path; has a digit or symbol
+     r"(?![<${%*(\[/~]|\.{1,2}/|x{3}|process\.env|os\.(?:environ|getenv)|env\b|settings\.|config\.|"
+     r"(?:none|null|nil|required|optional|true|false)\b|(?:your|my|example|sample|placeholder|changeme|dummy|fake)[_-])"
+     r"(?![^\s'\",;]{0,80}\.(?:pem|key|crt|cer|p12|pfx|json|ya?ml|txt|ini|cfg)\b)"
+     r"(?=[^\s'\",;]{0,64}[0-9!@#%^&*+=/?~._-])[^\s'\",;]{6,}"),
 ]
 
 
@@ -421,6 +475,7 @@ def _scan_rules() -> list[tuple[str, str, str, str, tuple[str, ...], re.Pattern[
     """The rule table, compiled on first use to keep the import fast."""
     return [(threat, what, "folded" if view == "words" else view, view, triggers, re.compile(pattern))
             for threat, what, view, triggers, pattern in _RULE_TABLE]
+
 
 _ADVICE = {
     "prompt_injection": "memory is pasted into the system prompt, so it may only hold plain facts. "
@@ -431,7 +486,10 @@ _ADVICE = {
                   "(for example 'the key is in the OPENAI_API_KEY environment variable').",
 }
 _ASCII_PUNCTUATION = str.maketrans({c: " " for c in "!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~"})
+# Cyrillic and Greek letters that look like Latin ones, for "іgnore" written with a Cyrillic і.
+_LOOKALIKES = str.maketrans("аеорсухіјѕԁɡԛԝοαειτκνρυχ", "aeopcyxijsdgqwoaeitkvpux")
 _NON_WORD = re.compile(r"[\W_]+")
+_COMBINING_MARKS = re.compile("[\u0300-\u036f]")  # "i̇gnore" (i + combining dot) reads "ignore"
 
 
 def _word_view(folded: str) -> str:
@@ -443,12 +501,14 @@ def _word_view(folded: str) -> str:
 def scan_content(content: str) -> None:
     """Raise ``ScanError`` if ``content`` is unsafe to put in a system prompt.
 
-    Refused: more than 65,536 characters; invisible or direction-changing
-    characters (a zero-width joiner inside an emoji, or between letters of a
-    script that needs it, is allowed); control characters other than
-    ``\\n \\r \\t``; prompt-injection phrasing; exfiltration and persistence
-    commands; credentials. The error's ``threat`` names the rule and its
-    message says what to do instead. A credential is never echoed back.
+    Refused: more than 65,536 characters (before or after NFKC folding);
+    invisible or direction-changing characters (an emoji's zero-width joiner
+    or presentation selector, a joiner between letters of a script that needs
+    it, and subdivision flags are allowed); control characters other than
+    ``\\n \\r \\t``, and unpaired surrogates; prompt-injection phrasing;
+    exfiltration and persistence commands; credentials. The error's ``threat``
+    names the rule and its message says what to do instead. A credential is
+    never echoed back.
     """
     if not isinstance(content, str):
         raise InvalidInputError(f"content must be a string, got {type(content).__name__}")
@@ -465,7 +525,7 @@ def scan_content(content: str) -> None:
             f"content holds control character U+{ord(control.group()):04X} at position {control.start()}; "
             "only newline, carriage return and tab are allowed. Remove it and try again.",
         )
-    nfkc = content
+    nfkc = folded = content
     if not content.isascii():
         invisible = _find_invisible(content)
         if invisible:
@@ -475,7 +535,13 @@ def scan_content(content: str) -> None:
                 "instructions from the reader. Remove it and try again.",
             )
         nfkc = unicodedata.normalize("NFKC", content)
-    views = {"nfkc": nfkc, "folded": nfkc.casefold()}
+        if len(nfkc) > _MAX_SCAN_CHARS:
+            raise ScanError("too_large", f"content expands to {len(nfkc):,} characters under Unicode "
+                                         f"normalisation; the limit is {_MAX_SCAN_CHARS:,}. Store a short summary instead.")
+        folded = _COMBINING_MARKS.sub("", nfkc.casefold().translate(_LOOKALIKES))
+    else:
+        folded = content.casefold()
+    views = {"nfkc": nfkc, "folded": folded}
     for threat, what, trigger_view, view, triggers, pattern in _scan_rules():
         for trigger in triggers:
             if trigger in views[trigger_view]:
@@ -483,7 +549,7 @@ def scan_content(content: str) -> None:
         else:
             continue
         if view not in views:
-            views[view] = _word_view(views["folded"])
+            views[view] = _word_view(folded)
         match = pattern.search(views[view])
         if match:
             shown = "" if threat == "credential" else f": {_preview(match.group(), 50)!r}"
@@ -500,6 +566,7 @@ def scan_content(content: str) -> None:
 # sees the old file or the new one, never a mix.
 
 _SEP_LINE = re.compile(r"^[ \t]*§[ \t]*$", re.MULTILINE)
+_SURROGATE = re.compile("[\ud800-\udfff]")
 _LOCK_NAME = ".lock"
 
 
@@ -516,6 +583,10 @@ def _check_text(name: str, value: str) -> str:
     text = value.replace("\r\n", "\n").replace("\r", "\n").strip()
     if not text:
         raise InvalidInputError(f"{name} is empty; give the text of the fact")
+    surrogate = _SURROGATE.search(text)
+    if surrogate:
+        raise InvalidInputError(f"{name} holds an unpaired surrogate (U+{ord(surrogate.group()):04X}) at position "
+                                f"{surrogate.start()}, which cannot be stored as UTF-8; fix the text's decoding")
     return text
 
 
@@ -565,29 +636,44 @@ def _make_dir(directory: Path) -> None:
 
 
 def _fsync_dir(directory: Path) -> None:
+    """Make a rename durable. Best effort: some platforms and file systems cannot."""
     if os.name != "posix":
         return  # Windows cannot open a directory for fsync; NTFS journals the rename.
-    fd = os.open(directory, os.O_RDONLY)
     try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
+        fd = os.open(directory, os.O_RDONLY)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+    except OSError as exc:
+        _logger().debug("cannot fsync directory %s: %s", directory, exc)
 
 
 def _atomic_write(path: Path, text: str) -> None:
-    """Replace ``path`` with ``text`` so that a crash leaves the old or the new file."""
+    """Replace ``path`` with ``text`` so that a crash leaves the old or the new file.
+
+    A symlink is followed: its target is replaced, the link stays.
+    """
     import tempfile
 
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    path = Path(os.path.realpath(path))
+    data = text.encode("utf-8")
+    try:
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    except OSError as exc:
+        raise AgentMemoryError(f"cannot write in {path.parent}: {exc.strerror or exc}; "
+                               "check its permissions and free space") from None
     try:
         with os.fdopen(fd, "wb") as handle:
-            handle.write(text.encode("utf-8"))
+            handle.write(data)
             handle.flush()
             os.fsync(handle.fileno())
         os.replace(tmp, path)
-    except BaseException:
+    except BaseException as exc:
         with contextlib.suppress(OSError):
             os.unlink(tmp)
+        if isinstance(exc, OSError):
+            raise AgentMemoryError(f"cannot write {path}: {exc.strerror or exc}; the file is unchanged") from None
         raise
     _fsync_dir(path.parent)
 
@@ -700,6 +786,8 @@ class FactStore:
     def _match(target: str, entries: list[str], old_text: str) -> int:
         """Index of the single entry containing ``old_text``; ``MatchError`` otherwise."""
         hits = [i for i, entry in enumerate(entries) if old_text in entry]
+        if len(hits) > 1 and old_text in entries:  # the whole of one entry picks it out
+            hits = [entries.index(old_text)]
         if len(hits) == 1:
             return hits[0]
         if not hits:
@@ -708,7 +796,7 @@ class FactStore:
                 f"old_text {_preview(old_text)!r} matches no entry in {target}; read the current "
                 "entries and copy a distinctive part of the one you mean",
             )
-        shown = ", ".join(repr(_preview(entries[i])) for i in hits[:5])
+        shown = ", ".join(repr(_preview(entries[i], 120)) for i in hits[:5])
         raise MatchError(
             len(hits),
             f"old_text {_preview(old_text)!r} matches {len(hits)} entries in {target}; use a longer "
@@ -723,22 +811,31 @@ class FactStore:
         hand-edited file is allowed, so the agent can always make room).
         """
         path = self._path(target)
+        if not self._dir.exists():  # decide before creating anything, so a refused write leaves no trace
+            updated = edit([])
+            if not updated:
+                return []
+            self._check_size(target, [], updated)
         with _locked(self._dir):
             entries = _parse_entries(_read_text(path).strip())
             updated = edit(list(entries))
             if updated is None or updated == entries:
                 return entries
-            current, new_size, limit = _size(entries), _size(updated), self._caps[target]
-            if new_size > limit and new_size > current:
-                raise CapacityError(
-                    target, limit, current, new_size - current,
-                    f"{target} memory would exceed its limit: {current}/{limit} chars used, this write "
-                    f"needs {new_size - current} more. Remove or replace an entry that is no longer "
-                    f"useful (or consolidate related ones), then try again. Entries: "
-                    + "; ".join(f"[{i}] {_preview(e, 60)}" for i, e in enumerate(entries)),
-                )
+            self._check_size(target, entries, updated)
             _atomic_write(path, ENTRY_SEP.join(updated) + "\n" if updated else "")
             return updated
+
+    def _check_size(self, target: str, entries: list[str], updated: list[str]) -> None:
+        """``CapacityError`` if ``updated`` passes the cap and is larger than ``entries``."""
+        current, new_size, limit = _size(entries), _size(updated), self._caps[target]
+        if new_size > limit and new_size > current:
+            raise CapacityError(
+                target, limit, current, new_size - current,
+                f"{target} memory would exceed its limit: {current}/{limit} chars used, this write "
+                f"needs {new_size - current} more. Remove or replace an entry that is no longer "
+                f"useful (or consolidate related ones), then try again. Entries: "
+                + "; ".join(f"[{i}] {_preview(e, 60)}" for i, e in enumerate(entries)),
+            )
 
 
 # ----------------------------------------------------------------- buffer ----
@@ -779,11 +876,9 @@ class Buffer:
         return len(self._lines)
 
 
-_LINE_BREAKS = re.compile(r"\r\n|[\r\n\t]")
-
-
 def _one_line(text: str) -> str:
-    return _LINE_BREAKS.sub(" ", text)
+    """``text`` on one line: every line break Python knows, and tabs, become spaces."""
+    return " ".join(text.replace("\t", " ").splitlines())
 
 
 def format_buffer_line(role: str, message: str) -> str:
@@ -1018,12 +1113,6 @@ def _hint(status: int) -> str:
         return " (check base_url and the model name)"
     return ""
 
-
-@functools.lru_cache(maxsize=None)
-def _logger() -> Any:
-    import logging
-
-    return logging.getLogger(__name__)
 
 
 class OpenAIClient(_HTTPClient):
