@@ -44,6 +44,7 @@ import contextlib
 import dataclasses
 import functools
 import math
+import operator
 import os
 import re
 import sys
@@ -51,7 +52,7 @@ import time
 import unicodedata
 from collections import deque
 from pathlib import Path
-from typing import Any, Callable, Iterator, Mapping, Protocol, runtime_checkable
+from typing import Any, Callable, Iterator, Mapping, Protocol, Sequence, runtime_checkable
 
 __all__ = [
     "ADD_THRESHOLD",
@@ -96,7 +97,9 @@ def _logger() -> Any:
     """The module's logger; ``logging`` is imported on first use to keep the import fast."""
     import logging
 
-    return logging.getLogger(__name__)
+    logger = logging.getLogger(__name__)
+    logger.addHandler(logging.NullHandler())  # a library stays quiet unless the application configures logging
+    return logger
 
 
 
@@ -556,6 +559,441 @@ def scan_content(content: str) -> None:
             raise ScanError(threat, f"content looks like {what}{shown}; {_ADVICE[threat]}")
 
 
+# ------------------------------------------- text features and projections ----
+#
+# A fact becomes a bag of weighted features, and the bag becomes a dense vector
+# by random projection. Features (measured on benchmarks/fact_writes.jsonl):
+#
+# - word keys: NFKC, case-folded, stop words dropped, a light suffix stemmer
+#   ("prefers" -> "prefer"), a few synonyms of tech writing ("PostgreSQL" ->
+#   "postgres", "likes" -> "prefer"), times in one form ("11am" -> "11:00");
+# - weighted by kind, because what tells two facts apart is usually a number or
+#   a name: numbers x3, capitalised names and code identifiers x2, other words x1;
+# - the initials of a run of capitalised words ("Firebase Cloud Messaging" also
+#   yields "fcm"), and character 4-grams of each word at a fifth of a word's
+#   weight ("analyse" meets "analysis");
+# - weighted by rarity in the fitted corpus (a feature in at most one entry x3,
+#   in two or three x2, else x1): a word every entry shares says little.
+#
+# Hashing (zlib.crc32, the same in every process) maps features to 2**20
+# buckets; each bucket owns one row of a Gaussian matrix, made on first use
+# from a random.Random seeded with (seed, bucket) by Box-Muller over random(),
+# whose sequence Python keeps stable across versions. A row is quantised to
+# integers (2**-16 steps) and packed into one Python int, 64 bits a column, so
+# adding a weighted row to the running sum is one big-integer multiply-add in C
+# rather than 256 Python additions, and the sum is exact: the same text gives
+# bit-identical vectors everywhere.
+
+_STOP_WORDS = frozenset("""
+a an the and or but nor if of to in on at by for with from as is are was were be been being it its this that
+these those there here into onto over under than then so such can will would should could may might must do
+does did done has have had having i me my we our you your he him his she her they them their what which who
+whom when where why how all any both each few more most other some own same just also only via per about
+after before during while up down out off again once e g i e etc user users project
+""".split())
+_NEGATIONS = frozenset("not no never without nor dislike dislikes disliked hate hates avoid avoids n't don't "
+                       "doesn't isn't aren't won't can't cannot".split())
+_SYNONYM_GROUPS = [
+    "prefer like likes love want wants rather favor favour enjoy",
+    "dislike hate avoid",
+    "use utilize employ",
+    "need require must",
+    "postgres postgresql psql",
+    "db database",
+    "prod production",
+    "staging stage",
+    "dev development",
+    "k8s kubernetes",
+    "doc docs documentation",
+    "repo repository",
+    "config configuration",
+    "test testing",
+    "run execute",
+    "start launch",
+    "short concise brief",
+    "email mail",
+    "message dm",
+    "deploy deployment",
+    "lint linter linting",
+    "format formatter formatting",
+]
+_SYNONYMS = {word: group.split()[0] for group in _SYNONYM_GROUPS for word in group.split()}
+_PHRASES = [(re.compile(r"\bend-to-end\b", re.IGNORECASE), "e2e")]
+_TIME_12H = re.compile(r"\b(\d{1,2})(?::(\d\d))?\s?([ap])\.?m\b\.?", re.IGNORECASE)
+_ATOM = re.compile(r"\b[vV]?\d+(?:[.,:/]\d+)+|[^\W_]+(?:['’]s\b)?")
+_CODE_SPAN = re.compile(r"`[^`]*`|\S*[/\\]\S*|\S+\.\S+|\S+_\S+")
+_SENTENCE_END = re.compile(r"[.;:!?](?:\s|$)")
+_UPDATE_MARKERS = re.compile(
+    r"\b(?:now|moved|switched|changed|upgraded|downgraded|bumped|raised|increased|decreased|reduced|lowered|cut|"
+    r"replaced|renamed|migrated|no longer|instead|anymore|any more|has started|have started|started using|"
+    r"stopped|updated|extended|shortened|postponed|rescheduled|left|took over|from \S+ to)\b",
+    re.IGNORECASE,
+)
+_KIND_WEIGHTS = {"word": 10, "name": 20, "code": 20, "number": 30}  # integers keep the sums exact
+_NGRAM_WEIGHT = 2
+_BUCKET_BITS = 20
+
+
+def _stem(word: str) -> str:
+    """A light suffix stemmer: "prefers", "preferred", "preferring" all give "prefer"."""
+    if len(word) <= 3:
+        return word[:-1] if len(word) == 3 and word.endswith("s") and not word.endswith("ss") else word
+    for suffix in ("ational", "ations", "ation", "ings", "ing", "edly", "ied", "ies", "ed", "es", "s", "ly"):
+        if word.endswith(suffix) and len(word) - len(suffix) >= 3:
+            base = word[: -len(suffix)]
+            if suffix in ("ies", "ied"):
+                return base + "y"
+            if suffix == "es" and not base.endswith(("ss", "sh", "ch", "x", "z")):
+                return word[:-1]
+            return base
+    return word
+
+
+def _word_key(word: str) -> str:
+    if word in _SYNONYMS:
+        return _SYNONYMS[word]
+    key = _stem(word)
+    return _SYNONYMS.get(key, key)
+
+
+def _twenty_four_hour(match: re.Match[str]) -> str:
+    hour = int(match.group(1)) % 12 + (12 if match.group(3).lower() == "p" else 0)
+    return f"{hour:02d}:{match.group(2) or '00'}"
+
+
+@dataclasses.dataclass(frozen=True)
+class _Analysis:
+    """What the projections and the merge rules need to know about one text."""
+
+    weights: dict[int, int]  # bucket -> integer weight before rarity
+    features: frozenset[int]  # the buckets, for document frequencies
+    keys: frozenset[str]  # content words, numbers and initials, normalised
+    specific: frozenset[str]  # numbers, identifiers, capitalised words: what may tell facts apart
+    names: frozenset[str]  # the surest of them: numbers and capitalised words inside a sentence
+    runs: tuple[tuple[str, ...], ...]  # runs of capitalised words, for initials
+    negated: bool
+    updating: bool  # says that something changed: "now", "moved to", "no longer"
+
+
+@functools.lru_cache(maxsize=4096)
+def _analyse(text: str) -> _Analysis:
+    import zlib
+
+    text = unicodedata.normalize("NFKC", text)
+    text = _TIME_12H.sub(_twenty_four_hour, text)
+    for pattern, replacement in _PHRASES:
+        text = pattern.sub(replacement, text)
+    code_spans = [match.span() for match in _CODE_SPAN.finditer(text)]
+    counts: dict[str, int] = {}
+    keys, specific, names, words, runs, run = set(), set(), set(), [], [], []
+    sentence_start, previous_end = True, 0
+    for match in _ATOM.finditer(text):
+        atom = match.group()
+        gap = text[previous_end:match.start()]
+        if _SENTENCE_END.search(gap):
+            sentence_start = True
+        if gap.strip(" -"):  # a run of capitalised words is broken by punctuation
+            if len(run) >= 2:
+                runs.append(tuple(run))
+            run = []
+        previous_end = match.end()
+        lowered = re.sub(r"['’]s$", "", atom.casefold())
+        capitalised = atom[0].isupper()
+        if any(char.isdigit() for char in lowered):
+            number = re.sub(r"^v(?=\d)", "", lowered.replace(",", ""))  # "v2.2.1" is "2.2.1"
+            kind, key = "number", _SYNONYMS.get(number) or re.sub(r":00$", "", number)
+        elif re.fullmatch(r"[A-Z]{2,}s?", atom):  # an acronym: "LTS" stays, "PRs" is "pr"
+            acronym = lowered[:-1] if atom.endswith("s") else lowered
+            kind, key = "name", _SYNONYMS.get(acronym, acronym)
+        else:
+            key = _word_key(lowered)
+            if any(start <= match.start() < end for start, end in code_spans):
+                kind = "code"
+            elif capitalised and not sentence_start:
+                kind = "name"
+            else:
+                kind = "word"
+        if capitalised and atom[0].isalpha() and not sentence_start:
+            run.append(key)
+        else:
+            if len(run) >= 2:
+                runs.append(tuple(run))
+            run = []
+        sentence_start = False
+        if key in _STOP_WORDS or key in _NEGATIONS:
+            continue
+        if kind != "word" or capitalised:
+            specific.add(key)
+        if kind in ("number", "name"):
+            names.add(key)
+        counts["w:" + key] = counts.get("w:" + key, 0) + _KIND_WEIGHTS[kind]
+        keys.add(key)
+        words.append(key)
+    if len(run) >= 2:
+        runs.append(tuple(run))
+    for capitalised_run in runs:
+        initials = "".join(word[0] for word in capitalised_run)
+        keys.add(initials)
+        counts["w:" + initials] = counts.get("w:" + initials, 0) + _KIND_WEIGHTS["name"]
+    for word in words:
+        padded = f" {word} "
+        for i in range(len(padded) - 3):
+            gram = "c:" + padded[i:i + 4]
+            counts[gram] = counts.get(gram, 0) + _NGRAM_WEIGHT
+    weights: dict[int, int] = {}
+    mask = (1 << _BUCKET_BITS) - 1
+    for feature, weight in counts.items():
+        bucket = zlib.crc32(feature.encode("utf-8")) & mask
+        weights[bucket] = weights.get(bucket, 0) + weight
+    folded = text.casefold()
+    return _Analysis(
+        weights=weights,
+        features=frozenset(weights),
+        keys=frozenset(keys),
+        specific=frozenset(specific),
+        names=frozenset(names),
+        runs=tuple(runs),
+        negated=any(word in _NEGATIONS for word in re.findall(r"[a-z'’]+", folded)),
+        updating=bool(_UPDATE_MARKERS.search(text)),
+    )
+
+
+def _rarity_weight(document_frequency: int) -> int:
+    """Rare features count more. Three levels, so most writes change no entry's weights."""
+    return 3 if document_frequency <= 1 else 2 if document_frequency <= 3 else 1
+
+
+_ROW_SCALE_BITS = 16  # rows are quantised to steps of 2**-16
+_ROW_OFFSET = 1 << 20  # added to every quantised value so packed columns stay non-negative
+
+
+def _pack(columns: Sequence[int]) -> int:
+    """Non-negative integers below 2**64, packed into one int, column 0 lowest."""
+    import array
+
+    packed = array.array("Q", columns)
+    if sys.byteorder == "big":
+        packed.byteswap()
+    return int.from_bytes(packed.tobytes(), "little")
+
+
+def _unpack(number: int, width: int) -> Sequence[int]:
+    import array
+
+    columns = array.array("Q")
+    columns.frombytes(number.to_bytes(width * 8, "little"))
+    if sys.byteorder == "big":
+        columns.byteswap()
+    return columns
+
+
+@functools.lru_cache(maxsize=16384)
+def _projection_row(dims: int, seed: int, bucket: int) -> int:
+    """Row ``bucket`` of the seeded Gaussian matrix, quantised and packed."""
+    import random
+
+    rng = random.Random(seed * (1 << _BUCKET_BITS) + bucket)
+    gaussians: list[float] = []
+    while len(gaussians) < dims:  # Box-Muller: two uniforms give two independent normals
+        radius = math.sqrt(-2.0 * math.log(1.0 - rng.random()))
+        angle = 2.0 * math.pi * rng.random()
+        gaussians += (radius * math.cos(angle), radius * math.sin(angle))
+    return _pack([round(g * (1 << _ROW_SCALE_BITS)) + _ROW_OFFSET for g in gaussians[:dims]])
+
+
+class RandomProjections:
+    """Text embedder: hashed, weighted features times a seeded Gaussian matrix.
+
+    ``embed(text)`` returns a list of ``dims`` floats of unit length (all zeros
+    for text with no features). The same text gives bit-identical vectors in
+    every process and on every platform. ``fit(corpus)`` counts in how many
+    corpus texts each feature occurs, so features shared by many entries weigh
+    less; refitting after a small change recomputes only the vectors whose
+    weights changed.
+    """
+
+    def __init__(self, dims: int = 256, seed: int = 42) -> None:
+        if type(dims) is not int or not 1 <= dims <= 4096:
+            raise InvalidInputError(f"dims must be an integer from 1 to 4096, got {dims!r}")
+        if type(seed) is not int or seed < 0:
+            raise InvalidInputError(f"seed must be a non-negative integer, got {seed!r}")
+        self.dims = dims
+        self.seed = seed
+        self._fitted: dict[str, int] = {}  # text -> how many times the corpus holds it
+        self._frequency: dict[int, int] = {}  # feature -> fitted texts holding it
+        self._holders: dict[int, set[str]] = {}  # feature -> distinct fitted texts holding it
+        self._vectors: dict[str, list[float]] = {}  # fitted text -> its vector under current weights
+
+    def fit(self, corpus: Sequence[str]) -> None:
+        """Count feature document frequencies over ``corpus`` (a list of texts)."""
+        wanted: dict[str, int] = {}
+        for text in corpus:
+            if not isinstance(text, str):
+                raise InvalidInputError(f"corpus must hold strings, got {type(text).__name__}")
+            wanted[text] = wanted.get(text, 0) + 1
+        for text in set(wanted) | set(self._fitted):
+            change = wanted.get(text, 0) - self._fitted.get(text, 0)
+            if change:
+                self._count(text, change)
+        self._fitted = wanted
+
+    def _count(self, text: str, change: int) -> None:
+        """Add ``change`` copies of ``text`` to the frequencies; forget vectors whose weights moved."""
+        gone = self._fitted.get(text, 0) + change == 0
+        for feature in _analyse(text).features:
+            before = self._frequency.get(feature, 0)
+            after = before + change
+            holders = self._holders.setdefault(feature, set())
+            if _rarity_weight(before) != _rarity_weight(after):
+                for holder in holders:
+                    self._vectors.pop(holder, None)
+            if gone:
+                holders.discard(text)
+            else:
+                holders.add(text)
+            if after:
+                self._frequency[feature] = after
+            else:
+                del self._frequency[feature], self._holders[feature]
+        self._vectors.pop(text, None)
+
+    def embed(self, text: str) -> list[float]:
+        """The unit-length vector of ``text``."""
+        return list(self._embed(text))
+
+    def _embed(self, text: str) -> list[float]:
+        """Like ``embed`` but returns the cached list itself for fitted texts; do not modify it."""
+        if not isinstance(text, str):
+            raise InvalidInputError(f"text must be a string, got {type(text).__name__}")
+        cached = self._vectors.get(text)
+        if cached is not None:
+            return cached
+        frequency = self._frequency
+        total, packed = 0, 0
+        for bucket, weight in _analyse(text).weights.items():
+            weight *= _rarity_weight(frequency.get(bucket, 0))
+            packed += weight * _projection_row(self.dims, self.seed, bucket)
+            total += weight
+        # Every column holds sum(weight * (value + offset)); take the offsets back out.
+        # Columns stay below 2**64: |value| < 2**20 and total is far below 2**43.
+        values = [column - total * _ROW_OFFSET for column in _unpack(packed, self.dims)]
+        norm = math.sqrt(sum(map(operator.mul, values, values)))  # exact integer sum, one rounding
+        vector = [value / norm for value in values] if norm else [0.0] * self.dims
+        if text in self._fitted:
+            self._vectors[text] = vector
+        return vector
+
+
+def cosine(a: Sequence[float], b: Sequence[float]) -> float:
+    """Cosine similarity in [-1, 1]; 0.0 if either vector is all zeros or the lengths differ."""
+    if len(a) != len(b) or not a:
+        return 0.0
+    norm_a = math.sqrt(sum(map(operator.mul, a, a)))
+    norm_b = math.sqrt(sum(map(operator.mul, b, b)))
+    if not norm_a or not norm_b:
+        return 0.0
+    return max(-1.0, min(1.0, sum(map(operator.mul, a, b)) / (norm_a * norm_b)))
+
+
+def _unit_cosine(a: Sequence[float], b: Sequence[float]) -> float:
+    """``cosine`` for two unit vectors, via the distance between them (one C call)."""
+    return max(-1.0, min(1.0, 1.0 - math.dist(a, b) ** 2 / 2.0))
+
+
+# -------------------------------------------------------- merge detection ----
+#
+# Cosine alone cannot tell "Postgres runs on port 5432" from "Postgres now runs
+# on port 5433": the words barely differ. Two rules read the texts themselves.
+# A pair whose specific tokens disagree (each side has a number, name or
+# identifier the other lacks), whose negation differs ("likes" / "doesn't
+# like"), or whose new text says something changed ("now", "moved to", "no
+# longer") is never merged automatically: it is an update or a different fact,
+# a question for the LLM; so is a new fact that announces a change to a name
+# or number of its best match, however few words they share ("Postgres now
+# listens on 5433"). And a middle-band pair whose specific tokens disagree
+# while nothing says "changed" is a sibling fact with the same template
+# ("Staging deploys run on Fridays" / "Production deploys run on Tuesdays"),
+# added without asking.
+
+
+def _unmatched(tokens: frozenset[str], one: _Analysis, other: _Analysis) -> set[str]:
+    """The ``tokens`` of ``one`` that ``other`` does not mention."""
+    covered = set()
+    for run in one.runs:  # "Firebase Cloud Messaging" is mentioned by "FCM"
+        if "".join(word[0] for word in run) in other.keys:
+            covered.update(run)
+    return {key for key in tokens if key not in other.keys and key not in covered}
+
+
+def _specifics_differ(old: _Analysis, new: _Analysis, surest: bool = False) -> bool:
+    """Does each side hold a specific token the other lacks? ``surest`` counts only numbers and names."""
+    return bool(_unmatched(old.names if surest else old.specific, old, new)) and bool(
+        _unmatched(new.names if surest else new.specific, new, old))
+
+
+def _conflict(old: str, new: str) -> bool:
+    """Do two texts disagree (values, names, negation), or does ``new`` announce a change?"""
+    a, b = _analyse(old), _analyse(new)
+    return _specifics_differ(a, b) or a.negated != b.negated or b.updating
+
+
+class MergeDetector:
+    """Decides whether a new fact restates a stored one, by random projections.
+
+    ``classify(entry)`` returns ``(action, index, similarity)`` against the
+    fitted corpus, where similarity is the best cosine and index its entry:
+
+    - ``"merge"``: similarity >= merge_threshold and the two do not conflict;
+    - ``"judge"``: a conflicting pair however similar, and a new fact that
+      says something changed about a name or number of its best match, however
+      dissimilar: a question for an LLM;
+    - ``"add"``: otherwise, similarity <= add_threshold, or a middle-band
+      sibling fact (different numbers or names, nothing saying "changed");
+    - ``"judge"``: the rest of the middle band;
+    - ``"nobody"``: the corpus is empty (index -1, similarity 0.0).
+    """
+
+    def __init__(self, dims: int = 256, merge_threshold: float = MERGE_THRESHOLD,
+                 add_threshold: float = ADD_THRESHOLD) -> None:
+        for name, value in (("merge_threshold", merge_threshold), ("add_threshold", add_threshold)):
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+                raise InvalidInputError(f"{name} must be a finite number, got {value!r}")
+        _check_thresholds(merge_threshold, add_threshold)
+        self.merge_threshold = float(merge_threshold)
+        self.add_threshold = float(add_threshold)
+        self._projections = RandomProjections(dims)
+        self._corpus: list[str] = []
+        self._vectors: list[list[float]] = []
+
+    def fit(self, corpus: Sequence[str]) -> None:
+        """Compare later entries with ``corpus``; vectors of unchanged texts are reused."""
+        corpus = list(corpus)
+        self._projections.fit(corpus)
+        self._corpus = corpus
+        self._vectors = [self._projections._embed(text) for text in corpus]
+
+    def corpus(self) -> list[str]:
+        return list(self._corpus)
+
+    def classify(self, entry: str) -> tuple[str, int, float]:
+        if not self._corpus:
+            return "nobody", -1, 0.0
+        query = self._projections._embed(entry)
+        similarities = [_unit_cosine(query, vector) for vector in self._vectors]
+        best = max(range(len(similarities)), key=similarities.__getitem__)
+        similarity = similarities[best]
+        old, new = _analyse(self._corpus[best]), _analyse(entry)
+        if similarity >= self.merge_threshold:
+            action = "judge" if _conflict(self._corpus[best], entry) else "merge"
+        elif new.updating and old.specific & new.specific:
+            action = "judge"  # "Postgres now listens on 5433": an update of this entry, however few words match
+        elif similarity <= self.add_threshold or _specifics_differ(old, new, surest=True):
+            action = "add"
+        else:
+            action = "judge"
+        return action, best, similarity
+
+
 # ------------------------------------------------------------------ facts ----
 #
 # A fact file is UTF-8 text: entries separated by a line holding only "§".
@@ -761,26 +1199,42 @@ class FactStore:
 
     def replace(self, target: str, old_text: str, content: str) -> None:
         """Replace the one entry containing ``old_text`` with ``content``."""
+        self._replace(target, old_text, content)
+
+    def remove(self, target: str, old_text: str) -> None:
+        """Remove the one entry containing ``old_text``; the others keep their order."""
+        self._remove(target, old_text)
+
+    def _replace(self, target: str, old_text: str, content: str) -> tuple[int, str]:
+        """``replace``, returning the index of the entry and the text it had."""
         content = _check_entry(content)
         old_text = _check_text("old_text", old_text)
+        found: list[tuple[int, str]] = []
 
         def edit(entries: list[str]) -> list[str]:
             index = self._match(target, entries, old_text)
             if content in entries:  # already stored elsewhere: keep that copy only
-                return entries[:index] + entries[index + 1:] if entries[index] != content else entries
-            return entries[:index] + [content] + entries[index + 1:]
+                updated = [entry for i, entry in enumerate(entries) if i != index or entry == content]
+            else:
+                updated = entries[:index] + [content] + entries[index + 1:]
+            found[:] = [(updated.index(content), entries[index])]
+            return updated
 
         self._update(target, edit)
+        return found[0]
 
-    def remove(self, target: str, old_text: str) -> None:
-        """Remove the one entry containing ``old_text``; the others keep their order."""
+    def _remove(self, target: str, old_text: str) -> tuple[int, str]:
+        """``remove``, returning the index the entry had and its text."""
         old_text = _check_text("old_text", old_text)
+        found: list[tuple[int, str]] = []
 
         def edit(entries: list[str]) -> list[str]:
             index = self._match(target, entries, old_text)
+            found[:] = [(index, entries[index])]
             return entries[:index] + entries[index + 1:]
 
         self._update(target, edit)
+        return found[0]
 
     @staticmethod
     def _match(target: str, entries: list[str], old_text: str) -> int:
@@ -1261,3 +1715,257 @@ def llm_from_env() -> LLMClient | None:
             raise InvalidInputError("AGENT_MEMORY_LLM_TIMEOUT must be a number of seconds, got "
                                     f"{own['AGENT_MEMORY_LLM_TIMEOUT']!r}") from None
     return cls(model, base_url=base_url or cls._default_base_url, api_key=api_key, timeout=timeout)
+
+
+# ---------------------------------------------------------------- manager ----
+
+
+@dataclasses.dataclass(frozen=True)
+class WriteResult:
+    """What a fact write really did.
+
+    ``action`` is ``"added"``, ``"merged"``, ``"replaced"``, ``"duplicate"``
+    (memory already said it; nothing changed) or ``"removed"``. ``entry`` is
+    the entry as now stored (``""`` after a remove), ``index`` its position,
+    ``similarity`` the cosine that decided a merge-on-write (else None), and
+    ``previous`` the text it replaced or merged into (else None).
+    """
+
+    action: str
+    entry: str
+    index: int
+    similarity: float | None = None
+    previous: str | None = None
+
+
+_JUDGE_SYSTEM = (
+    "You maintain the long-term memory of an AI agent. Decide how a NEW fact relates to an EXISTING memory "
+    "entry. Answer with exactly one word:\n"
+    "merge - both say the same thing; NEW contradicts nothing in EXISTING\n"
+    "replace - NEW updates or corrects EXISTING (a changed value, date, name or preference)\n"
+    "add - they are different facts and both should be kept"
+)
+_CONSOLIDATE_SYSTEM = (
+    "You tidy the long-term memory file of an AI agent. Merge entries that are about the same subject into one "
+    "entry, and drop entries that only repeat another. Keep every distinct fact, number, name, path and "
+    "command; never invent or generalise. Each entry is one or two plain sentences. Reply with a JSON array of "
+    "strings, the new entries, and nothing else."
+)
+_SENTENCE = re.compile(r"[^.!?;\n]+(?:[.!?;]+|$)")
+
+
+def _merge_text(existing: str, new: str) -> str:
+    """One entry that says everything both say, without repeating either.
+
+    If one already holds every content word of the other, it is kept as it is
+    (the fuller one wins). Otherwise the sentences of ``new`` that add
+    something are appended to ``existing``.
+    """
+    old_keys, new_keys = _analyse(existing).keys, _analyse(new).keys
+    if new_keys <= old_keys:
+        return existing
+    if old_keys <= new_keys:
+        return new
+    missing = new_keys - old_keys
+    extra = [s.strip() for s in _SENTENCE.findall(new) if _analyse(s).keys & missing]
+    joined = " ".join(extra) or new
+    return existing + ("" if existing.endswith((".", "!", "?")) else ".") + " " + joined
+
+
+def _parse_json_list(reply: str) -> list[Any]:
+    """The JSON array in an LLM reply, tolerating code fences and prose around it."""
+    import json
+
+    text = re.sub(r"^\s*```[a-zA-Z]*\s*|\s*```\s*$", "", reply)
+    try:
+        value = json.loads(text)
+    except ValueError:  # prose around the array: take the outermost brackets
+        start, end = text.find("["), text.rfind("]")
+        if start < 0 or end < start:
+            raise ValueError("no JSON array in the reply") from None
+        value = json.loads(text[start:end + 1])
+    if not isinstance(value, list):
+        raise ValueError(f"the reply's JSON is {type(value).__name__}, not an array")
+    return value
+
+
+class MemoryManager:
+    """The three tiers of memory behind one object.
+
+    Facts live in ``<memory_dir>/user.md`` and ``env.md``. ``llm`` (any object
+    with ``simple_call(system, user) -> str``) is optional: without one, every
+    write still works and the unclear cases are simply added.
+    """
+
+    def __init__(self, memory_dir: str | os.PathLike[str], llm: LLMClient | None = None,
+                 config: MemoryConfig | None = None) -> None:
+        if config is None:
+            config = MemoryConfig()
+        elif not isinstance(config, MemoryConfig):
+            raise InvalidInputError(f"config must be a MemoryConfig, got {type(config).__name__}")
+        if llm is not None and not callable(getattr(llm, "simple_call", None)):
+            raise InvalidInputError("llm must have a simple_call(system, user) method, or be None")
+        self.config = config
+        self.llm = llm
+        self._facts = FactStore(memory_dir, config.facts_limit_user, config.facts_limit_env)
+        self._detectors = {target: MergeDetector(merge_threshold=config.merge_threshold,
+                                                 add_threshold=config.add_threshold) for target in _TARGETS}
+
+    # -- facts ------------------------------------------------------------------
+
+    def read_facts(self) -> tuple[str, str]:
+        """The user and env files, each stripped; ``""`` for a file not written yet."""
+        return self._facts.read("user"), self._facts.read("env")
+
+    def add_fact(self, target: str, content: str) -> WriteResult:
+        """Store a fact, folding it into an entry that already says it.
+
+        The content is scanned first. An exact duplicate changes nothing. With
+        ``merge_on_write``, the merge detector decides; in its unclear band the
+        LLM is asked one question (merge, replace or add). Without an LLM, or
+        when the call fails, the fact is added: a write is never lost.
+        """
+        self._check_writable()
+        _check_target(target)
+        content = _check_entry(content)
+        scan_content(content)
+        entries = self._facts.entries(target)
+        if content in entries:
+            return WriteResult("duplicate", content, entries.index(content), 1.0)
+        action, index, similarity = "add", -1, None
+        if self.config.merge_on_write and entries:
+            detector = self._detectors[target]
+            detector.fit(entries)
+            action, index, similarity = detector.classify(content)
+            if action == "judge":
+                action = self._judge(entries[index], content)
+        if action == "merge":
+            if _conflict(entries[index], content):
+                action = "replace"  # "the same fact" with a different value: the newer one wins
+            else:
+                merged = _merge_text(entries[index], content)
+                if merged == entries[index]:
+                    return WriteResult("duplicate", merged, index, similarity)
+                scan_content(merged)
+                return self._store(target, entries[index], merged, "merged", similarity)
+        if action == "replace":
+            return self._store(target, entries[index], content, "replaced", similarity)
+        return self._store(target, None, content, "added", similarity)
+
+    def _store(self, target: str, old: str | None, new: str, action: str, similarity: float | None) -> WriteResult:
+        """Write ``new`` in place of ``old`` (or append it), re-reading the file under the lock.
+
+        If ``old`` vanished meanwhile (another process changed the file), ``new``
+        is appended instead, so nothing is lost.
+        """
+        outcome: dict[str, Any] = {}
+
+        def edit(entries: list[str]) -> list[str]:
+            updated = list(entries)
+            if old is not None and old in updated and old != new:
+                position = updated.index(old)
+                if new in updated:  # stored elsewhere meanwhile: keep that copy
+                    del updated[position]
+                else:
+                    updated[position] = new
+                done = action
+            elif new not in updated:
+                updated.append(new)
+                done = "added"
+            else:
+                done = "duplicate"
+            outcome.update(action=done, index=updated.index(new))
+            return updated
+
+        self._facts._update(target, edit)
+        previous = old if outcome["action"] in ("merged", "replaced") else None
+        return WriteResult(outcome["action"], new, outcome["index"], similarity, previous)
+
+    def _judge(self, existing: str, new: str) -> str:
+        """Ask the LLM whether ``new`` merges into, replaces, or adds to ``existing``."""
+        if self.llm is None:
+            return "add"
+        try:
+            reply = self.llm.simple_call(_JUDGE_SYSTEM, f"EXISTING: {existing}\nNEW: {new}")
+        except Exception as exc:  # the documented fallback: an LLM failure must not lose the write
+            _logger().warning("merge judge failed (%s: %s); adding the fact", type(exc).__name__, exc)
+            return "add"
+        word = re.match(r"\W*([a-z]+)", reply.casefold()) if isinstance(reply, str) else None
+        answer = word.group(1) if word else ""
+        if answer not in ("merge", "replace", "add"):
+            _logger().warning("merge judge gave an unusable answer %r; adding the fact", _preview(str(reply)))
+            return "add"
+        return answer
+
+    def replace_fact(self, target: str, old_text: str, content: str) -> WriteResult:
+        """Replace the one entry containing ``old_text`` (see ``FactStore.replace``)."""
+        self._check_writable()
+        _check_target(target)
+        content = _check_entry(content)
+        scan_content(content)
+        index, previous = self._facts._replace(target, old_text, content)
+        return WriteResult("replaced", content, index, None, previous)
+
+    def remove_fact(self, target: str, old_text: str) -> WriteResult:
+        """Remove the one entry containing ``old_text``."""
+        self._check_writable()
+        index, previous = self._facts._remove(target, old_text)
+        return WriteResult("removed", "", index, None, previous)
+
+    def consolidate(self, target: str) -> list[str]:
+        """Let the LLM merge related entries of ``target``; returns the entries now stored.
+
+        The reply must be a JSON array of strings (code fences and prose around
+        it are tolerated) with no more entries than before; every entry is
+        scanned and the result must fit the cap. Anything else raises and leaves
+        the file unchanged, as does a change to the file during the call.
+        """
+        self._check_writable()
+        _check_target(target)
+        if self.llm is None:
+            raise AgentMemoryError("consolidation needs an LLM: pass llm= to MemoryManager "
+                                   "(or set AGENT_MEMORY_LLM_PROVIDER and AGENT_MEMORY_LLM_MODEL)")
+        if not self.config.llm_consolidate:
+            raise AgentMemoryError("consolidation is turned off in the config (llm_consolidate=False)")
+        entries = self._facts.entries(target)
+        if len(entries) < 2:
+            return entries
+        used, limit = self._facts._usage(target)
+        numbered = "\n".join(f"{i + 1}. {entry}" for i, entry in enumerate(entries))
+        reply = self.llm.simple_call(_CONSOLIDATE_SYSTEM, f"File: {target}.md ({used}/{limit} characters)\n"
+                                                          f"Entries:\n{numbered}")
+        refused = "consolidation refused, nothing changed: "
+        try:
+            proposed = _parse_json_list(reply if isinstance(reply, str) else "")
+        except ValueError as exc:
+            raise AgentMemoryError(f"{refused}the LLM's reply is not a JSON array of strings ({exc}): "
+                                   f"{_preview(str(reply), 80)!r}") from None
+        consolidated: list[str] = []
+        for number, item in enumerate(proposed, 1):
+            if not isinstance(item, str):
+                raise AgentMemoryError(f"{refused}item {number} of the reply is {type(item).__name__}, not a string")
+            try:
+                text = _check_entry(item)
+                scan_content(text)
+            except ScanError as exc:
+                raise ScanError(exc.threat, f"{refused}entry {number} of the LLM's reply: {exc}") from None
+            except InvalidInputError as exc:
+                raise AgentMemoryError(f"{refused}entry {number} of the LLM's reply: {exc}") from None
+            if text not in consolidated:
+                consolidated.append(text)
+        if not consolidated:
+            raise AgentMemoryError(f"{refused}the LLM returned no entries")
+        if len(consolidated) > len(entries):
+            raise AgentMemoryError(f"{refused}the LLM returned {len(consolidated)} entries for {len(entries)}; "
+                                   "consolidation may only merge entries")
+
+        def edit(current: list[str]) -> list[str]:
+            if current != entries:
+                raise AgentMemoryError(f"{refused}{target} changed while the LLM was working; try again")
+            return consolidated
+
+        return self._facts._update(target, edit)
+
+    def _check_writable(self) -> None:
+        if not self.config.enabled:
+            raise MemoryDisabledError("memory is disabled (config enabled=False); writes are refused")
