@@ -52,7 +52,7 @@ import time
 import unicodedata
 from collections import deque
 from pathlib import Path
-from typing import Any, Callable, Iterator, Mapping, Protocol, Sequence, runtime_checkable
+from typing import Any, Callable, Iterator, Mapping, NamedTuple, Protocol, Sequence, runtime_checkable
 
 __all__ = [
     "ADD_THRESHOLD",
@@ -90,6 +90,20 @@ ENTRY_SEP = "\n§\n"
 
 _MAX_SCAN_CHARS = 65_536
 _TARGETS = ("user", "env")
+
+
+class _Regex:
+    """A regular expression compiled on first use, so that importing the module compiles nothing."""
+
+    __slots__ = ("_pattern", "_flags", "_compiled")
+
+    def __init__(self, pattern: str, flags: int = 0) -> None:
+        self._pattern, self._flags, self._compiled = pattern, flags, None
+
+    def __getattr__(self, name: str) -> Any:  # search, finditer, sub, ... of the compiled pattern
+        if self._compiled is None:
+            self._compiled = re.compile(self._pattern, self._flags)
+        return getattr(self._compiled, name)
 
 
 @functools.lru_cache(maxsize=None)
@@ -286,20 +300,20 @@ def _check_thresholds(merge_threshold: float, add_threshold: float) -> None:
 # a sequence of bounded pieces, no unbounded quantifier inside another, so the
 # scan stays linear on hostile input.
 
-_CONTROL_CHARS = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\u2028\u2029\ud800-\udfff]")
+_CONTROL_CHARS = _Regex("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\u2028\u2029\ud800-\udfff]")
 # Every format (Cf) character of Unicode 15, plus invisible characters filed
 # elsewhere: combining grapheme joiner, Hangul fillers, Khmer inherent vowels,
 # Mongolian variation selectors, variation selectors, the braille blank, and
 # private-use characters (no visible meaning). A test checks the Cf list
 # against the running Python's unicodedata.
-_INVISIBLE_CANDIDATES = re.compile(
+_INVISIBLE_CANDIDATES = _Regex(
     "[\u00ad\u034f\u0600-\u0605\u061c\u06dd\u070f\u0890\u0891\u08e2\u115f\u1160\u17b4\u17b5"
     "\u180b-\u180f\u200b-\u200f\u202a-\u202e\u2060-\u206f\u3164\ufe00-\ufe0f\ufeff\uffa0"
     "\ufff9-\ufffb\U000110bd\U000110cd\U00013430-\U0001343f\U0001bca0-\U0001bca3"
     "\U0001d173-\U0001d17a\U000e0000-\U000e0fff\u2800\ue000-\uf8ff\U000f0000-\U0010ffff]"
 )
 # A subdivision flag (🏴󠁧󠁢󠁳󠁣󠁴󠁿) is the one legitimate use of tag characters.
-_FLAG_TAG_SEQUENCE = re.compile("\U0001F3F4[\U000E0030-\U000E0039\U000E0061-\U000E007A]{1,7}\U000E007F")
+_FLAG_TAG_SEQUENCE = _Regex("\U0001F3F4[\U000E0030-\U000E0039\U000E0061-\U000E007A]{1,7}\U000E007F")
 _JOINING_SCRIPTS = ((0x0600, 0x08FF), (0x0900, 0x0DFF), (0x0F00, 0x0FFF), (0x1800, 0x18AF),
                     (0xFB50, 0xFDFF), (0xFE70, 0xFEFF))  # Arabic, Syriac, Indic, Tibetan, Mongolian
 
@@ -491,8 +505,8 @@ _ADVICE = {
 _ASCII_PUNCTUATION = str.maketrans({c: " " for c in "!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~"})
 # Cyrillic and Greek letters that look like Latin ones, for "іgnore" written with a Cyrillic і.
 _LOOKALIKES = str.maketrans("аеорсухіјѕԁɡԛԝοαειτκνρυχ", "aeopcyxijsdgqwoaeitkvpux")
-_NON_WORD = re.compile(r"[\W_]+")
-_COMBINING_MARKS = re.compile("[\u0300-\u036f]")  # "i̇gnore" (i + combining dot) reads "ignore"
+_NON_WORD = _Regex(r"[\W_]+")
+_COMBINING_MARKS = _Regex("[\u0300-\u036f]")  # "i̇gnore" (i + combining dot) reads "ignore"
 
 
 def _word_view(folded: str) -> str:
@@ -570,8 +584,8 @@ def scan_content(content: str) -> None:
 # - weighted by kind, because what tells two facts apart is usually a number or
 #   a name: numbers x3, capitalised names and code identifiers x2, other words x1;
 # - the initials of a run of capitalised words ("Firebase Cloud Messaging" also
-#   yields "fcm"), and character 4-grams of each word at a fifth of a word's
-#   weight ("analyse" meets "analysis");
+#   yields "fcm"); character n-grams were measured too and dropped: half a point
+#   of decisions for three times the features;
 # - weighted by rarity in the fitted corpus (a feature in at most one entry x3,
 #   in two or three x2, else x1): a word every entry shares says little.
 #
@@ -616,21 +630,33 @@ _SYNONYM_GROUPS = [
     "deploy deployment",
     "lint linter linting",
     "format formatter formatting",
+    "monday mon", "tuesday tue tues", "wednesday wed", "thursday thu thur thurs", "friday fri",
+    "saturday sat", "sunday sun",
+    "january jan", "february feb", "march mar", "april apr", "june jun", "july jul", "august aug",
+    "september sep sept", "october oct", "november nov", "december dec",
+    "2 two", "3 three", "4 four", "5 five", "6 six", "7 seven", "8 eight", "9 nine", "10 ten",
+    "11 eleven", "12 twelve",
 ]
 _SYNONYMS = {word: group.split()[0] for group in _SYNONYM_GROUPS for word in group.split()}
-_PHRASES = [(re.compile(r"\bend-to-end\b", re.IGNORECASE), "e2e")]
-_TIME_12H = re.compile(r"\b(\d{1,2})(?::(\d\d))?\s?([ap])\.?m\b\.?", re.IGNORECASE)
-_ATOM = re.compile(r"\b[vV]?\d+(?:[.,:/]\d+)+|[^\W_]+(?:['’]s\b)?")
-_CODE_SPAN = re.compile(r"`[^`]*`|\S*[/\\]\S*|\S+\.\S+|\S+_\S+")
-_SENTENCE_END = re.compile(r"[.;:!?](?:\s|$)")
-_UPDATE_MARKERS = re.compile(
+_PHRASES = [
+    (_Regex(r"\bend-to-end\b", re.IGNORECASE), "e2e"),
+    (_Regex(r"\b(\d+)\s?-?(?:h|hrs?|hours?)\b", re.IGNORECASE), r"\1 hours"),  # "12h", "12-hour"
+    (_Regex(r"\b(\d+)\s?-?(?:mins?|minutes?)\b", re.IGNORECASE), r"\1 minutes"),
+]
+# "3:30-4:30pm" is "15:30-16:30"; "7pm" is "19:00".
+_TIME_RANGE_12H = _Regex(r"\b(\d{1,2})(?::(\d\d))?(\s?[–-]\s?|\s to\s)(?=\d{1,2}(?::\d\d)?\s?([ap])\.?m\b)",
+                             re.IGNORECASE)
+_TIME_12H = _Regex(r"\b(\d{1,2})(?::(\d\d))?\s?([ap])\.?m\b\.?", re.IGNORECASE)
+_ATOM = _Regex(r"\b[vV]?\d+(?:[.,:/]\d+)+|[^\W_]+(?:['’]s\b)?")
+_CODE_SPAN = _Regex(r"`[^`]*`|\S*[/\\]\S*|\S+\.\S+|\S+_\S+")
+_SENTENCE_END = _Regex(r"[.;:!?](?:\s|$)")
+_UPDATE_MARKERS = _Regex(
     r"\b(?:now|moved|switched|changed|upgraded|downgraded|bumped|raised|increased|decreased|reduced|lowered|cut|"
     r"replaced|renamed|migrated|no longer|instead|anymore|any more|has started|have started|started using|"
     r"stopped|updated|extended|shortened|postponed|rescheduled|left|took over|from \S+ to)\b",
     re.IGNORECASE,
 )
 _KIND_WEIGHTS = {"word": 10, "name": 20, "code": 20, "number": 30}  # integers keep the sums exact
-_NGRAM_WEIGHT = 2
 _BUCKET_BITS = 20
 
 
@@ -656,20 +682,50 @@ def _word_key(word: str) -> str:
     return _SYNONYMS.get(key, key)
 
 
+_COMPOUND = _Regex(r"[^\W_]+(?:[-.][^\W_]+)+")
+_NUMBER_NOISE = _Regex(r"^v(?=\d)|^0(?=\d:)|:00$|(?<=\d)(?:st|nd|rd|th)$")
+_NUMBER_AND_UNIT = _Regex(r"v?\d+(?:[.,]\d+)*(?:-[^\W\d_]+)?")
+
+
+def _whole_values(text: str, code_spans: list[tuple[int, int]]) -> set[str]:
+    """Identifiers that only mean something whole: URLs and paths, and compounds with digits."""
+    values = set()
+    for start, end in code_spans:
+        span = text[start:end].strip("`'\"()[]<>,;:.")
+        if "/" in span:
+            values.add(span.casefold().rstrip("/"))
+    for match in _COMPOUND.finditer(text):
+        compound = match.group().casefold()
+        if any(c.isdigit() for c in compound) and not _NUMBER_AND_UNIT.fullmatch(compound):
+            values.add(compound)
+    return values
+
+
+def _number_key(number: str) -> str:
+    """One spelling per value: "v2.2.1" is "2.2.1", "08:00" is "8", "14th" is "14", "1,000" is "1000"."""
+    number = _NUMBER_NOISE.sub("", number.replace(",", ""))
+    return _SYNONYMS.get(number, number)
+
+
 def _twenty_four_hour(match: re.Match[str]) -> str:
     hour = int(match.group(1)) % 12 + (12 if match.group(3).lower() == "p" else 0)
-    return f"{hour:02d}:{match.group(2) or '00'}"
+    return f"{hour}:{match.group(2) or '00'}"
 
 
-@dataclasses.dataclass(frozen=True)
-class _Analysis:
+def _range_start(match: re.Match[str]) -> str:
+    """The start of a range takes the end's am/pm: "3:30–4:30pm" starts at 15:30."""
+    hour = int(match.group(1)) % 12 + (12 if match.group(4).lower() == "p" else 0)
+    return f"{hour}:{match.group(2) or '00'}{match.group(3)}"
+
+
+class _Analysis(NamedTuple):
     """What the projections and the merge rules need to know about one text."""
 
     weights: dict[int, int]  # bucket -> integer weight before rarity
     features: frozenset[int]  # the buckets, for document frequencies
     keys: frozenset[str]  # content words, numbers and initials, normalised
     specific: frozenset[str]  # numbers, identifiers, capitalised words: what may tell facts apart
-    names: frozenset[str]  # the surest of them: numbers and capitalised words inside a sentence
+    names: frozenset[str]  # the surest of them: names inside a sentence, URLs, paths, identifiers
     runs: tuple[tuple[str, ...], ...]  # runs of capitalised words, for initials
     negated: bool
     updating: bool  # says that something changed: "now", "moved to", "no longer"
@@ -680,12 +736,12 @@ def _analyse(text: str) -> _Analysis:
     import zlib
 
     text = unicodedata.normalize("NFKC", text)
-    text = _TIME_12H.sub(_twenty_four_hour, text)
+    text = _TIME_12H.sub(_twenty_four_hour, _TIME_RANGE_12H.sub(_range_start, text))
     for pattern, replacement in _PHRASES:
         text = pattern.sub(replacement, text)
     code_spans = [match.span() for match in _CODE_SPAN.finditer(text)]
     counts: dict[str, int] = {}
-    keys, specific, names, words, runs, run = set(), set(), set(), [], [], []
+    keys, specific, names, runs, run = set(), set(), set(), [], []
     sentence_start, previous_end = True, 0
     for match in _ATOM.finditer(text):
         atom = match.group()
@@ -700,14 +756,15 @@ def _analyse(text: str) -> _Analysis:
         lowered = re.sub(r"['’]s$", "", atom.casefold())
         capitalised = atom[0].isupper()
         if any(char.isdigit() for char in lowered):
-            number = re.sub(r"^v(?=\d)", "", lowered.replace(",", ""))  # "v2.2.1" is "2.2.1"
-            kind, key = "number", _SYNONYMS.get(number) or re.sub(r":00$", "", number)
+            kind, key = "number", _number_key(lowered)
         elif re.fullmatch(r"[A-Z]{2,}s?", atom):  # an acronym: "LTS" stays, "PRs" is "pr"
             acronym = lowered[:-1] if atom.endswith("s") else lowered
             kind, key = "name", _SYNONYMS.get(acronym, acronym)
         else:
             key = _word_key(lowered)
-            if any(start <= match.start() < end for start, end in code_spans):
+            if key.isdigit():  # "three" is 3
+                kind = "number"
+            elif any(start <= match.start() < end for start, end in code_spans):
                 kind = "code"
             elif capitalised and not sentence_start:
                 kind = "name"
@@ -724,22 +781,20 @@ def _analyse(text: str) -> _Analysis:
             continue
         if kind != "word" or capitalised:
             specific.add(key)
-        if kind in ("number", "name"):
+        if kind == "name":
             names.add(key)
         counts["w:" + key] = counts.get("w:" + key, 0) + _KIND_WEIGHTS[kind]
         keys.add(key)
-        words.append(key)
     if len(run) >= 2:
         runs.append(tuple(run))
+    for value in _whole_values(text, code_spans):  # "us-east-1" differs from "eu-central-1" as a whole
+        keys.add(value)
+        specific.add(value)
+        names.add(value)
     for capitalised_run in runs:
         initials = "".join(word[0] for word in capitalised_run)
         keys.add(initials)
         counts["w:" + initials] = counts.get("w:" + initials, 0) + _KIND_WEIGHTS["name"]
-    for word in words:
-        padded = f" {word} "
-        for i in range(len(padded) - 3):
-            gram = "c:" + padded[i:i + 4]
-            counts[gram] = counts.get(gram, 0) + _NGRAM_WEIGHT
     weights: dict[int, int] = {}
     mask = (1 << _BUCKET_BITS) - 1
     for feature, weight in counts.items():
@@ -793,12 +848,13 @@ def _projection_row(dims: int, seed: int, bucket: int) -> int:
     import random
 
     rng = random.Random(seed * (1 << _BUCKET_BITS) + bucket)
-    gaussians: list[float] = []
-    while len(gaussians) < dims:  # Box-Muller: two uniforms give two independent normals
-        radius = math.sqrt(-2.0 * math.log(1.0 - rng.random()))
-        angle = 2.0 * math.pi * rng.random()
-        gaussians += (radius * math.cos(angle), radius * math.sin(angle))
-    return _pack([round(g * (1 << _ROW_SCALE_BITS)) + _ROW_OFFSET for g in gaussians[:dims]])
+    uniforms = [rng.random() for _ in range(dims + dims % 2)]
+    # Box-Muller: each pair of uniforms (u, v) gives two independent standard normals.
+    radii = [math.sqrt(-2.0 * math.log(1.0 - u)) for u in uniforms[0::2]]
+    angles = [2.0 * math.pi * v for v in uniforms[1::2]]
+    gaussians = [r * math.cos(a) for r, a in zip(radii, angles)] + [r * math.sin(a) for r, a in zip(radii, angles)]
+    scale, offset = float(1 << _ROW_SCALE_BITS), _ROW_OFFSET + 0.5
+    return _pack([int(g * scale + offset) for g in gaussians[:dims]])  # rounds half up: every value is positive
 
 
 class RandomProjections:
@@ -926,7 +982,7 @@ def _unmatched(tokens: frozenset[str], one: _Analysis, other: _Analysis) -> set[
 
 
 def _specifics_differ(old: _Analysis, new: _Analysis, surest: bool = False) -> bool:
-    """Does each side hold a specific token the other lacks? ``surest`` counts only numbers and names."""
+    """Does each side hold a specific token the other lacks? ``surest`` counts only names and identifiers."""
     return bool(_unmatched(old.names if surest else old.specific, old, new)) and bool(
         _unmatched(new.names if surest else new.specific, new, old))
 
@@ -1003,8 +1059,8 @@ class MergeDetector:
 # fsync of the directory). Reads need no lock: a rename is atomic, so a reader
 # sees the old file or the new one, never a mix.
 
-_SEP_LINE = re.compile(r"^[ \t]*§[ \t]*$", re.MULTILINE)
-_SURROGATE = re.compile("[\ud800-\udfff]")
+_SEP_LINE = _Regex(r"^[ \t]*§[ \t]*$", re.MULTILINE)
+_SURROGATE = _Regex("[\ud800-\udfff]")
 _LOCK_NAME = ".lock"
 
 
@@ -1751,7 +1807,7 @@ _CONSOLIDATE_SYSTEM = (
     "command; never invent or generalise. Each entry is one or two plain sentences. Reply with a JSON array of "
     "strings, the new entries, and nothing else."
 )
-_SENTENCE = re.compile(r"[^.!?;\n]+(?:[.!?;]+|$)")
+_SENTENCE = _Regex(r"[^.!?;\n]+(?:[.!?;]+|$)")
 
 
 def _merge_text(existing: str, new: str) -> str:
