@@ -1529,39 +1529,31 @@ class MergeGoesIntoTheRightEntry(ManagerTestCase):
         self.assertIn("search", stored[1])
         self.assertEqual(len(stored), 2)
 
+    def while_deciding(self, memory, change):
+        """Run ``change`` after add_fact has read the file and before it writes: another process at work."""
+        fit = memory._detectors["env"].fit
+
+        def fit_then_change(corpus):
+            fit(corpus)
+            change(am.FactStore(self.mem))
+
+        return mock.patch.object(memory._detectors["env"], "fit", side_effect=fit_then_change)
+
     def test_the_merge_follows_its_entry_if_another_process_moved_it(self):
         memory = self.manager()
         self.seed(memory, "env", ["Redis 7 runs on port 6379.", "Postgres 15 runs in Docker on port 5432."])
-        entries = memory._facts.entries("env")
-        original_entries = memory._facts.entries
-        # between the read and the write, another process removes the first entry
-        with mock.patch.object(memory._facts, "entries", side_effect=lambda t: original_entries(t)):
-            detector_fit = memory._detectors["env"].fit
-
-            def fit_then_interfere(corpus):
-                detector_fit(corpus)
-                am.FactStore(self.mem).remove("env", "Redis")
-
-            with mock.patch.object(memory._detectors["env"], "fit", side_effect=fit_then_interfere):
-                result = memory.add_fact("env", "PostgreSQL 15 runs in a Docker container on port 5432 (db `shopdb`).")
-        self.assertEqual(result.action, "merged")
-        self.assertEqual(result.index, 0)
-        self.assertEqual(len(memory._facts.entries("env")), 1)
-        self.assertNotEqual(entries, memory._facts.entries("env"))
+        with self.while_deciding(memory, lambda store: store.remove("env", "Redis")):
+            result = memory.add_fact("env", "PostgreSQL 15 runs in a Docker container on port 5432 (db `shopdb`).")
+        self.assertEqual((result.action, result.index), ("merged", 0))
+        self.assertEqual(memory._facts.entries("env"), [result.entry])
 
     def test_an_entry_deleted_meanwhile_turns_the_merge_into_an_add(self):
         memory = self.manager()
-        self.seed(memory, "env", ["Postgres 15 runs in Docker on port 5432."])
-        detector_fit = memory._detectors["env"].fit
-
-        def fit_then_delete(corpus):
-            detector_fit(corpus)
-            am.FactStore(self.mem).remove("env", "Postgres")
-
-        with mock.patch.object(memory._detectors["env"], "fit", side_effect=fit_then_delete):
+        self.seed(memory, "env", ["Postgres 15 runs in Docker on port 5432.", "Redis 7 runs on port 6379."])
+        with self.while_deciding(memory, lambda store: store.remove("env", "Postgres")):
             result = memory.add_fact("env", "PostgreSQL 15 runs in a Docker container on port 5432 (db `shopdb`).")
-        self.assertEqual(result.action, "added")
-        self.assertEqual(memory._facts.entries("env"), [result.entry])
+        self.assertEqual((result.action, result.index), ("added", 1))
+        self.assertEqual(memory._facts.entries("env"), ["Redis 7 runs on port 6379.", result.entry])
 
 
 class MergedTextLosesNothing(unittest.TestCase):
