@@ -52,7 +52,7 @@ import time
 import unicodedata
 from collections import deque
 from pathlib import Path
-from typing import Any, Callable, Iterator, Mapping, NamedTuple, Protocol, Sequence, runtime_checkable
+from typing import Any, Callable, Iterable, Iterator, Mapping, NamedTuple, Protocol, Sequence, runtime_checkable
 
 __all__ = [
     "ADD_THRESHOLD",
@@ -72,8 +72,13 @@ __all__ = [
     "MatchError",
     "MemoryConfig",
     "MemoryDisabledError",
+    "MemoryManager",
+    "MergeDetector",
     "OpenAIClient",
+    "RandomProjections",
     "ScanError",
+    "WriteResult",
+    "cosine",
     "format_buffer_line",
     "llm_from_env",
     "scan_content",
@@ -607,6 +612,20 @@ after before during while up down out off again once e g i e etc user users proj
 """.split())
 _NEGATIONS = frozenset("not no never without nor dislike dislikes disliked hate hates avoid avoids n't don't "
                        "doesn't isn't aren't won't can't cannot".split())
+# Words whose opposite flips a fact: "lint before every commit" is not "lint after every commit".
+_OPPOSITE_PAIRS = [
+    ("before", "after"), ("up", "down"), ("on", "off"), ("in", "out"), ("more", "less"), ("more", "fewer"),
+    ("higher", "lower"), ("above", "below"), ("min", "max"), ("minimum", "maximum"), ("enable", "disable"),
+    ("enabled", "disabled"), ("allow", "deny"), ("allowed", "forbidden"), ("include", "exclude"),
+    ("increase", "decrease"), ("true", "false"), ("yes", "no"), ("always", "never"), ("public", "private"),
+    ("internal", "external"), ("sync", "async"), ("start", "stop"), ("open", "closed"), ("first", "last"),
+    ("light", "dark"), ("tabs", "spaces"), ("only", "also"), ("all", "some"), ("all", "none"),
+    ("early", "late"), ("earlier", "later"), ("morning", "evening"), ("weekdays", "weekends"),
+]
+_OPPOSITES: dict[str, set[str]] = {}
+for _one, _other in _OPPOSITE_PAIRS:
+    _OPPOSITES.setdefault(_one, set()).add(_other)
+    _OPPOSITES.setdefault(_other, set()).add(_one)
 _SYNONYM_GROUPS = [
     "prefer like likes love want wants rather favor favour enjoy",
     "dislike hate avoid",
@@ -648,7 +667,6 @@ _TIME_RANGE_12H = _Regex(r"\b(\d{1,2})(?::(\d\d))?(\s?[–-]\s?|\s to\s)(?=\d{1,
                              re.IGNORECASE)
 _TIME_12H = _Regex(r"\b(\d{1,2})(?::(\d\d))?\s?([ap])\.?m\b\.?", re.IGNORECASE)
 _ATOM = _Regex(r"\b[vV]?\d+(?:[.,:/]\d+)+|[^\W_]+(?:['’]s\b)?")
-_CODE_SPAN = _Regex(r"`[^`]*`|\S*[/\\]\S*|\S+\.\S+|\S+_\S+")
 _SENTENCE_END = _Regex(r"[.;:!?](?:\s|$)")
 _UPDATE_MARKERS = _Regex(
     r"\b(?:now|moved|switched|changed|upgraded|downgraded|bumped|raised|increased|decreased|reduced|lowered|cut|"
@@ -683,8 +701,33 @@ def _word_key(word: str) -> str:
 
 
 _COMPOUND = _Regex(r"[^\W_]+(?:[-.][^\W_]+)+")
+_FOLDED_WORD = _Regex(r"[a-z'’]+")
+_TOKEN = _Regex(r"\S+")
+_BACKTICKS = _Regex(r"`[^`]*`")
+_NOT_IDENTIFIER = _Regex(r"[^\w.-]+")
 _NUMBER_NOISE = _Regex(r"^v(?=\d)|^0(?=\d:)|:00$|(?<=\d)(?:st|nd|rd|th)$")
 _NUMBER_AND_UNIT = _Regex(r"v?\d+(?:[.,]\d+)*(?:-[^\W\d_]+)?")
+
+
+def _code_spans(text: str) -> list[tuple[int, int]]:
+    """Where code is: backticked text, and words holding a path, a dotted name or an underscore."""
+    spans = [match.span() for match in _BACKTICKS.finditer(text)]
+    for match in _TOKEN.finditer(text):  # token by token: linear, however long a token is
+        token = match.group().strip(".,;:!?()[]\"'")
+        if "/" in token or "\\" in token or "_" in token or "." in token:
+            spans.append(match.span())
+    return spans
+
+
+def _inside(spans: list[tuple[int, int]], first: int, position: int) -> bool:
+    """Is ``position`` inside one of the sorted ``spans``, looking from ``spans[first]`` on?"""
+    for index in range(first, len(spans)):
+        start, end = spans[index]
+        if start > position:
+            return False
+        if position < end:
+            return True
+    return False
 
 
 def _whole_values(text: str, code_spans: list[tuple[int, int]]) -> set[str]:
@@ -694,10 +737,12 @@ def _whole_values(text: str, code_spans: list[tuple[int, int]]) -> set[str]:
         span = text[start:end].strip("`'\"()[]<>,;:.")
         if "/" in span:
             values.add(span.casefold().rstrip("/"))
-    for match in _COMPOUND.finditer(text):
-        compound = match.group().casefold()
-        if any(c.isdigit() for c in compound) and not _NUMBER_AND_UNIT.fullmatch(compound):
-            values.add(compound)
+    for match in _TOKEN.finditer(text):
+        for piece in _NOT_IDENTIFIER.split(match.group().casefold()):
+            piece = piece.strip(".-")
+            if (any(c.isdigit() for c in piece) and _COMPOUND.fullmatch(piece)
+                    and not _NUMBER_AND_UNIT.fullmatch(piece)):
+                values.add(piece)
     return values
 
 
@@ -727,25 +772,39 @@ class _Analysis(NamedTuple):
     specific: frozenset[str]  # numbers, identifiers, capitalised words: what may tell facts apart
     names: frozenset[str]  # the surest of them: names inside a sentence, URLs, paths, identifiers
     runs: tuple[tuple[str, ...], ...]  # runs of capitalised words, for initials
+    polar: frozenset[str]  # words with an opposite: "before", "after", "enabled", …
     negated: bool
     updating: bool  # says that something changed: "now", "moved to", "no longer"
 
 
-@functools.lru_cache(maxsize=4096)
 def _analyse(text: str) -> _Analysis:
+    """The features and tokens of ``text``; short texts (facts) are cached."""
+    return _analyse_cached(text) if len(text) <= 1000 else _analyse_text(text)
+
+
+@functools.lru_cache(maxsize=4096)
+def _analyse_cached(text: str) -> _Analysis:
+    return _analyse_text(text)
+
+
+def _analyse_text(text: str) -> _Analysis:
     import zlib
 
     text = unicodedata.normalize("NFKC", text)
     text = _TIME_12H.sub(_twenty_four_hour, _TIME_RANGE_12H.sub(_range_start, text))
     for pattern, replacement in _PHRASES:
         text = pattern.sub(replacement, text)
-    code_spans = [match.span() for match in _CODE_SPAN.finditer(text)]
+    code_spans = _code_spans(text)
+    code_ends = sorted(code_spans)  # walked once alongside the atoms, which come in order
+    code_at = 0
     counts: dict[str, int] = {}
     keys, specific, names, runs, run = set(), set(), set(), [], []
     sentence_start, previous_end = True, 0
     for match in _ATOM.finditer(text):
         atom = match.group()
         gap = text[previous_end:match.start()]
+        while code_at < len(code_ends) and code_ends[code_at][1] <= match.start():
+            code_at += 1
         if _SENTENCE_END.search(gap):
             sentence_start = True
         if gap.strip(" -"):  # a run of capitalised words is broken by punctuation
@@ -753,18 +812,20 @@ def _analyse(text: str) -> _Analysis:
                 runs.append(tuple(run))
             run = []
         previous_end = match.end()
-        lowered = re.sub(r"['’]s$", "", atom.casefold())
+        lowered = atom.casefold()
+        if lowered.endswith(("'s", "’s")):
+            lowered = lowered[:-2]
         capitalised = atom[0].isupper()
-        if any(char.isdigit() for char in lowered):
+        if not lowered.isalpha():  # atoms are letters or digits: this one holds a digit
             kind, key = "number", _number_key(lowered)
-        elif re.fullmatch(r"[A-Z]{2,}s?", atom):  # an acronym: "LTS" stays, "PRs" is "pr"
-            acronym = lowered[:-1] if atom.endswith("s") else lowered
+        elif atom.isupper() and len(atom) >= 2 or atom[-1] == "s" and len(atom) >= 3 and atom[:-1].isupper():
+            acronym = lowered[:-1] if atom.endswith("s") else lowered  # "LTS" stays, "PRs" is "pr"
             kind, key = "name", _SYNONYMS.get(acronym, acronym)
         else:
             key = _word_key(lowered)
             if key.isdigit():  # "three" is 3
                 kind = "number"
-            elif any(start <= match.start() < end for start, end in code_spans):
+            elif _inside(code_ends, code_at, match.start()):
                 kind = "code"
             elif capitalised and not sentence_start:
                 kind = "name"
@@ -800,7 +861,7 @@ def _analyse(text: str) -> _Analysis:
     for feature, weight in counts.items():
         bucket = zlib.crc32(feature.encode("utf-8")) & mask
         weights[bucket] = weights.get(bucket, 0) + weight
-    folded = text.casefold()
+    folded_words = _FOLDED_WORD.findall(text.casefold())
     return _Analysis(
         weights=weights,
         features=frozenset(weights),
@@ -808,7 +869,8 @@ def _analyse(text: str) -> _Analysis:
         specific=frozenset(specific),
         names=frozenset(names),
         runs=tuple(runs),
-        negated=any(word in _NEGATIONS for word in re.findall(r"[a-z'’]+", folded)),
+        polar=frozenset(word for word in folded_words if word in _OPPOSITES),
+        negated=any(word in _NEGATIONS for word in folded_words),
         updating=bool(_UPDATE_MARKERS.search(text)),
     )
 
@@ -842,9 +904,22 @@ def _unpack(number: int, width: int) -> Sequence[int]:
     return columns
 
 
-@functools.lru_cache(maxsize=16384)
+_ROWS: dict[tuple[int, int, int], int] = {}
+_ROW_CACHE_COLUMNS = 1 << 22  # about 32 MiB of packed rows, whatever the dims
+
+
 def _projection_row(dims: int, seed: int, bucket: int) -> int:
-    """Row ``bucket`` of the seeded Gaussian matrix, quantised and packed."""
+    """Row ``bucket`` of the seeded Gaussian matrix, quantised and packed (cached)."""
+    key = (dims, seed, bucket)
+    row = _ROWS.get(key)
+    if row is None:
+        if len(_ROWS) * dims >= _ROW_CACHE_COLUMNS:
+            _ROWS.clear()  # crude, but rows are cheap to remake and the budget is rarely reached
+        row = _ROWS[key] = _make_row(dims, seed, bucket)
+    return row
+
+
+def _make_row(dims: int, seed: int, bucket: int) -> int:
     import random
 
     rng = random.Random(seed * (1 << _BUCKET_BITS) + bucket)
@@ -878,10 +953,12 @@ class RandomProjections:
         self._fitted: dict[str, int] = {}  # text -> how many times the corpus holds it
         self._frequency: dict[int, int] = {}  # feature -> fitted texts holding it
         self._holders: dict[int, set[str]] = {}  # feature -> distinct fitted texts holding it
-        self._vectors: dict[str, list[float]] = {}  # fitted text -> its vector under current weights
+        self._vectors: dict[str, tuple[float, ...]] = {}  # fitted text -> its vector under current weights
 
     def fit(self, corpus: Sequence[str]) -> None:
         """Count feature document frequencies over ``corpus`` (a list of texts)."""
+        if isinstance(corpus, (str, bytes)) or not isinstance(corpus, Iterable):
+            raise InvalidInputError(f"corpus must be a list of strings, got {type(corpus).__name__}")
         wanted: dict[str, int] = {}
         for text in corpus:
             if not isinstance(text, str):
@@ -917,8 +994,8 @@ class RandomProjections:
         """The unit-length vector of ``text``."""
         return list(self._embed(text))
 
-    def _embed(self, text: str) -> list[float]:
-        """Like ``embed`` but returns the cached list itself for fitted texts; do not modify it."""
+    def _embed(self, text: str) -> tuple[float, ...]:
+        """Like ``embed``, as a tuple (math.dist reads tuples fastest); cached for fitted texts."""
         if not isinstance(text, str):
             raise InvalidInputError(f"text must be a string, got {type(text).__name__}")
         cached = self._vectors.get(text)
@@ -934,7 +1011,7 @@ class RandomProjections:
         # Columns stay below 2**64: |value| < 2**20 and total is far below 2**43.
         values = [column - total * _ROW_OFFSET for column in _unpack(packed, self.dims)]
         norm = math.sqrt(sum(map(operator.mul, values, values)))  # exact integer sum, one rounding
-        vector = [value / norm for value in values] if norm else [0.0] * self.dims
+        vector = tuple([value / norm for value in values]) if norm else (0.0,) * self.dims
         if text in self._fitted:
             self._vectors[text] = vector
         return vector
@@ -951,9 +1028,16 @@ def cosine(a: Sequence[float], b: Sequence[float]) -> float:
     return max(-1.0, min(1.0, sum(map(operator.mul, a, b)) / (norm_a * norm_b)))
 
 
-def _unit_cosine(a: Sequence[float], b: Sequence[float]) -> float:
-    """``cosine`` for two unit vectors, via the distance between them (one C call)."""
-    return max(-1.0, min(1.0, 1.0 - math.dist(a, b) ** 2 / 2.0))
+def _unit_cosines(query: Sequence[float], vectors: list[tuple[float, ...]]) -> list[float]:
+    """``cosine`` of ``query`` with each of ``vectors``, all from ``embed`` (unit length or all zeros).
+
+    For unit vectors the cosine is 1 - distance**2 / 2, and math.dist is one C call.
+    """
+    if not any(query):
+        return [0.0] * len(vectors)
+    dist = math.dist
+    return [max(-1.0, 1.0 - dist(query, vector) ** 2 / 2.0) if vector[0] or any(vector) else 0.0
+            for vector in vectors]
 
 
 # -------------------------------------------------------- merge detection ----
@@ -987,10 +1071,21 @@ def _specifics_differ(old: _Analysis, new: _Analysis, surest: bool = False) -> b
         _unmatched(new.names if surest else new.specific, new, old))
 
 
+def _opposed(a: _Analysis, b: _Analysis) -> bool:
+    """Does one text use a word whose opposite the other uses ("before" / "after")?"""
+    return any(_OPPOSITES[word] & (b.polar - a.polar) for word in a.polar - b.polar)
+
+
+def _values_and_names(text: str) -> frozenset[str]:
+    """The numbers, names and identifiers of ``text``: what a faithful rewording must keep."""
+    analysis = _analyse(text)
+    return analysis.names | {token for token in analysis.specific if any(c.isdigit() for c in token)}
+
+
 def _conflict(old: str, new: str) -> bool:
-    """Do two texts disagree (values, names, negation), or does ``new`` announce a change?"""
+    """Do two texts disagree (values, names, negation, opposites), or does ``new`` announce a change?"""
     a, b = _analyse(old), _analyse(new)
-    return _specifics_differ(a, b) or a.negated != b.negated or b.updating
+    return _specifics_differ(a, b) or a.negated != b.negated or _opposed(a, b) or b.updating
 
 
 class MergeDetector:
@@ -999,13 +1094,15 @@ class MergeDetector:
     ``classify(entry)`` returns ``(action, index, similarity)`` against the
     fitted corpus, where similarity is the best cosine and index its entry:
 
-    - ``"merge"``: similarity >= merge_threshold and the two do not conflict;
-    - ``"judge"``: a conflicting pair however similar, and a new fact that
-      says something changed about a name or number of its best match, however
-      dissimilar: a question for an LLM;
-    - ``"add"``: otherwise, similarity <= add_threshold, or a middle-band
-      sibling fact (different numbers or names, nothing saying "changed");
-    - ``"judge"``: the rest of the middle band;
+    - ``"merge"``: similarity >= merge_threshold and the two do not conflict
+      (no differing number, name or identifier, negation or opposite word, and
+      nothing saying "changed");
+    - ``"judge"``, a question for an LLM: a conflicting pair however similar; a
+      new fact that says something changed about a name or number of its best
+      match however dissimilar; the rest of the band between the thresholds;
+    - ``"add"``: similarity <= add_threshold, or a sibling fact between the
+      thresholds (a different name or identifier on each side, nothing saying
+      "changed");
     - ``"nobody"``: the corpus is empty (index -1, similarity 0.0).
     """
 
@@ -1019,11 +1116,15 @@ class MergeDetector:
         self.add_threshold = float(add_threshold)
         self._projections = RandomProjections(dims)
         self._corpus: list[str] = []
-        self._vectors: list[list[float]] = []
+        self._vectors: list[tuple[float, ...]] = []
 
     def fit(self, corpus: Sequence[str]) -> None:
         """Compare later entries with ``corpus``; vectors of unchanged texts are reused."""
+        if isinstance(corpus, (str, bytes)) or not isinstance(corpus, Iterable):
+            raise InvalidInputError(f"corpus must be a list of strings, got {type(corpus).__name__}")
         corpus = list(corpus)
+        if corpus == self._corpus:
+            return
         self._projections.fit(corpus)
         self._corpus = corpus
         self._vectors = [self._projections._embed(text) for text in corpus]
@@ -1035,7 +1136,7 @@ class MergeDetector:
         if not self._corpus:
             return "nobody", -1, 0.0
         query = self._projections._embed(entry)
-        similarities = [_unit_cosine(query, vector) for vector in self._vectors]
+        similarities = _unit_cosines(query, self._vectors)
         best = max(range(len(similarities)), key=similarities.__getitem__)
         similarity = similarities[best]
         old, new = _analyse(self._corpus[best]), _analyse(entry)
@@ -1095,7 +1196,11 @@ def _check_entry(content: str) -> str:
 
 
 def _parse_entries(text: str) -> list[str]:
-    return [entry.strip() for entry in _SEP_LINE.split(text) if entry.strip()]
+    if text.count("§") == text.count(ENTRY_SEP):  # the usual file: every § is a plain separator line
+        parts = text.split(ENTRY_SEP)
+    else:  # a hand-edited file, or a § inside an entry
+        parts = _SEP_LINE.split(text)
+    return [entry.strip() for entry in parts if entry and not entry.isspace()]
 
 
 def _decode(path: Path, data: bytes) -> str:
@@ -1175,7 +1280,8 @@ def _atomic_write(path: Path, text: str) -> None:
 @contextlib.contextmanager
 def _locked(directory: Path) -> Iterator[None]:
     """Hold the directory's cross-process lock (creating the directory if needed)."""
-    _make_dir(directory)
+    if not os.path.isdir(directory):
+        _make_dir(directory)
     try:
         fd = os.open(directory / _LOCK_NAME, os.O_RDWR | os.O_CREAT, 0o600)
     except OSError as exc:
@@ -1226,11 +1332,12 @@ class FactStore:
             if type(cap) is not int or cap <= 0:
                 raise InvalidInputError(f"{name} must be a positive integer, got {cap!r}")
         self._dir = Path(directory).expanduser()
+        self._paths = {target: self._dir / f"{target}.md" for target in _TARGETS}
         self._caps = {"user": cap_user, "env": cap_env}
 
     def _path(self, target: str) -> Path:
         """The file that holds ``target``'s entries."""
-        return self._dir / f"{_check_target(target)}.md"
+        return self._paths[_check_target(target)]
 
     def read(self, target: str) -> str:
         """The whole file, stripped, with ``\\n`` line endings; ``""`` if it does not exist."""
@@ -1417,6 +1524,7 @@ class LLMClient(Protocol):
 
 
 _RETRY_STATUSES = frozenset({408, 409, 429})
+_HEADER_SAFE = _Regex(r"[!-~]+")
 _MAX_REPLY_BYTES = 8 * 1024 * 1024
 _MAX_RETRY_AFTER = 20.0
 _BACKOFF_BASE = 0.5
@@ -1445,8 +1553,8 @@ class _HTTPClient:
         base_url = self._default_base_url if base_url is None else base_url
         if not isinstance(base_url, str) or not re.match(r"https?://[^\s/]", base_url):
             raise InvalidInputError(f"base_url must start with http:// or https://, got {base_url!r}")
-        if api_key is not None and (not isinstance(api_key, str) or not api_key.strip()):
-            raise InvalidInputError("api_key must be a non-empty string or None")
+        if api_key is not None and (not isinstance(api_key, str) or not _HEADER_SAFE.fullmatch(api_key.strip())):
+            raise InvalidInputError("api_key must be a non-empty string of printable ASCII without spaces, or None")
         if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or not 0 < timeout < math.inf:
             raise InvalidInputError(f"timeout must be a positive number of seconds, got {timeout!r}")
         for name, value in (("max_retries", max_retries), ("max_tokens", max_tokens)):
@@ -1470,7 +1578,12 @@ class _HTTPClient:
         """Send one system + user message; return the reply text or raise ``LLMError``."""
         if not isinstance(system, str) or not isinstance(user, str):
             raise InvalidInputError("system and user must be strings")
-        return self._extract(self._post(system, user))
+        try:
+            return self._extract(self._post(system, user))
+        except LLMError as error:
+            failure = error
+        # Raised outside the handler, so no unredacted original rides along as __context__.
+        raise LLMError(self._redact(str(failure)), failure.status)
 
     # -- provider specifics -------------------------------------------------
 
@@ -1556,7 +1669,7 @@ class _HTTPClient:
             raise _Retryable(f"{where} failed: {type(error).__name__}: {error or 'timed out'}", None) from None
         try:
             return json.loads(raw)
-        except ValueError:
+        except (ValueError, RecursionError):
             raise LLMError(self._redact(
                 f"{where} answered HTTP {status} with a body that is not JSON: {_preview(raw.decode('utf-8', 'replace'), 80)!r}; "
                 "check that base_url points at the API, not a web page"), status) from None
@@ -1570,7 +1683,7 @@ def _read_bounded(response: Any, deadline: float) -> bytes:
     """Read a reply body, refusing more than 8 MiB or reading past the deadline."""
     chunks, size = [], 0
     while True:
-        chunk = response.read(65536)
+        chunk = response.read1(65536)  # returns what has arrived, so a trickling server meets the deadline
         if not chunk:
             return b"".join(chunks)
         chunks.append(chunk)
@@ -1588,7 +1701,7 @@ def _error_detail(raw: bytes) -> tuple[str, Any]:
     text = raw.decode("utf-8", "replace").strip()
     try:
         parsed = json.loads(text)
-    except ValueError:
+    except (ValueError, RecursionError):
         return (_preview(text, 300) or "no details"), None
     error = parsed.get("error", parsed) if isinstance(parsed, dict) else parsed
     if isinstance(error, dict):
@@ -1659,7 +1772,8 @@ class OpenAIClient(_HTTPClient):
         return f"{self.base_url}/chat/completions", headers, body
 
     def _adapt(self, status: int, error: Any) -> bool:
-        param = error.get("error", {}).get("param") if isinstance(error, dict) else None
+        detail = error.get("error") if isinstance(error, dict) else None
+        param = detail.get("param") if isinstance(detail, dict) else None
         if param == "max_tokens" and self._token_param == "max_tokens":
             self._token_param = "max_completion_tokens"
             return True
@@ -1676,8 +1790,8 @@ class OpenAIClient(_HTTPClient):
             raise LLMError(f"{self._kind} at {self.base_url} sent a reply without choices[0].message: "
                            f"{_preview(str(reply), 120)!r}", 200) from None
         if isinstance(content, list):  # a list of content parts
-            content = "".join(part.get("text", "") for part in content
-                              if isinstance(part, dict) and part.get("type") in ("text", None))
+            content = "".join(part["text"] for part in content if isinstance(part, dict)
+                              and part.get("type") in ("text", None) and isinstance(part.get("text"), str))
         if not isinstance(content, str) or not content.strip():
             refusal = message.get("refusal") if isinstance(message, dict) else None
             why = f"the model refused: {_preview(str(refusal), 120)}" if refusal else "the reply holds no text"
@@ -1715,8 +1829,8 @@ class AnthropicClient(_HTTPClient):
         if not isinstance(blocks, list):
             raise LLMError(f"{self._kind} at {self.base_url} sent a reply without content blocks: "
                            f"{_preview(str(reply), 120)!r}", 200)
-        text = "".join(block.get("text", "") for block in blocks
-                       if isinstance(block, dict) and block.get("type") == "text")
+        text = "".join(block["text"] for block in blocks if isinstance(block, dict)
+                       and block.get("type") == "text" and isinstance(block.get("text"), str))
         if not text.strip():
             raise LLMError(f"{self._kind} at {self.base_url}: the reply holds no text "
                            f"(stop_reason {reply.get('stop_reason')!r})", 200)
@@ -1807,15 +1921,16 @@ _CONSOLIDATE_SYSTEM = (
     "command; never invent or generalise. Each entry is one or two plain sentences. Reply with a JSON array of "
     "strings, the new entries, and nothing else."
 )
-_SENTENCE = _Regex(r"[^.!?;\n]+(?:[.!?;]+|$)")
+# Where a fact splits into clauses: after a sentence's end (not inside "1.6.2"), at semicolons, commas, lines.
+_CLAUSE_BREAK = _Regex(r"(?<=[.!?])\s+|[;\n]\s*|,\s+")
 
 
 def _merge_text(existing: str, new: str) -> str:
     """One entry that says everything both say, without repeating either.
 
     If one already holds every content word of the other, it is kept as it is
-    (the fuller one wins). Otherwise the sentences of ``new`` that add
-    something are appended to ``existing``.
+    (the fuller one wins). Otherwise the clauses of ``new`` that add something
+    are appended to ``existing``; clauses it already says are left out.
     """
     old_keys, new_keys = _analyse(existing).keys, _analyse(new).keys
     if new_keys <= old_keys:
@@ -1823,23 +1938,33 @@ def _merge_text(existing: str, new: str) -> str:
     if old_keys <= new_keys:
         return new
     missing = new_keys - old_keys
-    extra = [s.strip() for s in _SENTENCE.findall(new) if _analyse(s).keys & missing]
-    joined = " ".join(extra) or new
-    return existing + ("" if existing.endswith((".", "!", "?")) else ".") + " " + joined
+    clauses = [clause.strip().rstrip(".;,") for clause in _CLAUSE_BREAK.split(new)]
+    extra = [clause for clause in clauses if clause and _analyse(clause).keys & missing]
+    merged = existing.rstrip(" .;,") + "; " + "; ".join(extra) + "."
+    if not new_keys <= _analyse(merged).keys:  # a clause lost its meaning alone: keep all of new
+        merged = existing.rstrip() + ("" if existing.rstrip().endswith((".", "!", "?")) else ".") + " " + new
+    return merged
 
 
 def _parse_json_list(reply: str) -> list[Any]:
     """The JSON array in an LLM reply, tolerating code fences and prose around it."""
     import json
 
-    text = re.sub(r"^\s*```[a-zA-Z]*\s*|\s*```\s*$", "", reply)
+    text = reply.strip()
+    if text.startswith("```"):  # a fenced block: drop the fence lines
+        text = text.partition("\n")[2].rstrip()
+        if text.endswith("```"):
+            text = text[:-3]
     try:
         value = json.loads(text)
-    except ValueError:  # prose around the array: take the outermost brackets
+    except (ValueError, RecursionError):  # prose around the array: take the outermost brackets
         start, end = text.find("["), text.rfind("]")
         if start < 0 or end < start:
             raise ValueError("no JSON array in the reply") from None
-        value = json.loads(text[start:end + 1])
+        try:
+            value = json.loads(text[start:end + 1])
+        except RecursionError:
+            raise ValueError("the reply's JSON is nested too deeply") from None
     if not isinstance(value, list):
         raise ValueError(f"the reply's JSON is {type(value).__name__}, not an array")
     return value
@@ -1888,6 +2013,7 @@ class MemoryManager:
         entries = self._facts.entries(target)
         if content in entries:
             return WriteResult("duplicate", content, entries.index(content), 1.0)
+        self._facts._check_size(target, [], [content])  # a fact longer than the cap can never fit
         action, index, similarity = "add", -1, None
         if self.config.merge_on_write and entries:
             detector = self._detectors[target]
@@ -1895,47 +2021,51 @@ class MemoryManager:
             action, index, similarity = detector.classify(content)
             if action == "judge":
                 action = self._judge(entries[index], content)
+        if action == "merge" and _conflict(entries[index], content):
+            # The LLM calls them one fact, but their values disagree: glued together they would
+            # contradict each other, and keeping one would drop the other's details. Keep both.
+            action = "add"
         if action == "merge":
-            if _conflict(entries[index], content):
-                action = "replace"  # "the same fact" with a different value: the newer one wins
-            else:
-                merged = _merge_text(entries[index], content)
-                if merged == entries[index]:
-                    return WriteResult("duplicate", merged, index, similarity)
-                scan_content(merged)
-                return self._store(target, entries[index], merged, "merged", similarity)
+            merged = _merge_text(entries[index], content)
+            if merged == entries[index]:
+                return WriteResult("duplicate", merged, index, similarity)
+            scan_content(merged)
+            return self._store(target, entries[index], merged, "merged", similarity, content)
         if action == "replace":
-            return self._store(target, entries[index], content, "replaced", similarity)
-        return self._store(target, None, content, "added", similarity)
+            return self._store(target, entries[index], content, "replaced", similarity, content)
+        return self._store(target, None, content, "added", similarity, content)
 
-    def _store(self, target: str, old: str | None, new: str, action: str, similarity: float | None) -> WriteResult:
+    def _store(self, target: str, old: str | None, new: str, action: str, similarity: float | None,
+               content: str) -> WriteResult:
         """Write ``new`` in place of ``old`` (or append it), re-reading the file under the lock.
 
-        If ``old`` vanished meanwhile (another process changed the file), ``new``
-        is appended instead, so nothing is lost.
+        ``new`` was decided on a read made without the lock. If ``old`` is gone
+        by the time the lock is held (another process changed it), the fact as
+        written, ``content``, is appended instead: nothing is lost, and a merge
+        is never applied to text it was not computed from.
         """
         outcome: dict[str, Any] = {}
 
         def edit(entries: list[str]) -> list[str]:
-            updated = list(entries)
-            if old is not None and old in updated and old != new:
+            updated, stored, done = list(entries), new, action
+            if old is not None and old in updated:
                 position = updated.index(old)
                 if new in updated:  # stored elsewhere meanwhile: keep that copy
                     del updated[position]
                 else:
                     updated[position] = new
-                done = action
-            elif new not in updated:
-                updated.append(new)
-                done = "added"
             else:
-                done = "duplicate"
-            outcome.update(action=done, index=updated.index(new))
+                stored, done = content, "added"
+                if content not in updated:
+                    updated.append(content)
+                else:
+                    done = "duplicate"
+            outcome.update(action=done, entry=stored, index=updated.index(stored))
             return updated
 
         self._facts._update(target, edit)
         previous = old if outcome["action"] in ("merged", "replaced") else None
-        return WriteResult(outcome["action"], new, outcome["index"], similarity, previous)
+        return WriteResult(outcome["action"], outcome["entry"], outcome["index"], similarity, previous)
 
     def _judge(self, existing: str, new: str) -> str:
         """Ask the LLM whether ``new`` merges into, replaces, or adds to ``existing``."""
@@ -1972,7 +2102,8 @@ class MemoryManager:
         """Let the LLM merge related entries of ``target``; returns the entries now stored.
 
         The reply must be a JSON array of strings (code fences and prose around
-        it are tolerated) with no more entries than before; every entry is
+        it are tolerated) with no more entries than before, still mentioning
+        every number, name and identifier of the old entries; every entry is
         scanned and the result must fit the cap. Anything else raises and leaves
         the file unchanged, as does a change to the file during the call.
         """
@@ -2014,6 +2145,11 @@ class MemoryManager:
         if len(consolidated) > len(entries):
             raise AgentMemoryError(f"{refused}the LLM returned {len(consolidated)} entries for {len(entries)}; "
                                    "consolidation may only merge entries")
+        kept = _analyse("\n".join(consolidated))
+        lost = sorted({token for entry in entries for token in _unmatched(_values_and_names(entry), _analyse(entry), kept)})
+        if lost:
+            raise AgentMemoryError(f"{refused}the LLM's entries no longer mention {', '.join(lost[:8])}; "
+                                   "consolidation may merge entries but not drop facts")
 
         def edit(current: list[str]) -> list[str]:
             if current != entries:

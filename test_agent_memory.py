@@ -80,8 +80,16 @@ class ModuleUsesOnlyTheStandardLibrary(unittest.TestCase):
             self.assertEqual(os.listdir(cwd), [])
 
     def test_public_names_are_exported(self):
+        built_so_far = {  # the names of API.md this module implements today
+            "MERGE_THRESHOLD", "ADD_THRESHOLD", "DEFAULT_FACTS_LIMIT_USER", "DEFAULT_FACTS_LIMIT_ENV",
+            "DEFAULT_BUFFER_LINES", "ENTRY_SEP", "AgentMemoryError", "InvalidInputError", "ScanError",
+            "CapacityError", "MatchError", "MemoryDisabledError", "LLMError", "scan_content", "RandomProjections",
+            "cosine", "MergeDetector", "FactStore", "Buffer", "format_buffer_line", "LLMClient", "OpenAIClient",
+            "AnthropicClient", "llm_from_env", "MemoryConfig", "WriteResult", "MemoryManager"}
+        self.assertEqual(built_so_far - set(am.__all__), set())
         for name in am.__all__:
             self.assertTrue(hasattr(am, name), name)
+            self.assertFalse(name.startswith("_"), name)
         self.assertRegex(am.__version__, r"^\d+\.\d+\.\d+")
         self.assertEqual(am.ENTRY_SEP, "\n§\n")
         self.assertEqual((am.MERGE_THRESHOLD, am.ADD_THRESHOLD), (0.7, 0.3))
@@ -491,12 +499,15 @@ HOSTILE = textwrap.dedent("""
             am.scan_content(text)
         except am.ScanError:
             pass
+    rp = am.RandomProjections(dims=8)  # the text features must stay linear too
+    for piece in ["b", "a-", "1", "a/", "a.", "x_", "1.", "from ", "3pm-", "`", "cat .env.", "<|im_start "]:
+        rp.embed((piece * (60_000 // len(piece) + 1))[:60_000])
     print(len(pieces))
 """)
 
 
 class ScanStaysLinearOnHostileInput(unittest.TestCase):
-    """A scan finishes on 60,000-character inputs built to make regexes backtrack.
+    """A scan (and an embedding) finishes on 60,000-character inputs built to make regexes backtrack.
 
     The battery runs in a child process with a limit a hundred times what it
     needs; catastrophic backtracking would blow through it.
@@ -882,8 +893,9 @@ SECRET_KEY = "sk-test-" + "Q7w9E2r4T6y8U0i1O3p5"
 class ScriptedServer:
     """A loopback HTTP server that plays back scripted replies and records requests.
 
-    Each reply is (status, body, headers, delay_seconds); body may be a dict
-    (sent as JSON), a str or bytes. When the script runs out, the last reply repeats.
+    Each reply is (status, body, headers, delay_seconds[, seconds_per_byte]); body
+    may be a dict (sent as JSON), a str or bytes. When the script runs out, the
+    last reply repeats.
     """
 
     def __init__(self, test: unittest.TestCase, replies: list[tuple]) -> None:
@@ -897,8 +909,8 @@ class ScriptedServer:
                 length = int(self.headers.get("Content-Length", 0))
                 server.requests.append({"path": self.path, "headers": self.headers,
                                         "body": json.loads(self.rfile.read(length) or b"null")})
-                status, body, headers, delay = (server.replies.pop(0) if len(server.replies) > 1
-                                                else server.replies[0])
+                status, body, headers, delay, *trickle = (server.replies.pop(0) if len(server.replies) > 1
+                                                          else server.replies[0])
                 if delay:
                     server.stop.wait(delay)
                 payload = json.dumps(body).encode() if isinstance(body, (dict, list)) else (
@@ -909,7 +921,14 @@ class ScriptedServer:
                         self.send_header(name, value)
                     self.send_header("Content-Length", str(len(payload)))
                     self.end_headers()
-                    self.wfile.write(payload)
+                    if trickle:  # one byte at a time, each after a pause
+                        for byte in payload:
+                            if server.stop.wait(trickle[0]):
+                                return
+                            self.wfile.write(bytes([byte]))
+                            self.wfile.flush()
+                    else:
+                        self.wfile.write(payload)
                 except OSError:
                     pass  # the client gave up (timeout test)
 
@@ -1090,6 +1109,16 @@ class ClientsRetryWhatIsWorthRetrying(ClientTestCase):
         self.assertIn("timed out", str(caught.exception).lower())
 
 
+class ClientsBoundTheWholeReply(ClientTestCase):
+    def test_a_trickling_reply_ends_at_the_deadline(self):
+        server = ScriptedServer(self, [(200, openai_reply("a slow but steady answer"), {}, 0, 0.1)])
+        client = self.client(am.OpenAIClient, server, timeout=0.5, max_retries=0)
+        start = time.monotonic()
+        with self.assertRaises(am.LLMError):
+            client.simple_call("s", "u")
+        self.assertLess(time.monotonic() - start, 3.0, "the body took 10 s to arrive; the deadline is 0.5 s")
+
+
 class ClientsReportMalformedReplies(ClientTestCase):
     def test_malformed_replies_are_llm_errors(self):
         cases = [
@@ -1101,6 +1130,10 @@ class ClientsReportMalformedReplies(ClientTestCase):
             (am.AnthropicClient, ok({"content": []}), "no text"),
             (am.AnthropicClient, ok({"type": "message"}), "content"),
             (am.AnthropicClient, ok(b"\xff\xfe garbage"), "not JSON"),
+            (am.OpenAIClient, ok(b"[" * 100_000), "not JSON"),
+            (am.OpenAIClient, ok({"choices": [{"message": {"content": [{"type": "text", "text": None}]}}]}),
+             "no text"),
+            (am.AnthropicClient, ok({"content": [{"type": "text", "text": None}]}), "no text"),
         ]
         for cls, reply, words in cases:
             with self.subTest(cls=cls.__name__, reply=reply[1]):
@@ -1112,7 +1145,47 @@ class ClientsReportMalformedReplies(ClientTestCase):
                 self.assertEqual(len(server.requests), 1, "a malformed 200 is not retried")
 
 
+class ClientsExplainServerErrors(ClientTestCase):
+    def test_an_ollama_style_error_string(self):
+        server = ScriptedServer(self, [fail(400, {"error": "model 'llama9' not found"})])
+        with self.assertRaises(am.LLMError) as caught:
+            self.client(am.OpenAIClient, server).simple_call("s", "u")
+        self.assertEqual(caught.exception.status, 400)
+        self.assertIn("model 'llama9' not found", str(caught.exception))
+
+    def test_a_deeply_nested_error_body(self):
+        server = ScriptedServer(self, [fail(400, b"[" * 100_000)])
+        with self.assertRaises(am.LLMError):
+            self.client(am.OpenAIClient, server).simple_call("s", "u")
+
+
+def exception_chain_text(error: BaseException) -> str:
+    """Every message in an exception and everything chained to it, shown or not."""
+    texts, seen = [], set()
+    while error is not None and id(error) not in seen:
+        seen.add(id(error))
+        texts.append(f"{type(error).__name__}: {error} {error.args!r}")
+        error = error.__cause__ or error.__context__
+    return "\n".join(texts)
+
+
 class ClientsNeverLeakTheKey(ClientTestCase):
+    def test_the_key_is_not_in_any_chained_exception(self):
+        for reply in (fail(500, f"upstream rejected {SECRET_KEY}"), ok({"error": f"bad token {SECRET_KEY}"}),
+                      ok({"choices": [{"message": {"content": "", "refusal": f"no: {SECRET_KEY}"}}]}),
+                      fail(401, {"error": {"message": f"key {SECRET_KEY} revoked"}})):
+            with self.subTest(reply=reply[:2]):
+                server = ScriptedServer(self, [reply])
+                with self.assertRaises(am.LLMError) as caught:
+                    self.client(am.OpenAIClient, server, api_key=SECRET_KEY, max_retries=1).simple_call("s", "u")
+                self.assertNotIn(SECRET_KEY, exception_chain_text(caught.exception))
+
+    def test_a_key_that_cannot_be_a_header_is_refused_up_front(self):
+        for key in ("sk-first-line\nsecond-line", "sk-with space", "sk-ünïcode"):
+            with self.subTest(key=key), self.assertRaises(am.InvalidInputError) as caught:
+                am.OpenAIClient("m", api_key=key)
+            self.assertNotIn(key.strip(), str(caught.exception))
+
     def test_key_in_server_error_text_is_redacted(self):
         for cls in (am.OpenAIClient, am.AnthropicClient):
             with self.subTest(cls=cls.__name__):
@@ -1284,6 +1357,11 @@ class ProjectionsAreDeterministic(unittest.TestCase):
         a = am.RandomProjections(seed=1).embed("User prefers dark mode.")
         b = am.RandomProjections(seed=2).embed("User prefers dark mode.")
         self.assertNotEqual(a, b)
+
+    def test_a_corpus_must_be_a_list_of_strings(self):
+        for corpus in ("abc", None, 42, ["ok", 3]):
+            with self.subTest(corpus=corpus), self.assertRaises(am.InvalidInputError):
+                am.MergeDetector().fit(corpus)  # type: ignore[arg-type]
 
     def test_bad_parameters_are_invalid_input(self):
         for kwargs in ({"dims": 0}, {"dims": 10**6}, {"dims": 2.5}, {"seed": -1}, {"seed": "42"}):
@@ -1547,6 +1625,16 @@ class MergeGoesIntoTheRightEntry(ManagerTestCase):
         self.assertEqual((result.action, result.index), ("merged", 0))
         self.assertEqual(memory._facts.entries("env"), [result.entry])
 
+    def test_a_merge_is_never_applied_to_text_that_changed_meanwhile(self):
+        memory = self.manager()
+        old = "Postgres 15 runs in Docker on port 5432."
+        self.seed(memory, "env", [old])
+        new = "PostgreSQL 15 runs in a Docker container on port 5432 (db `shopdb`)."
+        with self.while_deciding(memory, lambda store: store.replace("env", "Postgres", old + " Backups nightly.")):
+            result = memory.add_fact("env", new)
+        self.assertEqual((result.action, result.entry), ("added", new))
+        self.assertEqual(memory._facts.entries("env"), [old + " Backups nightly.", new])
+
     def test_an_entry_deleted_meanwhile_turns_the_merge_into_an_add(self):
         memory = self.manager()
         self.seed(memory, "env", ["Postgres 15 runs in Docker on port 5432.", "Redis 7 runs on port 6379."])
@@ -1582,6 +1670,42 @@ class MergedTextLosesNothing(unittest.TestCase):
             self.assertEqual(snapshot(Path(tmp)), before)
 
 
+class MergesKeepEveryWord(ManagerTestCase):
+    def test_version_numbers_survive_a_merge(self):
+        merged = am._merge_text("Deploys go through Docker and Terraform and take a while.",
+                                "Deploys go through Docker and Terraform. Terraform 1.6.2 is pinned.")
+        self.assertIn("Terraform 1.6.2 is pinned", merged)
+        self.assertIn("take a while", merged)
+
+    def test_restatements_do_not_pile_up(self):
+        merged = "Deploys go through Docker and Terraform, with a manual approval."
+        for detail in ("taking about 20 minutes", "from the main branch"):
+            merged = am._merge_text(merged, f"Deploys go through Docker and Terraform, {detail}.")
+        self.assertEqual(merged.count("Docker and Terraform"), 1)
+        for words in ("manual approval", "20 minutes", "main branch"):
+            self.assertIn(words, merged)
+
+    def test_opposite_words_are_different_facts(self):
+        memory = self.manager()
+        memory.add_fact("env", "Run the linter before every commit.")
+        result = memory.add_fact("env", "Run the linter after every commit.")
+        self.assertEqual(result.action, "added")
+        memory.add_fact("env", "Scale the workers up at 9:00.")
+        self.assertEqual(memory.add_fact("env", "Scale the workers down at 9:00.").action, "added")
+
+    def test_texts_without_words_are_not_duplicates_of_each_other(self):
+        memory = self.manager()
+        memory.add_fact("user", "👍")
+        self.assertEqual(memory.add_fact("user", "🚫🍺").action, "added")
+        self.assertEqual(memory._facts.entries("user"), ["👍", "🚫🍺"])
+
+    def test_a_fact_longer_than_the_cap_is_refused_before_any_work(self):
+        memory = self.manager(facts_limit_user=100)
+        with mock.patch.object(am, "_analyse") as analyse, self.assertRaises(am.CapacityError):
+            memory.add_fact("user", "b" * 30_000)
+        analyse.assert_not_called()
+
+
 class TheJudgeBandAsksTheLLM(ManagerTestCase):
     OLD = "Staging deploys run on Fridays via GitHub Actions."
     NEW = "Staging deploys now run on Wednesdays via GitHub Actions."
@@ -1600,10 +1724,11 @@ class TheJudgeBandAsksTheLLM(ManagerTestCase):
         self.assertIn(self.OLD, llm.calls[0][1])
         self.assertIn(self.NEW, llm.calls[0][1])
 
-    def test_merge_of_conflicting_values_keeps_the_newer_value_only(self):
+    def test_merge_of_conflicting_values_keeps_both_facts(self):
+        # Glued together they would contradict each other; replacing would drop details of the old one.
         memory, result = self.add_with(scripted_llm("Merge."))
-        self.assertEqual(result.action, "replaced")
-        self.assertNotIn("Fridays", " ".join(memory._facts.entries("env")))
+        self.assertEqual(result.action, "added")
+        self.assertEqual(memory._facts.entries("env"), [self.OLD, "Tests run with `make test`.", self.NEW])
 
     def test_add(self):
         memory, result = self.add_with(scripted_llm("add"))
@@ -1681,7 +1806,9 @@ class ConsolidationNeverDamagesTheFile(ManagerTestCase):
             "non-string item": (json.dumps(["fine", 3]), am.AgentMemoryError, "item 2"),
             "separator smuggled": (json.dumps(["one\n§\ntwo"]), am.AgentMemoryError, "separator"),
             "empty": ("[]", am.AgentMemoryError, "no entries"),
-            "over cap": (json.dumps(["x" * 200]), am.CapacityError, "limit"),
+            "over cap": (json.dumps(["Postgres 15 runs in Docker on port 5432; tests run with `make test`. "
+                                     + "It is a very fine setup. " * 6]), am.CapacityError, "limit"),
+            "drops facts": (json.dumps(["Tests run with `make test`."]), am.AgentMemoryError, "5432"),
         }
         for label, (reply, error, words) in cases.items():
             with self.subTest(label):
