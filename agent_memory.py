@@ -787,56 +787,61 @@ def _analyse_cached(text: str) -> _Analysis:
     return _analyse_text(text)
 
 
-def _analyse_text(text: str) -> _Analysis:
-    import zlib
-
+def _normalise(text: str) -> str:
+    """NFKC, and one spelling for times and a few phrases: "3:30-4:30pm" is "15:30-16:30"."""
     text = unicodedata.normalize("NFKC", text)
     text = _TIME_12H.sub(_twenty_four_hour, _TIME_RANGE_12H.sub(_range_start, text))
     for pattern, replacement in _PHRASES:
         text = pattern.sub(replacement, text)
-    code_spans = _code_spans(text)
-    code_ends = sorted(code_spans)  # walked once alongside the atoms, which come in order
-    code_at = 0
+    return text
+
+
+def _atom_kind_and_key(atom: str, in_code: bool, sentence_start: bool) -> tuple[str, str]:
+    """What an atom is (number, name, code or word) and its normalised key."""
+    lowered = atom.casefold()
+    if lowered.endswith(("'s", "’s")):
+        lowered = lowered[:-2]
+    if not lowered.isalpha():  # atoms are letters or digits: this one holds a digit
+        return "number", _number_key(lowered)
+    if atom.isupper() and len(atom) >= 2 or atom[-1] == "s" and len(atom) >= 3 and atom[:-1].isupper():
+        acronym = lowered[:-1] if atom.endswith("s") else lowered  # "LTS" stays, "PRs" is "pr"
+        return "name", _SYNONYMS.get(acronym, acronym)
+    key = _word_key(lowered)
+    if key.isdigit():  # "three" is 3
+        return "number", key
+    if in_code:
+        return "code", key
+    if atom[0].isupper() and not sentence_start:
+        return "name", key
+    return "word", key
+
+
+def _analyse_text(text: str) -> _Analysis:
+    import zlib
+
+    text = _normalise(text)
+    code_spans = sorted(_code_spans(text))
+    code_at = 0  # walked once alongside the atoms, which come in order
     counts: dict[str, int] = {}
-    keys, specific, names, runs, run = set(), set(), set(), [], []
+    keys, specific, names = set(), set(), set()
+    runs: list[tuple[str, ...]] = []  # runs of capitalised words inside a sentence
+    run: list[str] = []
     sentence_start, previous_end = True, 0
     for match in _ATOM.finditer(text):
-        atom = match.group()
-        gap = text[previous_end:match.start()]
-        while code_at < len(code_ends) and code_ends[code_at][1] <= match.start():
+        atom, gap = match.group(), text[previous_end:match.start()]
+        previous_end = match.end()
+        while code_at < len(code_spans) and code_spans[code_at][1] <= match.start():
             code_at += 1
         if _SENTENCE_END.search(gap):
             sentence_start = True
-        if gap.strip(" -"):  # a run of capitalised words is broken by punctuation
-            if len(run) >= 2:
-                runs.append(tuple(run))
-            run = []
-        previous_end = match.end()
-        lowered = atom.casefold()
-        if lowered.endswith(("'s", "’s")):
-            lowered = lowered[:-2]
+        kind, key = _atom_kind_and_key(atom, _inside(code_spans, code_at, match.start()), sentence_start)
         capitalised = atom[0].isupper()
-        if not lowered.isalpha():  # atoms are letters or digits: this one holds a digit
-            kind, key = "number", _number_key(lowered)
-        elif atom.isupper() and len(atom) >= 2 or atom[-1] == "s" and len(atom) >= 3 and atom[:-1].isupper():
-            acronym = lowered[:-1] if atom.endswith("s") else lowered  # "LTS" stays, "PRs" is "pr"
-            kind, key = "name", _SYNONYMS.get(acronym, acronym)
-        else:
-            key = _word_key(lowered)
-            if key.isdigit():  # "three" is 3
-                kind = "number"
-            elif _inside(code_ends, code_at, match.start()):
-                kind = "code"
-            elif capitalised and not sentence_start:
-                kind = "name"
-            else:
-                kind = "word"
-        if capitalised and atom[0].isalpha() and not sentence_start:
-            run.append(key)
+        if capitalised and atom[0].isalpha() and not sentence_start and not gap.strip(" -"):
+            run.append(key)  # punctuation, a small word or a sentence start ends a run
         else:
             if len(run) >= 2:
                 runs.append(tuple(run))
-            run = []
+            run = [key] if capitalised and atom[0].isalpha() and not sentence_start else []
         sentence_start = False
         if key in _STOP_WORDS or key in _NEGATIONS:
             continue

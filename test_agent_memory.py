@@ -1240,6 +1240,8 @@ class ClientsHonourUrllibSettings(ClientTestCase):
         trusting = ssl.create_default_context(cafile=cert)
         client = am.OpenAIClient("m", base_url=base, ssl_context=trusting, max_retries=0)
         self.assertEqual(client.simple_call("s", "u"), "secure")
+        with mock.patch.dict(os.environ, {"SSL_CERT_FILE": cert}):  # urllib's default honours it too
+            self.assertEqual(am.OpenAIClient("m", base_url=base, max_retries=0).simple_call("s", "u"), "secure")
 
     def make_certificate(self):
         tmp = tempfile.mkdtemp()
