@@ -51,8 +51,9 @@ import sys
 import time
 import unicodedata
 from collections import deque
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import Any, Callable, Iterable, Iterator, Mapping, NamedTuple, Protocol, Sequence, runtime_checkable
+from typing import Any, NamedTuple, Protocol, runtime_checkable
 
 __all__ = [
     "ADD_THRESHOLD",
@@ -111,7 +112,7 @@ class _Regex:
         return getattr(self._compiled, name)
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _logger() -> Any:
     """The module's logger; ``logging`` is imported on first use to keep the import fast."""
     import logging
@@ -492,7 +493,7 @@ _RULE_TABLE = [
 ]
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _scan_rules() -> list[tuple[str, str, str, str, tuple[str, ...], re.Pattern[str]]]:
     """The rule table, compiled on first use to keep the import fast."""
     return [(threat, what, "folded" if view == "words" else view, view, triggers, re.compile(pattern))

@@ -20,7 +20,7 @@ import tempfile
 import textwrap
 import unicodedata
 import unittest
-from datetime import datetime, timedelta, timezone
+from datetime import datetime, timezone
 from pathlib import Path
 from unittest import mock
 
