@@ -18,9 +18,11 @@ Each fact is turned into a vector by random projection (hashed word features
 times a seeded Gaussian matrix) and compared with the stored facts by cosine:
 clearly the same (cosine >= MERGE_THRESHOLD) merges, clearly different
 (<= ADD_THRESHOLD) is added, and only the unclear middle band asks an LLM.
-Two facts that disagree on a number, version, date, name or negation are never
-merged automatically, however similar their words. Everything works with no LLM
-at all: the middle band is then added.
+Two facts that disagree on a number, version, date, name, negation or an
+opposite word, or a new fact that says something changed, are never merged
+automatically, however similar their words: they go to the LLM, which may
+replace the old entry. Everything works with no LLM at all: whatever would go to
+it is added, so no write is ever lost.
 
 Files on disk. A memory directory holds ``user.md`` and ``env.md`` (plain UTF-8
 a person can read and edit), ``episodes/``, and a lock file. Every change is a
@@ -36,6 +38,10 @@ and exfiltration commands before anything is stored.
 Try it::
 
     python3 -m unittest -v                 # the test suite
+
+    >>> memory = MemoryManager("~/.agent_memory", llm=llm_from_env())
+    >>> memory.add_fact("env", "Postgres 15 runs in Docker on port 5432.").action
+    'added'
 """
 
 from __future__ import annotations
