@@ -1555,14 +1555,12 @@ class _HTTPClient:
     """Shared transport: JSON POST with a timeout, retries with backoff, honest errors."""
 
     _kind = "LLM server"
-    _default_base_url = ""
 
-    def __init__(self, model: str, base_url: str | None = None, api_key: str | None = None,
+    def __init__(self, model: str, base_url: str, api_key: str | None = None,
                  timeout: float = 60.0, max_retries: int = 2, max_tokens: int = 2048,
                  ssl_context: Any = None) -> None:
         if not isinstance(model, str) or not model.strip():
             raise InvalidInputError("model must be a non-empty string, such as 'gpt-4o-mini' or 'llama3.1'")
-        base_url = self._default_base_url if base_url is None else base_url
         if not isinstance(base_url, str) or not re.match(r"https?://[^\s/]", base_url):
             raise InvalidInputError(f"base_url must start with http:// or https://, got {base_url!r}")
         if api_key is not None and (not isinstance(api_key, str) or not _HEADER_SAFE.fullmatch(api_key.strip())):
@@ -1763,7 +1761,6 @@ class OpenAIClient(_HTTPClient):
     """
 
     _kind = "OpenAI-compatible server"
-    _default_base_url = "https://api.openai.com/v1"
 
     def __init__(self, model: str, base_url: str = "https://api.openai.com/v1", api_key: str | None = None,
                  timeout: float = 60.0, max_retries: int = 2, max_tokens: int = 2048,
@@ -1815,7 +1812,6 @@ class AnthropicClient(_HTTPClient):
     """The Anthropic Messages API (``POST {base_url}/v1/messages``)."""
 
     _kind = "Anthropic API"
-    _default_base_url = "https://api.anthropic.com"
 
     def __init__(self, model: str, base_url: str = "https://api.anthropic.com", api_key: str | None = None,
                  timeout: float = 60.0, max_retries: int = 2, max_tokens: int = 2048,
@@ -1896,7 +1892,8 @@ def llm_from_env() -> LLMClient | None:
         except ValueError:
             raise InvalidInputError("AGENT_MEMORY_LLM_TIMEOUT must be a number of seconds, got "
                                     f"{own['AGENT_MEMORY_LLM_TIMEOUT']!r}") from None
-    return cls(model, base_url=base_url or cls._default_base_url, api_key=api_key, timeout=timeout)
+    where = {"base_url": base_url} if base_url else {}  # else the client's own default
+    return cls(model, api_key=api_key, timeout=timeout, **where)
 
 
 # ---------------------------------------------------------------- manager ----
@@ -2129,7 +2126,7 @@ class MemoryManager:
         entries = self._facts.entries(target)
         if len(entries) < 2:
             return entries
-        used, limit = self._facts._usage(target)
+        used, limit = _size(entries), self._facts._caps[target]  # from the read above, not a second one
         numbered = "\n".join(f"{i + 1}. {entry}" for i, entry in enumerate(entries))
         reply = self.llm.simple_call(_CONSOLIDATE_SYSTEM, f"File: {target}.md ({used}/{limit} characters)\n"
                                                           f"Entries:\n{numbered}")
