@@ -618,7 +618,8 @@ whom when where why how all any both each few more most other some own same just
 after before during while up down out off again once e g i e etc user users project
 """.split())
 _NEGATIONS = frozenset("not no never without nor dislike dislikes disliked hate hates avoid avoids n't don't "
-                       "doesn't isn't aren't won't can't cannot".split())
+                       "doesn't isn't aren't won't can't cannot banned forbidden prohibited disallowed".split())
+_CONTRAST = _Regex(r"\b(?:rather than|instead of)\b")  # "grams rather than cups" is "grams, not cups"
 # Words whose opposite flips a fact: "lint before every commit" is not "lint after every commit".
 _OPPOSITE_PAIRS = [
     ("before", "after"), ("up", "down"), ("on", "off"), ("in", "out"), ("more", "less"), ("more", "fewer"),
@@ -664,6 +665,16 @@ _SYNONYM_GROUPS = [
     "11 eleven", "12 twelve",
 ]
 _SYNONYMS = {word: group.split()[0] for group in _SYNONYM_GROUPS for word in group.split()}
+# Days and seasons are values, however they are written: "every monday", "opens in autumn".
+_CALENDAR_WORDS = frozenset("monday tuesday wednesday thursday friday saturday sunday spring summer autumn winter"
+                            .split())
+# Verbs a fact or an instruction opens with: capitalised at the start of a
+# sentence, they still say how, not what ("Prefers metric units" / "Use metric units").
+_OPENING_WORDS = frozenset(_SYNONYMS.get(word, word) for word in """
+prefer want like love use write keep give make put show send ask tell call check read record decode summarize
+summarise explain report share follow treat mention include add always usually often mostly sometimes typically
+generally please do run work need require
+""".split())
 _PHRASES = [
     (_Regex(r"\bend-to-end\b", re.IGNORECASE), "e2e"),
     (_Regex(r"\b(\d+)\s?-?(?:h|hrs?|hours?)\b", re.IGNORECASE), r"\1 hours"),  # "12h", "12-hour"
@@ -678,7 +689,8 @@ _SENTENCE_END = _Regex(r"[.;:!?](?:\s|$)")
 _UPDATE_MARKERS = _Regex(
     r"\b(?:now|moved|switched|changed|upgraded|downgraded|bumped|raised|increased|decreased|reduced|lowered|cut|"
     r"replaced|renamed|migrated|no longer|instead|anymore|any more|has started|have started|started using|"
-    r"stopped|updated|extended|shortened|postponed|rescheduled|left|took over|from \S+ to)\b",
+    r"stopped|updated|extended|shortened|postponed|rescheduled|delayed|slipped|pushed back|brought forward|left|"
+    r"took over|from \S+ to)\b",
     re.IGNORECASE,
 )
 _KIND_WEIGHTS = {"word": 10, "name": 20, "code": 20, "number": 30}  # integers keep the sums exact
@@ -742,7 +754,7 @@ def _whole_values(text: str, code_spans: list[tuple[int, int]]) -> set[str]:
     values = set()
     for start, end in code_spans:
         span = text[start:end].strip("`'\"()[]<>,;:.")
-        if "/" in span:
+        if "/" in span.strip("/"):  # a path or URL; a lone "/" between words is none
             values.add(span.casefold().rstrip("/"))
     for match in _TOKEN.finditer(text):
         for piece in _NOT_IDENTIFIER.split(match.group().casefold()):
@@ -818,7 +830,7 @@ def _atom_kind_and_key(atom: str, in_code: bool, sentence_start: bool) -> tuple[
         return "number", key
     if in_code:
         return "code", key
-    if atom[0].isupper() and not sentence_start:
+    if atom[0].isupper() and not sentence_start or key in _CALENDAR_WORDS or lowered in _CALENDAR_WORDS:
         return "name", key
     return "word", key
 
@@ -852,7 +864,7 @@ def _analyse_text(text: str) -> _Analysis:
         sentence_start = False
         if key in _STOP_WORDS or key in _NEGATIONS:
             continue
-        if kind != "word" or capitalised:
+        if kind != "word" or capitalised and key not in _OPENING_WORDS:
             specific.add(key)
         if kind == "name":
             names.add(key)
@@ -882,7 +894,7 @@ def _analyse_text(text: str) -> _Analysis:
         names=frozenset(names),
         runs=tuple(runs),
         polar=frozenset(word for word in folded_words if word in _OPPOSITES),
-        negated=any(word in _NEGATIONS for word in folded_words),
+        negated=any(word in _NEGATIONS for word in folded_words) or bool(_CONTRAST.search(text.casefold())),
         updating=bool(_UPDATE_MARKERS.search(text)),
     )
 
@@ -1066,6 +1078,13 @@ def _unit_cosines(query: Sequence[float], vectors: list[tuple[float, ...]]) -> l
 # while nothing says "changed" is a sibling fact with the same template
 # ("Staging deploys run on Fridays" / "Production deploys run on Tuesdays"),
 # added without asking.
+#
+# What counts as a value: numbers, names inside a sentence, identifiers, paths
+# and URLs, days and seasons however they are written. A capitalised word at
+# the start of a sentence may be a name ("Redis runs on ...") and counts too,
+# unless it is a verb facts open with ("Prefers", "Use", "Writes"). Negation
+# includes "rather than" and "instead of": "grams rather than cups" and
+# "grams, not cups" agree.
 
 
 def _unmatched(tokens: frozenset[str], one: _Analysis, other: _Analysis) -> set[str]:

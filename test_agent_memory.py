@@ -1505,6 +1505,11 @@ class ContradictionsAreNeverMerged(unittest.TestCase):
         ("Code reviews are done by Alice.", "Code reviews are done by Bob."),
         ("The build uses Python 3.11 on Ubuntu 22.04.", "The build uses Python 3.12 on Ubuntu 22.04."),
         ("CI runs on GitHub Actions.", "CI now runs on GitHub Actions with macOS runners."),
+        ("Alice reviews all backend PRs before merge.", "Bob reviews all backend PRs before merge."),
+        ("The Bath shop opens in spring 2026.", "The Bath shop opens in autumn 2026."),
+        ("Standup is every monday at 9:30.", "Standup is every tuesday at 9:30."),
+        ("Logs are written as JSON rather than plain text.", "Logs are written as JSON and plain text."),
+        ("Legacy `Input.GetAxis` calls are banned.", "Legacy `Input.GetAxis` calls are used."),
     ]
 
     def test_no_conflicting_pair_is_auto_merged(self):
@@ -1520,7 +1525,14 @@ class ContradictionsAreNeverMerged(unittest.TestCase):
         for old, new in [("Project uses Go 1.22.", "The project is built with Go 1.22."),
                          ("User likes short answers.", "User prefers short answers."),
                          ("Push notifications use Firebase Cloud Messaging.", "FCM handles push notifications."),
-                         ("Unity 2022.3 LTS with the Universal Render Pipeline.", "Unity 2022.3 LTS with URP.")]:
+                         ("Unity 2022.3 LTS with the Universal Render Pipeline.", "Unity 2022.3 LTS with URP."),
+                         # a capitalised verb opening a sentence is no name
+                         ("Prefers metric units and 24-hour time.", "Use 24-hour times and metric units."),
+                         ("Writes UX copy in sentence case.", "Use sentence case in UX copy."),
+                         # "rather than" and "not" say the same
+                         ("Wants hints rather than full solutions.", "Give hints, not full solutions."),
+                         # a "/" between words is no path
+                         ("Built with Xcode 15.4 and Swift 5.10.", "Built with Xcode 15.4 / Swift 5.10.")]:
             with self.subTest(new=new):
                 self.assertFalse(am._conflict(old, new))
 
