@@ -58,7 +58,6 @@ import time
 import unicodedata
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from pathlib import Path
 from typing import Any, NamedTuple, Protocol, runtime_checkable
 
 __all__ = [
@@ -1234,7 +1233,7 @@ def _parse_entries(text: str) -> list[str]:
     return [entry.strip() for entry in parts if entry and not entry.isspace()]
 
 
-def _decode(path: Path, data: bytes) -> str:
+def _decode(path: str, data: bytes) -> str:
     if data.startswith(b"\xef\xbb\xbf"):
         data = data[3:]
     try:
@@ -1247,10 +1246,11 @@ def _decode(path: Path, data: bytes) -> str:
     return text.replace("\r\n", "\n").replace("\r", "\n")
 
 
-def _read_text(path: Path) -> str:
+def _read_text(path: str) -> str:
     """The file's text, ``""`` when it does not exist; ``AgentMemoryError`` if unreadable."""
     try:
-        data = path.read_bytes()
+        with open(path, "rb") as handle:
+            data = handle.read()
     except FileNotFoundError:
         return ""
     except OSError as exc:
@@ -1258,14 +1258,14 @@ def _read_text(path: Path) -> str:
     return _decode(path, data)
 
 
-def _make_dir(directory: Path) -> None:
+def _make_dir(directory: str) -> None:
     try:
-        directory.mkdir(mode=0o700, parents=True, exist_ok=True)
+        os.makedirs(directory, mode=0o700, exist_ok=True)
     except OSError as exc:
         raise AgentMemoryError(f"cannot create memory directory {directory}: {exc.strerror or exc}") from None
 
 
-def _fsync_dir(directory: Path) -> None:
+def _fsync_dir(directory: str) -> None:
     """Make a rename durable. Best effort: some platforms and file systems cannot."""
     if os.name != "posix":
         return  # Windows cannot open a directory for fsync; NTFS journals the rename.
@@ -1279,19 +1279,20 @@ def _fsync_dir(directory: Path) -> None:
         _logger().debug("cannot fsync directory %s: %s", directory, exc)
 
 
-def _atomic_write(path: Path, text: str) -> None:
+def _atomic_write(path: str, text: str) -> None:
     """Replace ``path`` with ``text`` so that a crash leaves the old or the new file.
 
     A symlink is followed: its target is replaced, the link stays.
     """
     import tempfile
 
-    path = Path(os.path.realpath(path))
+    path = os.path.realpath(path)
+    directory, name = os.path.split(path)
     data = text.encode("utf-8")
     try:
-        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+        fd, tmp = tempfile.mkstemp(dir=directory, prefix=f".{name}.", suffix=".tmp")
     except OSError as exc:
-        raise AgentMemoryError(f"cannot write in {path.parent}: {exc.strerror or exc}; "
+        raise AgentMemoryError(f"cannot write in {directory}: {exc.strerror or exc}; "
                                "check its permissions and free space") from None
     try:
         with os.fdopen(fd, "wb") as handle:
@@ -1305,16 +1306,16 @@ def _atomic_write(path: Path, text: str) -> None:
         if isinstance(exc, OSError):
             raise AgentMemoryError(f"cannot write {path}: {exc.strerror or exc}; the file is unchanged") from None
         raise
-    _fsync_dir(path.parent)
+    _fsync_dir(directory)
 
 
 @contextlib.contextmanager
-def _locked(directory: Path) -> Iterator[None]:
+def _locked(directory: str) -> Iterator[None]:
     """Hold the directory's cross-process lock (creating the directory if needed)."""
     if not os.path.isdir(directory):
         _make_dir(directory)
     try:
-        fd = os.open(directory / _LOCK_NAME, os.O_RDWR | os.O_CREAT, 0o600)
+        fd = os.open(os.path.join(directory, _LOCK_NAME), os.O_RDWR | os.O_CREAT, 0o600)
     except OSError as exc:
         raise AgentMemoryError(f"cannot open lock file in {directory}: {exc.strerror or exc}") from None
     try:
@@ -1362,11 +1363,15 @@ class FactStore:
         for name, cap in (("cap_user", cap_user), ("cap_env", cap_env)):
             if type(cap) is not int or cap <= 0:
                 raise InvalidInputError(f"{name} must be a positive integer, got {cap!r}")
-        self._dir = Path(directory).expanduser()
-        self._paths = {target: self._dir / f"{target}.md" for target in _TARGETS}
+        if isinstance(directory, (str, os.PathLike)):
+            directory = os.fspath(directory)
+        if not isinstance(directory, str):
+            raise InvalidInputError(f"directory must be a str or os.PathLike path, got {type(directory).__name__}")
+        self._dir = os.path.expanduser(directory)
+        self._paths = {target: os.path.join(self._dir, f"{target}.md") for target in _TARGETS}
         self._caps = {"user": cap_user, "env": cap_env}
 
-    def _path(self, target: str) -> Path:
+    def _path(self, target: str) -> str:
         """The file that holds ``target``'s entries."""
         return self._paths[_check_target(target)]
 
@@ -1459,7 +1464,7 @@ class FactStore:
         hand-edited file is allowed, so the agent can always make room).
         """
         path = self._path(target)
-        if not self._dir.exists():  # decide before creating anything, so a refused write leaves no trace
+        if not os.path.exists(self._dir):  # decide before creating anything, so a refused write leaves no trace
             updated = edit([])
             if not updated:
                 return []

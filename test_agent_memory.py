@@ -543,6 +543,13 @@ class FactStoreReadsAndWrites(TempDirTestCase):
         self.assertEqual((self.mem / "env.md").read_text(encoding="utf-8"),
                          "Project uses Go 1.22.\n§\nTests run with `make test`.\n")
 
+    def test_directory_may_be_str_or_path_and_nothing_else(self):
+        am.FactStore(str(self.mem)).add("env", "Uses Go.")
+        self.assertEqual(am.FactStore(self.mem).entries("env"), ["Uses Go."])
+        for bad in (b"/tmp/memory", 5, None):
+            with self.subTest(bad=bad), self.assertRaisesRegex(am.InvalidInputError, "directory must be a str"):
+                am.FactStore(bad)
+
     def test_missing_file_reads_empty(self):
         store = am.FactStore(self.mem)
         self.assertEqual(store.read("user"), "")
