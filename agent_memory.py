@@ -683,7 +683,8 @@ _PHRASES = [
 _TIME_RANGE_12H = _Regex(r"\b(\d{1,2})(?::(\d\d))?(\s?[–-]\s?|\s to\s)(?=\d{1,2}(?::\d\d)?\s?([ap])\.?m\b)",
                              re.IGNORECASE)
 _TIME_12H = _Regex(r"\b(\d{1,2})(?::(\d\d))?\s?([ap])\.?m\b\.?", re.IGNORECASE)
-_ATOM = _Regex(r"\b[vV]?\d+(?:[.,:/]\d+)+|[^\W_]+(?:['’]s\b)?")
+_ATOM = _Regex(r"\b[vV]?\d+(?:[.,:/]\d+)+|[^\W_]+(?:'(?:s|t|re|ll|ve|d|m)\b)?")  # "Redis's", "don't"
+_CONTRACTION = _Regex(r"'(?:s|re|ll|ve|d|m)$")  # "they're" is "they"; "don't" stays, a negation
 _SENTENCE_END = _Regex(r"[.;:!?](?:\s|$)")
 _UPDATE_MARKERS = _Regex(
     r"\b(?:now|moved|switched|changed|upgraded|downgraded|bumped|raised|increased|decreased|reduced|lowered|cut|"
@@ -807,7 +808,7 @@ def _analyse_cached(text: str) -> _Analysis:
 
 def _normalise(text: str) -> str:
     """NFKC, and one spelling for times and a few phrases: "3:30-4:30pm" is "15:30-16:30"."""
-    text = unicodedata.normalize("NFKC", text)
+    text = unicodedata.normalize("NFKC", text).replace("\u2019", "'")  # "don’t" is "don't"
     text = _TIME_12H.sub(_twenty_four_hour, _TIME_RANGE_12H.sub(_range_start, text))
     for pattern, replacement in _PHRASES:
         text = pattern.sub(replacement, text)
@@ -816,9 +817,9 @@ def _normalise(text: str) -> str:
 
 def _atom_kind_and_key(atom: str, in_code: bool, sentence_start: bool) -> tuple[str, str]:
     """What an atom is (number, name, code or word) and its normalised key."""
-    lowered = atom.casefold()
-    if lowered.endswith(("'s", "’s")):
-        lowered = lowered[:-2]
+    lowered = _CONTRACTION.sub("", atom.casefold())
+    if lowered in _STOP_WORDS or lowered in _NEGATIONS or "'" in lowered:  # "'" is left in "can't" only
+        return "stop", lowered
     if not lowered.isalpha():  # atoms are letters or digits: this one holds a digit
         return "number", _number_key(lowered)
     if atom.isupper() and len(atom) >= 2 or atom[-1] == "s" and len(atom) >= 3 and atom[:-1].isupper():
@@ -861,7 +862,7 @@ def _analyse_text(text: str) -> _Analysis:
                 runs.append(tuple(run))
             run = [key] if capitalised and atom[0].isalpha() and not sentence_start else []
         sentence_start = False
-        if key in _STOP_WORDS or key in _NEGATIONS:
+        if kind == "stop" or key in _STOP_WORDS or key in _NEGATIONS:
             continue
         if kind != "word" or capitalised and key not in _OPENING_WORDS:
             specific.add(key)

@@ -1433,6 +1433,15 @@ class FeaturesReadValuesOneWay(unittest.TestCase):
                 self.assertIn(key, am._analyse(one).keys)
                 self.assertIn(key, am._analyse(other).keys)
 
+    def test_stop_words_and_contractions_carry_no_meaning(self):
+        keys = am._analyse("This was what it does and has; they're fine, we'll see, Redis's port").keys
+        self.assertEqual(keys, am._analyse("fine see Redis port").keys)
+        for negated in ("Don't use tabs.", "Doesn\u2019t use tabs.", "Uses spaces rather than tabs."):
+            with self.subTest(negated=negated):
+                self.assertTrue(am._analyse(negated).negated)
+                self.assertNotIn("t", am._analyse(negated).keys)
+        self.assertFalse(am._analyse("Uses tabs.").negated)
+
     def test_acronyms_and_initials(self):
         self.assertIn("lts", am._analyse("Unity 2022.3 LTS.").keys)
         self.assertIn("pr", am._analyse("Alice reviews PRs.").keys)
