@@ -720,6 +720,7 @@ def _word_key(word: str) -> str:
 
 
 _COMPOUND = _Regex(r"[^\W_]+(?:[-.][^\W_]+)+")
+_CODE_NAME = _Regex(r"[^\W_]+(?:[-._][^\W_]+)+")
 _FOLDED_WORD = _Regex(r"[a-z'’]+")
 _TOKEN = _Regex(r"\S+")
 _BACKTICKS = _Regex(r"`[^`]*`")
@@ -750,12 +751,15 @@ def _inside(spans: list[tuple[int, int]], first: int, position: int) -> bool:
 
 
 def _whole_values(text: str, code_spans: list[tuple[int, int]]) -> set[str]:
-    """Identifiers that only mean something whole: URLs and paths, and compounds with digits."""
+    """Identifiers that only mean something whole: URLs and paths, code names joined by "." "-" or "_"
+    ("app.example.ios", "letter_opener_web"), and compounds with digits ("us-east-1")."""
     values = set()
     for start, end in code_spans:
-        span = text[start:end].strip("`'\"()[]<>,;:.")
-        if "/" in span.strip("/"):  # a path or URL; a lone "/" between words is none
-            values.add(span.casefold().rstrip("/"))
+        span = text[start:end].strip("`'\"()[]<>,;:.").casefold()
+        if "/" in span and any(c.isalnum() for c in span):  # a path or URL; a lone "/" between words is none
+            values.add(span.rstrip("/"))
+        elif len(span) > 3 and _CODE_NAME.fullmatch(span) and not _NUMBER_AND_UNIT.fullmatch(span):
+            values.add(span)  # longer than "e.g", and not a version such as "3.11"
     for match in _TOKEN.finditer(text):
         for piece in _NOT_IDENTIFIER.split(match.group().casefold()):
             piece = piece.strip(".-")
@@ -835,6 +839,17 @@ def _atom_kind_and_key(atom: str, in_code: bool, sentence_start: bool) -> tuple[
     return "word", key
 
 
+def _end_run(run: list[str], opens_sentence: bool, runs: list[tuple[str, ...]],
+             featured: list[tuple[str, ...]]) -> None:
+    """Keep a finished run of capitalised words: whole in ``runs``, and in ``featured`` without a
+    sentence's first word, which is capitalised whatever it is."""
+    if len(run) >= 2:
+        runs.append(tuple(run))
+    inside = run[1:] if opens_sentence else run
+    if len(inside) >= 2:
+        featured.append(tuple(inside))
+
+
 def _analyse_text(text: str) -> _Analysis:
     import zlib
 
@@ -843,8 +858,10 @@ def _analyse_text(text: str) -> _Analysis:
     code_at = 0  # walked once alongside the atoms, which come in order
     counts: dict[str, int] = {}
     keys, specific, names = set(), set(), set()
-    runs: list[tuple[str, ...]] = []  # runs of capitalised words inside a sentence
+    runs: list[tuple[str, ...]] = []  # runs of capitalised words ("Home Assistant OS")
+    featured: list[tuple[str, ...]] = []  # and the part of each inside a sentence, whose initials are features
     run: list[str] = []
+    run_opens_sentence = False
     sentence_start, previous_end = True, 0
     for match in _ATOM.finditer(text):
         atom, gap = match.group(), text[previous_end:match.start()]
@@ -855,12 +872,12 @@ def _analyse_text(text: str) -> _Analysis:
             sentence_start = True
         kind, key = _atom_kind_and_key(atom, _inside(code_spans, code_at, match.start()), sentence_start)
         capitalised = atom[0].isupper()
-        if capitalised and atom[0].isalpha() and not sentence_start and not gap.strip(" -"):
+        if capitalised and atom[0].isalpha() and run and not sentence_start and not gap.strip(" -"):
             run.append(key)  # punctuation, a small word or a sentence start ends a run
         else:
-            if len(run) >= 2:
-                runs.append(tuple(run))
-            run = [key] if capitalised and atom[0].isalpha() and not sentence_start else []
+            _end_run(run, run_opens_sentence, runs, featured)
+            run = [key] if capitalised and atom[0].isalpha() else []
+            run_opens_sentence = sentence_start
         sentence_start = False
         if kind == "stop" or key in _STOP_WORDS or key in _NEGATIONS:
             continue
@@ -870,13 +887,12 @@ def _analyse_text(text: str) -> _Analysis:
             names.add(key)
         counts["w:" + key] = counts.get("w:" + key, 0) + _KIND_WEIGHTS[kind]
         keys.add(key)
-    if len(run) >= 2:
-        runs.append(tuple(run))
+    _end_run(run, run_opens_sentence, runs, featured)
     for value in _whole_values(text, code_spans):  # "us-east-1" differs from "eu-central-1" as a whole
         keys.add(value)
         specific.add(value)
         names.add(value)
-    for capitalised_run in runs:
+    for capitalised_run in featured:
         initials = "".join(word[0] for word in capitalised_run)
         keys.add(initials)
         counts["w:" + initials] = counts.get("w:" + initials, 0) + _KIND_WEIGHTS["name"]
@@ -1079,8 +1095,10 @@ def _unit_cosines(query: Sequence[float], vectors: list[tuple[float, ...]]) -> l
 # ("Staging deploys run on Fridays" / "Production deploys run on Tuesdays"),
 # added without asking.
 #
-# What counts as a value: numbers, names inside a sentence, identifiers, paths
-# and URLs, days and seasons however they are written. A capitalised word at
+# What counts as a value: numbers, names inside a sentence, identifiers (a
+# code name such as "app.example.ios" counts whole, so "app.example.ios.widgets"
+# differs from it), paths and URLs, days and seasons however they are written;
+# initials stand for their words both ways ("HA" / "Home Assistant"). A capitalised word at
 # the start of a sentence may be a name ("Redis runs on ...") and counts too,
 # unless it is a verb facts open with ("Prefers", "Use", "Writes"). Negation
 # includes "rather than" and "instead of": "grams rather than cups" and
@@ -1088,12 +1106,17 @@ def _unit_cosines(query: Sequence[float], vectors: list[tuple[float, ...]]) -> l
 
 
 def _unmatched(tokens: frozenset[str], one: _Analysis, other: _Analysis) -> set[str]:
-    """The ``tokens`` of ``one`` that ``other`` does not mention."""
+    """The ``tokens`` of ``one`` that ``other`` does not mention, initials included both ways:
+    "Home Assistant OS" mentions "HA", and "HA" mentions "Home Assistant"."""
     covered = set()
-    for run in one.runs:  # "Firebase Cloud Messaging" is mentioned by "FCM"
-        if "".join(word[0] for word in run) in other.keys:
-            covered.update(run)
-    return {key for key in tokens if key not in other.keys and key not in covered}
+    for run in one.runs:
+        for start in range(len(run) - 1):
+            for end in range(start + 2, len(run) + 1):
+                if "".join(word[0] for word in run[start:end]) in other.keys:
+                    covered.update(run[start:end])
+    initials = {"".join(word[0] for word in run[start:end])
+                for run in other.runs for start in range(len(run) - 1) for end in range(start + 2, len(run) + 1)}
+    return {key for key in tokens if key not in other.keys and key not in covered and key not in initials}
 
 
 def _specifics_differ(old: _Analysis, new: _Analysis, surest: bool = False) -> bool:

@@ -1447,6 +1447,23 @@ class FeaturesReadValuesOneWay(unittest.TestCase):
         self.assertIn("pr", am._analyse("Alice reviews PRs.").keys)
         self.assertIn("fcm", am._analyse("Push uses Firebase Cloud Messaging.").keys)
 
+    def test_code_names_and_paths_count_whole(self):
+        self.assertTrue(am._conflict("Bundle ID is `app.example.ios`.",
+                                     "Widget extension bundle ID is `app.example.ios.widgets`."))
+        self.assertTrue(am._conflict("Mail in development is caught at `/letter_opener`.",
+                                     "Mail in development is caught at `/mailpit`."))
+        self.assertIn("letter_opener_web", am._analyse("Uses `letter_opener_web` in dev.").specific)
+        self.assertEqual(am._analyse("Uses Go, e.g. for tools; builds with Xcode 15.4 / Swift 5.10.").specific,
+                         {"go", "xcode", "15.4", "swift", "5.10"})  # no "e.g", no "/", no "3.11"-like value twice
+
+    def test_initials_mention_their_words_both_ways(self):
+        detector = am.MergeDetector()
+        detector.fit(["Home Assistant OS VM at 192.168.10.20:8123.", "Router is a UniFi gateway."])
+        self.assertEqual(detector.classify("HA OS reachable at 192.168.10.20:8123.")[0], "judge")  # not a sibling
+        old, new = am._analyse("Home Assistant OS VM at 192.168.10.20:8123."), am._analyse("HA OS is at 192.168.10.20:8123.")
+        self.assertEqual(am._unmatched(new.names, new, old), set())
+        self.assertEqual(am._unmatched(old.names, old, new), {"vm"})
+
     def test_identifiers_count_whole(self):
         self.assertIn("us-east-1", am._analyse("DR lives in us-east-1.").specific)
         self.assertTrue(am._conflict("DR lives in eu-central-1.", "DR lives in us-east-1."))
