@@ -650,7 +650,9 @@ _SYNONYM_GROUPS = [
     "test testing",
     "run execute",
     "start launch",
-    "short concise brief",
+    "short concise brief terse",
+    "reply answer response",
+    "british uk",
     "email mail",
     "message dm",
     "deploy deployment",
@@ -660,8 +662,8 @@ _SYNONYM_GROUPS = [
     "saturday sat", "sunday sun",
     "january jan", "february feb", "march mar", "april apr", "june jun", "july jul", "august aug",
     "september sep sept", "october oct", "november nov", "december dec",
-    "2 two", "3 three", "4 four", "5 five", "6 six", "7 seven", "8 eight", "9 nine", "10 ten",
-    "11 eleven", "12 twelve",
+    "2 two", "3 three third", "4 four fourth", "5 five fifth", "6 six sixth", "7 seven seventh",
+    "8 eight eighth", "9 nine ninth", "10 ten tenth", "11 eleven eleventh", "12 twelve twelfth",
 ]
 _SYNONYMS = {word: group.split()[0] for group in _SYNONYM_GROUPS for word in group.split()}
 # Days and seasons are values, however they are written: "every monday", "opens in autumn".
