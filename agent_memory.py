@@ -58,7 +58,10 @@ import time
 import unicodedata
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from typing import Any, NamedTuple, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, NamedTuple, Protocol, runtime_checkable
+
+if TYPE_CHECKING:  # imported where used: datetime costs 2 ms at start-up
+    import datetime
 
 __all__ = [
     "ADD_THRESHOLD",
@@ -1284,7 +1287,20 @@ def _read_text(path: str) -> str:
     return _decode(path, data)
 
 
+def _read_bytes(path: str) -> bytes | None:
+    """The file's bytes, or None when it does not exist."""
+    try:
+        with open(path, "rb") as handle:
+            return handle.read()
+    except FileNotFoundError:
+        return None
+
+
 def _make_dir(directory: str) -> None:
+    """Create ``directory``, and any missing parent, with mode 0700."""
+    parent = os.path.dirname(os.path.abspath(directory))
+    if parent != os.path.abspath(directory) and not os.path.isdir(parent):
+        _make_dir(parent)
     try:
         os.makedirs(directory, mode=0o700, exist_ok=True)
     except OSError as exc:
@@ -1305,7 +1321,7 @@ def _fsync_dir(directory: str) -> None:
         _logger().debug("cannot fsync directory %s: %s", directory, exc)
 
 
-def _atomic_write(path: str, text: str) -> None:
+def _atomic_write(path: str, text: str | bytes) -> None:
     """Replace ``path`` with ``text`` so that a crash leaves the old or the new file.
 
     A symlink is followed: its target is replaced, the link stays.
@@ -1314,7 +1330,7 @@ def _atomic_write(path: str, text: str) -> None:
 
     path = os.path.realpath(path)
     directory, name = os.path.split(path)
-    data = text.encode("utf-8")
+    data = text.encode("utf-8") if isinstance(text, str) else text
     try:
         fd, tmp = tempfile.mkstemp(dir=directory, prefix=f".{name}.", suffix=".tmp")
     except OSError as exc:
@@ -1563,6 +1579,321 @@ def _one_line(text: str) -> str:
 def format_buffer_line(role: str, message: str) -> str:
     """``"HH:MM  role  message"`` with the current UTC time, on one line."""
     return f"{time.strftime('%H:%M', time.gmtime())}  {_one_line(role)}  {_one_line(message)}"
+
+
+# --------------------------------------------------------------- episodes ----
+#
+# An episode is what one session left behind: a short summary, written when the
+# session ends. ``<memory_dir>/episodes/`` holds one ``<session_id>.md`` per
+# episode (the summary, plain UTF-8) and ``index.json``, newest first:
+#
+#     {"version": 1, "episodes": [{"session_id": "s-42", "turns": 12,
+#       "created_at": "2026-12-02T18:42:07+00:00", "summary": "first 200 characters…",
+#       "keys": ["postgres", "5432", …]}, …]}
+#
+# "keys" are the summary's content words, numbers and names as the merge
+# detector reads them, so a search ranks every episode without opening a file
+# or calling an LLM. Changes hold the directory's lock, like the fact files; an
+# index that cannot be read is never overwritten.
+
+_INDEX_NAME = "index.json"
+_SUMMARY_CHARS = 200  # EpisodeMeta.summary, for listings
+_MAX_EPISODE_CHARS = 20_000
+_UNSAFE_ID = _Regex(r'[/\\\x00-\x1f\x7f<>:"|?*]')  # paths, control characters, and what Windows refuses
+
+
+@dataclasses.dataclass(frozen=True)
+class EpisodeMeta:
+    """One episode in a listing: ``summary`` is shortened; ``EpisodeStore.read`` gives it whole."""
+
+    session_id: str
+    turns: int
+    created_at: datetime.datetime  # timezone-aware, UTC
+    summary: str
+
+
+RankStrategy = Callable[[str, list[EpisodeMeta]], list[EpisodeMeta]]
+
+
+def _check_session_id(session_id: str) -> str:
+    if not isinstance(session_id, str):
+        raise InvalidInputError(f"session id must be a string, got {type(session_id).__name__}")
+    bad = _UNSAFE_ID.search(session_id)
+    if not session_id or session_id.startswith(".") or bad or len(session_id) > 128 or session_id != session_id.strip():
+        shown = f"the character {bad.group()!r}" if bad else "a leading dot or space, or over 128 characters"
+        raise InvalidInputError(f"session id {_preview(session_id)!r} cannot name a file: it is empty or holds "
+                                f"{shown}; use letters, digits, '-' and '_'")
+    return session_id
+
+
+def _shorten(text: str, width: int) -> str:
+    line = " ".join(text.split())
+    return line if len(line) <= width else line[: width - 1] + "…"
+
+
+class EpisodeStore:
+    """The episodes of one memory directory (``directory`` is its ``episodes/`` folder).
+
+    ``rank_fn`` orders search results (see ``llm_ranker``); without one, a
+    search ranks offline by the words, numbers and names an episode shares
+    with the query, rarer ones counting more. Lifecycle, all off by default:
+    ``max_episodes`` keeps the newest N, ``ttl_days`` forgets older episodes,
+    and a new episode whose words are this close (cosine of the key sets,
+    ``dedup_threshold``) to an older one replaces it.
+    """
+
+    def __init__(self, directory: str | os.PathLike[str], rank_fn: RankStrategy | None = None, *,
+                 min_turns: int = 3, max_episodes: int = 0, ttl_days: int = 0,
+                 dedup_threshold: float = 1.0) -> None:
+        if isinstance(directory, (str, os.PathLike)):
+            directory = os.fspath(directory)
+        if not isinstance(directory, str):
+            raise InvalidInputError(f"directory must be a str or os.PathLike path, got {type(directory).__name__}")
+        if rank_fn is not None and not callable(rank_fn):
+            raise InvalidInputError("rank_fn must be a function (query, episodes) -> episodes, or None")
+        for name, value in (("min_turns", min_turns), ("max_episodes", max_episodes), ("ttl_days", ttl_days)):
+            if type(value) is not int or value < 0:
+                raise InvalidInputError(f"{name} must be a non-negative integer, got {value!r}")
+        if isinstance(dedup_threshold, bool) or not isinstance(dedup_threshold, (int, float)) or not (
+                0.0 < dedup_threshold <= 1.0):
+            raise InvalidInputError(f"dedup_threshold must be a number in (0, 1], got {dedup_threshold!r}")
+        self._dir = os.path.expanduser(directory)
+        self._rank_fn = rank_fn
+        self._min_turns, self._max, self._ttl_days, self._dedup = min_turns, max_episodes, ttl_days, dedup_threshold
+
+    def write(self, session_id: str, summary: str, turns: int) -> None:
+        """Store the episode of ``session_id`` (replacing an earlier one of the same id)."""
+        import datetime
+
+        _check_session_id(session_id)
+        summary = _check_text("summary", summary)
+        if len(summary) > _MAX_EPISODE_CHARS:
+            raise InvalidInputError(f"summary is {len(summary):,} characters; the limit is "
+                                    f"{_MAX_EPISODE_CHARS:,}. Store a shorter summary.")
+        if type(turns) is not int or turns < 0:
+            raise InvalidInputError(f"turns must be a non-negative integer, got {turns!r}")
+        scan_content(summary)
+        keys = sorted(_analyse(summary).keys)
+        record = {"session_id": session_id, "turns": turns,
+                  "created_at": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+                  "summary": _shorten(summary, _SUMMARY_CHARS), "keys": keys}
+        path = self._path(session_id)
+        with _locked(self._dir):
+            records = self._load(expired_too=True)
+            kept, dropped = [], []
+            for old in records:
+                if old["session_id"] == session_id:
+                    continue  # rewritten: the new record takes its place at the top
+                if _key_cosine(keys, old["keys"]) >= self._dedup or self._expired(old):
+                    dropped.append(old)
+                else:
+                    kept.append(old)
+            kept.insert(0, record)
+            if self._max and len(kept) > self._max:
+                dropped += kept[self._max:]
+                del kept[self._max:]
+            before = _read_bytes(path)
+            _atomic_write(path, summary + "\n")
+            try:
+                self._save(kept)
+            except BaseException:  # put the episode file back as it was: a failed write changes nothing
+                with contextlib.suppress(OSError):
+                    if before is None:
+                        os.unlink(path)
+                    else:
+                        _atomic_write(path, before)
+                raise
+            for old in dropped:
+                with contextlib.suppress(OSError):
+                    os.unlink(self._path(old["session_id"]))
+
+    def write_if_enough(self, session_id: str, summary: str, turns: int) -> None:
+        """``write``, only when ``turns`` is at least ``min_turns`` (3)."""
+        if type(turns) is not int or turns < 0:
+            raise InvalidInputError(f"turns must be a non-negative integer, got {turns!r}")
+        if turns >= self._min_turns:
+            self.write(session_id, summary, turns)
+
+    def read(self, session_id: str) -> str:
+        """The whole summary of ``session_id``; ``AgentMemoryError`` if there is none."""
+        path = self._path(_check_session_id(session_id))
+        if not os.path.exists(path):
+            raise AgentMemoryError(f"no episode for session {session_id!r}; search the episodes to list them")
+        return _read_text(path).strip()
+
+    def read_index(self) -> list[EpisodeMeta]:
+        """Every episode, newest first; ``[]`` when there are none."""
+        return [_meta(record) for record in self._load()]
+
+    def search(self, query: str, limit: int = 5) -> list[EpisodeMeta]:
+        """The episodes most relevant to ``query``, best first; ``limit <= 0`` means all.
+
+        Offline, only episodes sharing a word, number or name with the query
+        are returned (all of them, newest first, for a query with none).
+        """
+        if not isinstance(query, str):
+            raise InvalidInputError(f"query must be a string, got {type(query).__name__}")
+        if type(limit) is not int:
+            raise InvalidInputError(f"limit must be an integer, got {limit!r}")
+        records = self._load()
+        ranked, relevant = _rank_offline(query, records)
+        found = [_meta(record) for record in ranked]
+        if self._rank_fn is not None and found:
+            try:
+                chosen = self._rank_fn(query, found)
+                if not isinstance(chosen, list) or not all(isinstance(meta, EpisodeMeta) for meta in chosen):
+                    raise TypeError(f"it returned {type(chosen).__name__}, not a list of EpisodeMeta")
+                found = chosen
+            except Exception as exc:  # a ranker failure must not fail the search: rank offline
+                _logger().warning("episode ranking failed (%s: %s); ranking offline", type(exc).__name__, exc)
+                found = found[:relevant]
+        else:
+            found = found[:relevant]
+        return found if limit <= 0 else found[:limit]
+
+    def _path(self, session_id: str) -> str:
+        return os.path.join(self._dir, session_id + ".md")
+
+    def _expired(self, record: dict[str, Any]) -> bool:
+        import datetime
+
+        if not self._ttl_days:
+            return False
+        age = datetime.datetime.now(datetime.timezone.utc) - _created_at(record)
+        return age > datetime.timedelta(days=self._ttl_days)
+
+    def _load(self, expired_too: bool = False) -> list[dict[str, Any]]:
+        """The index's records, newest first, expired ones left out; never guesses at a damaged index."""
+        import json
+
+        path = os.path.join(self._dir, _INDEX_NAME)
+        text = _read_text(path)
+        if not text.strip():
+            return []
+        damaged = (f"the episode index {path} is damaged ({{}}); it will not be changed. Fix it, or move it "
+                   "aside to start a new index (the episode files stay where they are)")
+        try:
+            data = json.loads(text)
+        except (ValueError, RecursionError) as exc:
+            raise AgentMemoryError(damaged.format(f"not JSON: {exc}")) from None
+        records = data.get("episodes") if isinstance(data, dict) else None
+        if not isinstance(records, list):
+            raise AgentMemoryError(damaged.format('no "episodes" list'))
+        for number, record in enumerate(records, 1):
+            problem = _record_problem(record)
+            if problem:
+                raise AgentMemoryError(damaged.format(f"record {number}: {problem}"))
+        return records if expired_too else [record for record in records if not self._expired(record)]
+
+    def _save(self, records: list[dict[str, Any]]) -> None:
+        import json
+
+        lines = ",\n".join(json.dumps(record, ensure_ascii=False) for record in records)  # one episode a line
+        _atomic_write(os.path.join(self._dir, _INDEX_NAME), f'{{"version": 1, "episodes": [\n{lines}\n]}}\n')
+
+
+def _record_problem(record: Any) -> str:
+    """What is wrong with one index record, or ``""``."""
+    if not isinstance(record, dict):
+        return "not an object"
+    kinds = {"session_id": str, "turns": int, "created_at": str, "summary": str, "keys": list}
+    for key, kind in kinds.items():
+        if type(record.get(key)) is not kind:
+            return f"{key!r} is missing or not a {kind.__name__}"
+    try:
+        _check_session_id(record["session_id"])
+        _created_at(record)
+    except (InvalidInputError, ValueError) as exc:
+        return str(exc)
+    if not all(isinstance(key, str) for key in record["keys"]):
+        return "'keys' holds a non-string"
+    return ""
+
+
+def _created_at(record: dict[str, Any]) -> datetime.datetime:
+    import datetime
+
+    created = datetime.datetime.fromisoformat(record["created_at"])
+    if created.tzinfo is None:
+        raise ValueError(f"created_at {record['created_at']!r} has no time zone")
+    return created
+
+
+def _meta(record: dict[str, Any]) -> EpisodeMeta:
+    import datetime
+
+    created = _created_at(record).astimezone(datetime.timezone.utc)
+    return EpisodeMeta(record["session_id"], record["turns"], created, record["summary"])
+
+
+def _key_cosine(one: Sequence[str], other: Sequence[str]) -> float:
+    """Cosine of two key sets as 0/1 vectors: shared keys over the geometric mean of their sizes."""
+    if not one or not other:
+        return 0.0
+    return len(set(one) & set(other)) / math.sqrt(len(one) * len(other))
+
+
+def _rank_offline(query: str, records: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], int]:
+    """Records by relevance to ``query`` (newest first among equals), and how many share a key with it.
+
+    A shared key counts log(1 + N / n), N the episodes and n those holding it,
+    so a word every episode has says little. A query with no keys ranks all by age.
+    """
+    wanted = _analyse(query).keys
+    if not wanted:
+        return records, len(records)
+    frequency: dict[str, int] = {}
+    for record in records:
+        for key in wanted.intersection(record["keys"]):
+            frequency[key] = frequency.get(key, 0) + 1
+    weight = {key: math.log(1 + len(records) / n) for key, n in frequency.items()}
+    scores = [sum(weight[key] for key in wanted.intersection(record["keys"])) for record in records]
+    order = sorted(range(len(records)), key=lambda i: -scores[i])  # stable: newest first among equals
+    return [records[i] for i in order], sum(1 for score in scores if score > 0)
+
+
+_RANK_SYSTEM = (
+    "You help an AI agent search its memory of past sessions. Given a query and numbered episode summaries, "
+    "reply with the numbers of the episodes relevant to the query, most relevant first, separated by commas "
+    "(for example: 3, 1). Reply with the single word none if no episode is relevant."
+)
+_RANK_CANDIDATES = 30  # episodes shown to the LLM: the offline ranking's best
+
+
+def llm_ranker(llm: LLMClient) -> RankStrategy:
+    """A ``RankStrategy`` that asks ``llm`` which episodes matter, best first.
+
+    It shows the LLM the first 30 episodes it is given (``EpisodeStore`` gives
+    them in offline order, best first). A reply of "none" means none is
+    relevant. If the call fails or the reply is unusable (no episode number in
+    range), it returns the episodes in the order it was given.
+    """
+    if not callable(getattr(llm, "simple_call", None)):
+        raise InvalidInputError("llm must have a simple_call(system, user) method")
+
+    def rank(query: str, episodes: list[EpisodeMeta]) -> list[EpisodeMeta]:
+        shown = episodes[:_RANK_CANDIDATES]
+        listing = "\n".join(f"{number}. [{meta.created_at:%Y-%m-%d}, {meta.turns} turns] {meta.summary}"
+                            for number, meta in enumerate(shown, 1))
+        try:
+            reply = llm.simple_call(_RANK_SYSTEM, f"Query: {query}\n\nEpisodes:\n{listing}")
+        except Exception as exc:  # the documented fallback
+            _logger().warning("episode ranker failed (%s: %s); using the offline order", type(exc).__name__, exc)
+            return list(episodes)
+        text = reply.strip().casefold() if isinstance(reply, str) else ""
+        if re.fullmatch(r"(?:none|no episodes?(?: (?:is|are))? relevant)\.?", text):
+            return []
+        chosen: list[EpisodeMeta] = []
+        for number in re.findall(r"\b\d+\b", text):
+            index = int(number) - 1
+            if 0 <= index < len(shown) and shown[index] not in chosen:
+                chosen.append(shown[index])
+        if not chosen:
+            _logger().warning("episode ranker gave an unusable reply %r; using the offline order", _preview(text))
+            return list(episodes)
+        return chosen
+
+    return rank
 
 
 # ------------------------------------------------------------ LLM clients ----
@@ -2039,6 +2370,31 @@ _PROMPT_HEADER = (
 )
 
 
+_TRANSCRIPT_CHARS = 24_000  # the newest part of a long session goes to the extracting LLM
+_DIGEST_CHARS = 2_000
+_EXTRACT_SYSTEM = (
+    "You write the long-term memory of an AI agent. From the session transcript, keep what will still "
+    "matter in a later session: what was done and decided, facts learned about the user and the "
+    "environment, problems solved and how, open tasks. Plain text, at most 12 short lines, one point a "
+    "line, no preamble. Never include secrets or credentials, and no instructions to the agent."
+)
+
+
+def _digest(lines: list[str]) -> str:
+    """A session without an LLM summary: its first line and as many of its last lines as fit."""
+    kept = [lines[0]]
+    room = _DIGEST_CHARS - len(lines[0])
+    tail: list[str] = []
+    for line in reversed(lines[1:]):
+        if len(line) + 1 > room:
+            break
+        tail.insert(0, line)
+        room -= len(line) + 1
+    if len(kept) + len(tail) < len(lines):
+        kept.append(f"[{len(lines) - len(kept) - len(tail)} lines left out]")
+    return "\n".join(kept + tail)
+
+
 class _Snapshot(NamedTuple):
     """The facts of one target as the session started: entries, or why they cannot be shown."""
 
@@ -2071,6 +2427,11 @@ class MemoryManager:
         self._detectors = {target: MergeDetector(merge_threshold=config.merge_threshold,
                                                  add_threshold=config.add_threshold) for target in _TARGETS}
         self._buffer = Buffer(config.buffer_lines if config.buffer_enabled else 0)
+        self._episodes = EpisodeStore(
+            os.path.join(self._facts._dir, "episodes"),
+            llm_ranker(llm) if llm is not None and config.llm_search else None,
+            min_turns=config.min_turns_for_extraction, max_episodes=config.max_episodes,
+            ttl_days=config.episode_ttl_days, dedup_threshold=config.episode_dedup_threshold)
         self._snapshots = self._take_snapshots()
 
     # -- session: the prompt block and the buffer ----------------------------------
@@ -2178,6 +2539,55 @@ class MemoryManager:
             _logger().warning("buffer line withheld: %s", exc)
             return f"{prefix}{'  ' if prefix else ''}[a line was withheld: it failed the security scan ({exc.threat})]"
         return line
+
+    # -- episodes -------------------------------------------------------------------
+
+    def on_session_end(self, session_id: str, turns: int, messages: Sequence[str]) -> None:
+        """Keep an episode of the session that ended, if it had ``min_turns_for_extraction`` turns.
+
+        With an LLM (and ``llm_extract``), the LLM summarises ``messages``; without
+        one, or when the call fails or its summary fails the scan, the episode is
+        a digest of the messages themselves, so every session stays searchable.
+        Nothing happens when memory is disabled or ``extract_on_end`` is off.
+        """
+        _check_session_id(session_id)
+        if type(turns) is not int or turns < 0:
+            raise InvalidInputError(f"turns must be a non-negative integer, got {turns!r}")
+        if isinstance(messages, (str, bytes)) or not isinstance(messages, Iterable):
+            raise InvalidInputError(f"messages must be a list of strings, got {type(messages).__name__}")
+        messages = list(messages)
+        if not all(isinstance(message, str) for message in messages):
+            raise InvalidInputError("messages must be a list of strings")
+        config = self.config
+        if not (config.enabled and config.extract_on_end) or turns < config.min_turns_for_extraction:
+            return
+        messages = [message for message in messages if message.strip()]
+        if not messages:
+            return
+        summary = self._extract(messages) if self.llm is not None and config.llm_extract else None
+        if summary is None:
+            lines = [line for line in map(self._safe_line, messages) if not line.startswith("[a line was withheld")]
+            if not lines:
+                return
+            summary = _digest(lines)
+        self._episodes.write(session_id, summary, turns)
+
+    def _extract(self, messages: list[str]) -> str | None:
+        """The LLM's summary of a session (its newest 24,000 characters), or None if it failed or is unsafe."""
+        transcript = "\n\n".join(messages)[-_TRANSCRIPT_CHARS:]
+        try:
+            reply = self.llm.simple_call(_EXTRACT_SYSTEM, transcript)  # type: ignore[union-attr]
+            summary = _check_text("summary", reply)[:_MAX_EPISODE_CHARS]
+            scan_content(summary)
+        except Exception as exc:  # the documented fallback: keep a digest instead
+            _logger().warning("episode extraction failed (%s: %s); keeping a digest of the messages",
+                              type(exc).__name__, exc)
+            return None
+        return summary
+
+    def search_episodes(self, query: str, limit: int = 5) -> list[EpisodeMeta]:
+        """Past sessions relevant to ``query``, best first (``limit <= 0``: all)."""
+        return self._episodes.search(query, limit)
 
     # -- facts ------------------------------------------------------------------
 
