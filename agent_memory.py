@@ -2758,3 +2758,168 @@ class MemoryManager:
     def _check_writable(self) -> None:
         if not self.config.enabled:
             raise MemoryDisabledError("memory is disabled (config enabled=False); writes are refused")
+
+
+# ------------------------------------------------------------------- tool ----
+#
+# The agent edits its memory through one tool. Every reply is a JSON object
+# string: {"success": true, "message": ...} or {"success": false, "error": ...},
+# and says what happened and what to do next: a success says it is done (so
+# the model does not repeat it) and shows the file's usage; an error says how
+# to fix the call. The tool never raises for bad arguments or failed operations.
+
+_TOOL_DESCRIPTION = (
+    "Your long-term memory, kept across sessions and shown at the start of each one. Save durable facts: "
+    "who the user is and what they prefer (target 'user'), and facts about the project, its tools and "
+    "their quirks (target 'env'). Keep entries short and specific; don't save passing task details, "
+    "secrets or whole transcripts. Actions: add (content), replace (old_text: a unique part of the entry, "
+    "content), remove (old_text), consolidate (merge related entries of a target), read (current entries "
+    "of a target, or both), search (query: summaries of past sessions). Memory shown in the prompt is a "
+    "snapshot from the start of the session; writes take effect at once."
+)
+_TOOL_ACTIONS = ("add", "replace", "remove", "consolidate", "read", "search")
+_TOOL_FIELDS = {
+    "action": "add | replace | remove | consolidate | read | search",
+    "target": "user (the user: preferences, habits, role) or env (the project and its environment)",
+    "content": "the fact, for add and replace: one short, self-contained statement",
+    "old_text": "for replace and remove: a part of the entry, long enough to match only that entry",
+    "query": "for search: what to look for in past sessions",
+}
+_TOOL_NEEDS = {"add": ("target", "content"), "replace": ("target", "old_text", "content"),
+               "remove": ("target", "old_text"), "consolidate": ("target",), "read": (), "search": ("query",)}
+
+
+class MemoryTool:
+    """The ``memory`` tool: the agent's way to read and edit its memory.
+
+    ``name``, ``description`` and ``schema`` (a JSON Schema object) describe it
+    to the model; ``call(args)`` takes the model's arguments (a JSON string or
+    a dict) and returns a JSON object string, never raising for bad arguments
+    or failed operations.
+    """
+
+    name = "memory"
+    description = _TOOL_DESCRIPTION
+
+    def __init__(self, manager: MemoryManager) -> None:
+        if not isinstance(manager, MemoryManager):
+            raise InvalidInputError(f"manager must be a MemoryManager, got {type(manager).__name__}")
+        self.manager = manager
+
+    @property
+    def schema(self) -> dict[str, Any]:
+        properties: dict[str, Any] = {name: {"type": "string", "description": text}
+                                      for name, text in _TOOL_FIELDS.items()}
+        properties["action"]["enum"] = list(_TOOL_ACTIONS)
+        properties["target"]["enum"] = list(_TARGETS)
+        return {"type": "object", "properties": properties, "required": ["action"], "additionalProperties": False}
+
+    def call(self, args: str | Mapping[str, Any]) -> str:
+        """Run one tool call; the reply is ``{"success": ..., "message" | "error": ...}`` as JSON."""
+        import json
+
+        try:
+            message = self._run(self._arguments(args))
+        except AgentMemoryError as exc:
+            reply = {"success": False, "error": str(exc)}
+        except Exception as exc:  # a bug must not crash the agent loop; it is logged in full
+            _logger().exception("memory tool failed")
+            reply = {"success": False, "error": f"internal error ({type(exc).__name__}: {exc}); the call "
+                                                 "may be retried once, then report it to the user"}
+        else:
+            reply = {"success": True, "message": message}
+        return json.dumps(reply, ensure_ascii=False)
+
+    @staticmethod
+    def _arguments(args: str | Mapping[str, Any]) -> dict[str, str]:
+        import json
+
+        if isinstance(args, str):
+            try:
+                args = json.loads(args) if args.strip() else {}
+            except (ValueError, RecursionError) as exc:
+                raise InvalidInputError(f"arguments are not valid JSON ({exc}); send a JSON object such as "
+                                        '{"action": "read"}') from None
+        if not isinstance(args, Mapping):
+            raise InvalidInputError(f"arguments must be a JSON object, got {type(args).__name__}")
+        unknown = sorted(set(args) - set(_TOOL_FIELDS))
+        if unknown:
+            raise InvalidInputError(f"unknown argument {unknown[0]!r}; the arguments are {', '.join(_TOOL_FIELDS)}")
+        action = args.get("action")
+        if action not in _TOOL_ACTIONS:
+            raise InvalidInputError(f"action must be one of {', '.join(_TOOL_ACTIONS)}, got {action!r}")
+        for name, value in args.items():
+            if value is not None and not isinstance(value, str):
+                raise InvalidInputError(f"{name} must be a string, got {type(value).__name__}")
+        for name in _TOOL_NEEDS[action]:
+            if not (args.get(name) or "").strip():
+                raise InvalidInputError(f"{action} needs {name}: {_TOOL_FIELDS[name]}")
+        target = args.get("target")
+        if target is not None and target not in _TARGETS:
+            raise InvalidInputError(f"target must be 'user' or 'env', got {target!r}")
+        return {name: value for name, value in args.items() if value is not None}
+
+    def _run(self, args: dict[str, str]) -> str:
+        memory, action, target = self.manager, args["action"], args.get("target", "")
+        if action == "add":
+            result = memory.add_fact(target, args["content"])
+            if result.action == "duplicate":
+                return f"Already present in {target}: {result.entry!r}. Nothing changed; no need to add it again."
+            said = {"added": "Added to", "merged": "Merged into an existing entry of",
+                    "replaced": "Updated an entry of"}[result.action]
+            done = f"{said} {target}"
+            if result.action != "added":
+                done += f": {result.previous!r} is now {result.entry!r}"
+            return f"{done}. {self._usage(target)} Done; no need to repeat it."
+        if action == "replace":
+            result = memory.replace_fact(target, args["old_text"], args["content"])
+            return f"Replaced {result.previous!r} with {result.entry!r} in {target}. {self._usage(target)} Done."
+        if action == "remove":
+            result = memory.remove_fact(target, args["old_text"])
+            return f"Removed {result.previous!r} from {target}. {self._usage(target)} Done."
+        if action == "consolidate":
+            before = len(memory._facts.entries(target))
+            after = memory.consolidate(target)
+            return (f"Consolidated {target}: {before} entries are now {len(after)}. {self._usage(target)}\n"
+                    + self._listing(after))
+        if action == "read":
+            targets = [target] if target else list(_TARGETS)
+            return "\n\n".join(f"{target}: {self._usage(target)}\n{self._listing(memory._facts.entries(target))}"
+                               for target in targets)
+        return self._search(args["query"])
+
+    def _usage(self, target: str) -> str:
+        used, limit = self.manager._facts._usage(target)
+        return f"[{100 * used // limit}% — {used:,}/{limit:,} chars]"
+
+    @staticmethod
+    def _listing(entries: list[str]) -> str:
+        """Numbered entries; one that fails the scan (a file edited by hand) is not shown."""
+        if not entries:
+            return "(no entries)"
+        lines = []
+        for number, entry in enumerate(entries, 1):
+            try:
+                scan_content(entry)
+            except ScanError as exc:
+                entry = f"[not shown: it fails the security scan ({exc.threat}); ask the user to review the file]"
+            lines.append(f"{number}. {entry}")
+        return "\n".join(lines)
+
+    def _search(self, query: str) -> str:
+        found = self.manager.search_episodes(query, 5)
+        if not found:
+            return f"No past session matches {query!r}."
+        parts = [f"{len(found)} past session{'s' if len(found) > 1 else ''}, most relevant first:"]
+        for meta in found:
+            try:
+                text = self.manager._episodes.read(meta.session_id)
+            except AgentMemoryError:
+                text = meta.summary
+            if len(text) > _TOOL_EPISODE_CHARS:
+                text = text[: _TOOL_EPISODE_CHARS - 1] + "…"
+            parts.append(f"- {meta.session_id} ({meta.created_at:%Y-%m-%d}, {meta.turns} turns):\n{text}")
+        return "\n".join(parts)
+
+
+_TOOL_EPISODE_CHARS = 1_500  # of each episode, in a search reply
