@@ -2923,3 +2923,193 @@ class MemoryTool:
 
 
 _TOOL_EPISODE_CHARS = 1_500  # of each episode, in a search reply
+
+
+# ------------------------------------------------------------------- MCP ----
+#
+# The memory tool served over the Model Context Protocol's stdio transport:
+# JSON-RPC 2.0, one message per line on stdin and stdout (logs go to stderr).
+# A tool-only server needs initialize, ping, tools/list and tools/call; a
+# failed tool call is a result with isError, a protocol mistake a JSON-RPC error.
+
+_MCP_VERSIONS = ("2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05")  # newest first
+
+
+def _serve_mcp(tool: MemoryTool, stdin: Any, stdout: Any) -> None:
+    """Answer MCP requests read from ``stdin`` until it closes."""
+    import json
+
+    for line in stdin:
+        if not line.strip():
+            continue
+        try:
+            message = json.loads(line)
+        except (ValueError, RecursionError) as exc:
+            response: dict[str, Any] | None = _rpc_error(None, -32700, f"parse error: {exc}")
+        else:
+            response = _mcp_answer(tool, message)
+        if response is not None:
+            stdout.write(json.dumps(response, ensure_ascii=False) + "\n")
+            stdout.flush()
+
+
+def _rpc_error(request_id: Any, code: int, message: str) -> dict[str, Any]:
+    return {"jsonrpc": "2.0", "id": request_id, "error": {"code": code, "message": message}}
+
+
+def _mcp_answer(tool: MemoryTool, message: Any) -> dict[str, Any] | None:
+    """The response to one JSON-RPC message, or None for a notification."""
+    import json
+
+    if not isinstance(message, dict) or not isinstance(message.get("method"), str):
+        if isinstance(message, dict) and "method" not in message and ("result" in message or "error" in message):
+            return None  # a response to a request we never sent
+        return _rpc_error(message.get("id") if isinstance(message, dict) else None, -32600,
+                          "invalid request: send one JSON-RPC 2.0 object with a method")
+    if "id" not in message:
+        return None  # a notification, such as notifications/initialized
+    request_id, method, params = message["id"], message["method"], message.get("params") or {}
+    if not isinstance(params, dict):
+        return _rpc_error(request_id, -32602, "params must be an object")
+    if method == "initialize":
+        asked = params.get("protocolVersion")
+        result: dict[str, Any] = {
+            "protocolVersion": asked if asked in _MCP_VERSIONS else _MCP_VERSIONS[0],
+            "capabilities": {"tools": {"listChanged": False}},
+            "serverInfo": {"name": "agent-memory", "version": __version__},
+            "instructions": "Long-term memory across sessions: call the memory tool to read, add, replace or "
+                            "remove facts about the user (target user) and the environment (target env), and to "
+                            "search past sessions.",
+        }
+    elif method == "ping":
+        result = {}
+    elif method == "tools/list":
+        result = {"tools": [{"name": tool.name, "description": tool.description, "inputSchema": tool.schema}]}
+    elif method == "tools/call":
+        if params.get("name") != tool.name:
+            return _rpc_error(request_id, -32602, f"unknown tool {params.get('name')!r}; the only tool is "
+                                                  f"{tool.name!r}")
+        reply = json.loads(tool.call(params.get("arguments") or {}))
+        result = {"content": [{"type": "text", "text": reply.get("message", reply.get("error", ""))}],
+                  "isError": not reply["success"]}
+    else:
+        return _rpc_error(request_id, -32601, f"method {method!r} not found")
+    return {"jsonrpc": "2.0", "id": request_id, "result": result}
+
+
+# ----------------------------------------------------------- command line ----
+
+
+def _parser() -> Any:
+    import argparse
+
+    parser = argparse.ArgumentParser(
+        prog="agent-memory",
+        description="Inspect and edit an agent's memory directory, search its past sessions, print its "
+                    "system-prompt block, scan text, and serve the memory tool over MCP.",
+        epilog="The LLM (for consolidate, unclear merges, session summaries and ranked search) comes from "
+               "AGENT_MEMORY_LLM_PROVIDER and AGENT_MEMORY_LLM_MODEL; everything else works without one. "
+               "Exit status: 0 done, 1 refused or failed (the message says why), 2 bad command line.")
+    parser.add_argument("--dir", default=os.environ.get("AGENT_MEMORY_DIR") or "~/.agent_memory",
+                        help="the memory directory (default: $AGENT_MEMORY_DIR, else ~/.agent_memory)")
+    parser.add_argument("--config", metavar="FILE", help="a JSON file of MemoryConfig settings")
+    parser.add_argument("--no-llm", action="store_true", help="use no LLM, even if the environment names one")
+    parser.add_argument("--version", action="version", version=f"agent-memory {__version__}")
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+    read = commands.add_parser("read", help="show the facts, numbered, with their usage")
+    read.add_argument("target", nargs="?", choices=_TARGETS)
+    for name, help_text, fields in (
+            ("add", "add a fact (merged into an entry that already says it)", ("target", "content")),
+            ("replace", "replace the entry containing OLD_TEXT", ("target", "old_text", "content")),
+            ("remove", "remove the entry containing OLD_TEXT", ("target", "old_text")),
+            ("consolidate", "let the LLM merge related entries", ("target",))):
+        command = commands.add_parser(name, help=help_text)
+        for field in fields:
+            if field == "target":
+                command.add_argument("target", choices=_TARGETS)
+            else:
+                command.add_argument(field, metavar=field.upper())
+    search = commands.add_parser("search", help="search past sessions")
+    search.add_argument("query")
+    search.add_argument("-n", "--limit", type=int, default=5, help="how many (default 5; 0 for all)")
+    commands.add_parser("episodes", help="list past sessions, newest first")
+    episode = commands.add_parser("episode", help="print one past session's summary")
+    episode.add_argument("session_id")
+    commands.add_parser("prompt", help="print the memory block for the system prompt")
+    scan = commands.add_parser("scan", help="check text as memory would (exit 1 if refused)")
+    scan.add_argument("text", nargs="?", default="-", help="the text (default: read standard input)")
+    tool = commands.add_parser("tool", help="call the memory tool with JSON arguments; print its JSON reply")
+    tool.add_argument("arguments", help='e.g. \'{"action": "read"}\'; - reads standard input')
+    commands.add_parser("mcp", help="serve the memory tool over MCP (stdio)")
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """The ``agent-memory`` command; returns the exit status."""
+    args = _parser().parse_args(argv)
+    try:
+        return _run_command(args)
+    except AgentMemoryError as exc:
+        print(f"agent-memory: {exc}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        return 130
+
+
+def _run_command(args: Any) -> int:
+    import json
+
+    if args.command == "scan":
+        text = sys.stdin.read() if args.text == "-" else args.text
+        try:
+            scan_content(text)
+        except ScanError as exc:
+            print(f"refused ({exc.threat}): {exc}")
+            return 1
+        print("ok: nothing in it would be refused")
+        return 0
+    config = MemoryConfig()
+    if args.config:
+        try:
+            with open(os.path.expanduser(args.config), encoding="utf-8") as handle:
+                config = MemoryConfig.from_dict(json.load(handle))
+        except OSError as exc:
+            raise AgentMemoryError(f"cannot read the config file {args.config}: {exc.strerror or exc}") from None
+        except ValueError as exc:
+            if isinstance(exc, AgentMemoryError):
+                raise
+            raise AgentMemoryError(f"the config file {args.config} is not JSON: {exc}") from None
+    memory = MemoryManager(args.dir, None if args.no_llm else llm_from_env(), config)
+    tool = MemoryTool(memory)
+    if args.command in ("read", "add", "replace", "remove", "consolidate", "search"):
+        fields = {name: getattr(args, name) for name in _TOOL_FIELDS if getattr(args, name, None) is not None}
+        if args.command == "search":
+            for meta in memory.search_episodes(args.query, args.limit):
+                print(f"{meta.session_id}  {meta.created_at:%Y-%m-%d %H:%M}  {meta.turns} turns  {meta.summary}")
+            return 0
+        print(tool._run(tool._arguments({"action": args.command, **fields})))
+        return 0
+    if args.command == "episodes":
+        for meta in memory._episodes.read_index():
+            print(f"{meta.session_id}  {meta.created_at:%Y-%m-%d %H:%M}  {meta.turns} turns  {meta.summary}")
+        return 0
+    if args.command == "episode":
+        print(memory._episodes.read(args.session_id))
+        return 0
+    if args.command == "prompt":
+        block = memory.build_system_prompt()
+        if block:
+            print(block)
+        else:
+            print("(the memory block is empty: nothing is stored yet, or memory is disabled)", file=sys.stderr)
+        return 0
+    if args.command == "tool":
+        reply = tool.call(sys.stdin.read() if args.arguments == "-" else args.arguments)
+        print(reply)
+        return 0 if json.loads(reply)["success"] else 1
+    _serve_mcp(tool, sys.stdin, sys.stdout)  # "mcp"
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
