@@ -37,6 +37,8 @@ and exfiltration commands before anything is stored.
 
 Try it::
 
+    python3 agent_memory.py read           # what ~/.agent_memory holds
+    python3 agent_memory.py --help         # every command, and MCP
     python3 -m unittest -v                 # the test suite
 
     >>> memory = MemoryManager("~/.agent_memory", llm=llm_from_env())
