@@ -1662,6 +1662,7 @@ class EpisodeStore:
         self._dir = os.path.expanduser(directory)
         self._rank_fn = rank_fn
         self._min_turns, self._max, self._ttl_days, self._dedup = min_turns, max_episodes, ttl_days, dedup_threshold
+        self._cache: tuple[tuple[int, int, int], list[dict[str, Any]]] | None = None  # (file stamp, records)
 
     def write(self, session_id: str, summary: str, turns: int) -> None:
         """Store the episode of ``session_id`` (replacing an earlier one of the same id)."""
@@ -1737,21 +1738,18 @@ class EpisodeStore:
             raise InvalidInputError(f"query must be a string, got {type(query).__name__}")
         if type(limit) is not int:
             raise InvalidInputError(f"limit must be an integer, got {limit!r}")
-        records = self._load()
-        ranked, relevant = _rank_offline(query, records)
-        found = [_meta(record) for record in ranked]
-        if self._rank_fn is not None and found:
-            try:
-                chosen = self._rank_fn(query, found)
-                if not isinstance(chosen, list) or not all(isinstance(meta, EpisodeMeta) for meta in chosen):
-                    raise TypeError(f"it returned {type(chosen).__name__}, not a list of EpisodeMeta")
-                found = chosen
-            except Exception as exc:  # a ranker failure must not fail the search: rank offline
-                _logger().warning("episode ranking failed (%s: %s); ranking offline", type(exc).__name__, exc)
-                found = found[:relevant]
-        else:
-            found = found[:relevant]
-        return found if limit <= 0 else found[:limit]
+        ranked, relevant = _rank_offline(query, self._load())
+        offline = ranked[:relevant] if limit <= 0 else ranked[:min(relevant, limit)]
+        if self._rank_fn is None or not ranked:
+            return [_meta(record) for record in offline]
+        try:
+            chosen = self._rank_fn(query, [_meta(record) for record in ranked])
+            if not isinstance(chosen, list) or not all(isinstance(meta, EpisodeMeta) for meta in chosen):
+                raise TypeError(f"it returned {type(chosen).__name__}, not a list of EpisodeMeta")
+        except Exception as exc:  # a ranker failure must not fail the search: rank offline
+            _logger().warning("episode ranking failed (%s: %s); ranking offline", type(exc).__name__, exc)
+            return [_meta(record) for record in offline]
+        return chosen if limit <= 0 else chosen[:limit]
 
     def _path(self, session_id: str) -> str:
         return os.path.join(self._dir, session_id + ".md")
@@ -1765,10 +1763,28 @@ class EpisodeStore:
         return age > datetime.timedelta(days=self._ttl_days)
 
     def _load(self, expired_too: bool = False) -> list[dict[str, Any]]:
-        """The index's records, newest first, expired ones left out; never guesses at a damaged index."""
+        """The index's records, newest first, expired ones left out; never guesses at a damaged index.
+
+        The parsed index is kept until the file changes (every write replaces it:
+        a new inode), so repeated searches cost one ``stat``.
+        """
+        path = os.path.join(self._dir, _INDEX_NAME)
+        try:
+            info = os.stat(path)
+        except FileNotFoundError:
+            return []
+        except OSError as exc:
+            raise AgentMemoryError(f"cannot read {path}: {exc.strerror or exc}; check its permissions") from None
+        stamp = (info.st_ino, info.st_size, info.st_mtime_ns)
+        if self._cache is None or self._cache[0] != stamp:
+            self._cache = (stamp, self._parse(path))
+        records = self._cache[1]
+        return list(records) if expired_too else [record for record in records if not self._expired(record)]
+
+    @staticmethod
+    def _parse(path: str) -> list[dict[str, Any]]:
         import json
 
-        path = os.path.join(self._dir, _INDEX_NAME)
         text = _read_text(path)
         if not text.strip():
             return []
@@ -1785,7 +1801,7 @@ class EpisodeStore:
             problem = _record_problem(record)
             if problem:
                 raise AgentMemoryError(damaged.format(f"record {number}: {problem}"))
-        return records if expired_too else [record for record in records if not self._expired(record)]
+        return records
 
     def _save(self, records: list[dict[str, Any]]) -> None:
         import json
@@ -1807,7 +1823,7 @@ def _record_problem(record: Any) -> str:
         _created_at(record)
     except (InvalidInputError, ValueError) as exc:
         return str(exc)
-    if not all(isinstance(key, str) for key in record["keys"]):
+    if not set(map(type, record["keys"])) <= {str}:
         return "'keys' holds a non-string"
     return ""
 
@@ -1844,12 +1860,13 @@ def _rank_offline(query: str, records: list[dict[str, Any]]) -> tuple[list[dict[
     wanted = _analyse(query).keys
     if not wanted:
         return records, len(records)
+    shared = [wanted.intersection(record["keys"]) for record in records]
     frequency: dict[str, int] = {}
-    for record in records:
-        for key in wanted.intersection(record["keys"]):
+    for keys in shared:
+        for key in keys:
             frequency[key] = frequency.get(key, 0) + 1
     weight = {key: math.log(1 + len(records) / n) for key, n in frequency.items()}
-    scores = [sum(weight[key] for key in wanted.intersection(record["keys"])) for record in records]
+    scores = [sum(weight[key] for key in keys) for keys in shared]
     order = sorted(range(len(records)), key=lambda i: -scores[i])  # stable: newest first among equals
     return [records[i] for i in order], sum(1 for score in scores if score > 0)
 

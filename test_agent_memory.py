@@ -2125,6 +2125,11 @@ class EpisodeSearchRanksByRelevance(EpisodeTestCase):
         with self.assertRaises(am.InvalidInputError):
             self.episodes.search(None, 5)
 
+    def test_a_search_sees_what_another_store_wrote(self):
+        self.assertEqual(self.episodes.search("kafka", 5), [])
+        self.store().write("other", "Moved the Kafka brokers to three nodes.", 3)  # another process, in effect
+        self.assertEqual([m.session_id for m in self.episodes.search("kafka", 5)], ["other"])
+
     def test_a_failing_or_broken_ranker_falls_back_to_the_offline_order(self):
         for rank_fn in (mock.Mock(side_effect=RuntimeError("down")), lambda query, episodes: "not a list"):
             store = self.store(rank_fn=rank_fn)

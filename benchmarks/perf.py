@@ -199,6 +199,24 @@ def bench_add_fact() -> None:
         report("  the same, every word seen for the first time", first_sight, None, "ms")
 
 
+def bench_episodes() -> None:
+    """Episode search and write with 500 stored episodes (the default max_episodes)."""
+    rows = [json.loads(line) for line in (HERE / "fact_writes.jsonl").read_text(encoding="utf-8").splitlines()]
+    facts = [row["new"] for row in rows if "new" in row]
+    with tempfile.TemporaryDirectory() as directory:
+        store = am.EpisodeStore(Path(directory) / "episodes", max_episodes=500)
+        for number in range(500):  # a summary of five facts each, like a short LLM extraction
+            summary = "\n".join(facts[(number * 5 + i) % len(facts)] for i in range(5))
+            store.write(f"session-{number}", f"Session {number}.\n{summary}", 5)  # unique: no dedup
+        queries = ["postgres port", "deploy staging fridays", "user prefers short answers", "ci github actions"]
+        counter = iter(range(10**6))
+        report("EpisodeStore.search, 500 episodes, offline",
+               median_us(lambda: store.search(queries[next(counter) % len(queries)], 5), 41))
+        assert len(store.read_index()) == 500
+        report("EpisodeStore.write, 500 episodes, durable",
+               median_us(lambda: store.write(f"new-{next(counter)}", f"Notes {next(counter)}.\n{facts[0]}", 5), 21))
+
+
 def main() -> None:
     print(f"Python {sys.version.split()[0]} on {sys.platform}; medians")
     bench_scan()
@@ -206,6 +224,7 @@ def main() -> None:
     bench_embed()
     bench_classify()
     bench_add_fact()
+    bench_episodes()
     bench_import()
 
 
