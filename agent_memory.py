@@ -50,6 +50,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import datetime
 import functools
 import math
 import operator
@@ -60,10 +61,7 @@ import time
 import unicodedata
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, NamedTuple, Protocol, runtime_checkable
-
-if TYPE_CHECKING:  # imported where used: datetime costs 2 ms at start-up
-    import datetime
+from typing import Any, NamedTuple, Protocol, runtime_checkable
 
 __all__ = [
     "ADD_THRESHOLD",
@@ -76,6 +74,8 @@ __all__ = [
     "AnthropicClient",
     "Buffer",
     "CapacityError",
+    "EpisodeMeta",
+    "EpisodeStore",
     "FactStore",
     "InvalidInputError",
     "LLMClient",
@@ -84,14 +84,18 @@ __all__ = [
     "MemoryConfig",
     "MemoryDisabledError",
     "MemoryManager",
+    "MemoryTool",
     "MergeDetector",
     "OpenAIClient",
     "RandomProjections",
+    "RankStrategy",
     "ScanError",
     "WriteResult",
     "cosine",
     "format_buffer_line",
     "llm_from_env",
+    "llm_ranker",
+    "main",
     "scan_content",
 ]
 
@@ -1666,8 +1670,6 @@ class EpisodeStore:
 
     def write(self, session_id: str, summary: str, turns: int) -> None:
         """Store the episode of ``session_id`` (replacing an earlier one of the same id)."""
-        import datetime
-
         _check_session_id(session_id)
         summary = _check_text("summary", summary)
         if len(summary) > _MAX_EPISODE_CHARS:
@@ -1755,8 +1757,6 @@ class EpisodeStore:
         return os.path.join(self._dir, session_id + ".md")
 
     def _expired(self, record: dict[str, Any]) -> bool:
-        import datetime
-
         if not self._ttl_days:
             return False
         age = datetime.datetime.now(datetime.timezone.utc) - _created_at(record)
@@ -1829,8 +1829,6 @@ def _record_problem(record: Any) -> str:
 
 
 def _created_at(record: dict[str, Any]) -> datetime.datetime:
-    import datetime
-
     created = datetime.datetime.fromisoformat(record["created_at"])
     if created.tzinfo is None:
         raise ValueError(f"created_at {record['created_at']!r} has no time zone")
@@ -1838,8 +1836,6 @@ def _created_at(record: dict[str, Any]) -> datetime.datetime:
 
 
 def _meta(record: dict[str, Any]) -> EpisodeMeta:
-    import datetime
-
     created = _created_at(record).astimezone(datetime.timezone.utc)
     return EpisodeMeta(record["session_id"], record["turns"], created, record["summary"])
 
