@@ -1604,8 +1604,11 @@ def format_buffer_line(role: str, message: str) -> str:
 
 _INDEX_NAME = "index.json"
 _SUMMARY_CHARS = 200  # EpisodeMeta.summary, for listings
+_DEDUP_MIN_KEYS = 5
 _MAX_EPISODE_CHARS = 20_000
-_UNSAFE_ID = _Regex(r'[/\\\x00-\x1f\x7f<>:"|?*]')  # paths, control characters, and what Windows refuses
+_SESSION_ID = _Regex(r"[A-Za-z0-9][A-Za-z0-9._-]*")
+_DEVICE_NAMES = frozenset("con prn aux nul com1 com2 com3 com4 com5 com6 com7 com8 com9 lpt1 lpt2 lpt3 lpt4 lpt5 "
+                          "lpt6 lpt7 lpt8 lpt9".split())  # Windows opens these as devices, whatever follows a dot
 
 
 @dataclasses.dataclass(frozen=True)
@@ -1622,13 +1625,22 @@ RankStrategy = Callable[[str, list[EpisodeMeta]], list[EpisodeMeta]]
 
 
 def _check_session_id(session_id: str) -> str:
+    """A session id names a file, so it may hold only letters, digits, '.', '-' and '_'."""
     if not isinstance(session_id, str):
         raise InvalidInputError(f"session id must be a string, got {type(session_id).__name__}")
-    bad = _UNSAFE_ID.search(session_id)
-    if not session_id or session_id.startswith(".") or bad or len(session_id) > 128 or session_id != session_id.strip():
-        shown = f"the character {bad.group()!r}" if bad else "a leading dot or space, or over 128 characters"
-        raise InvalidInputError(f"session id {_preview(session_id)!r} cannot name a file: it is empty or holds "
-                                f"{shown}; use letters, digits, '-' and '_'")
+    problem = ""
+    if not session_id:
+        problem = "it is empty"
+    elif len(session_id) > 128:
+        problem = f"it is {len(session_id)} characters long; the limit is 128"
+    elif not _SESSION_ID.fullmatch(session_id):
+        bad = next((c for c in session_id if not (c.isascii() and (c.isalnum() or c in "._-"))), None)
+        problem = f"it holds {bad!r}" if bad else f"it starts with {session_id[0]!r}"
+    elif session_id.split(".")[0].casefold() in _DEVICE_NAMES:
+        problem = f"{session_id.split('.')[0]!r} is a device name on Windows"
+    if problem:
+        raise InvalidInputError(f"session id {session_id[:40]!r} cannot name a file: {problem}. Use letters, "
+                                "digits, '.', '-' and '_', starting with a letter or digit (at most 128)")
     return session_id
 
 
@@ -1650,7 +1662,7 @@ class EpisodeStore:
 
     def __init__(self, directory: str | os.PathLike[str], rank_fn: RankStrategy | None = None, *,
                  min_turns: int = 3, max_episodes: int = 0, ttl_days: int = 0,
-                 dedup_threshold: float = 1.0) -> None:
+                 dedup_threshold: float | None = None) -> None:
         if isinstance(directory, (str, os.PathLike)):
             directory = os.fspath(directory)
         if not isinstance(directory, str):
@@ -1660,9 +1672,9 @@ class EpisodeStore:
         for name, value in (("min_turns", min_turns), ("max_episodes", max_episodes), ("ttl_days", ttl_days)):
             if type(value) is not int or value < 0:
                 raise InvalidInputError(f"{name} must be a non-negative integer, got {value!r}")
-        if isinstance(dedup_threshold, bool) or not isinstance(dedup_threshold, (int, float)) or not (
-                0.0 < dedup_threshold <= 1.0):
-            raise InvalidInputError(f"dedup_threshold must be a number in (0, 1], got {dedup_threshold!r}")
+        if dedup_threshold is not None and (isinstance(dedup_threshold, bool) or not isinstance(
+                dedup_threshold, (int, float)) or not 0.0 < dedup_threshold <= 1.0):
+            raise InvalidInputError(f"dedup_threshold must be a number in (0, 1] or None, got {dedup_threshold!r}")
         self._dir = os.path.expanduser(directory)
         self._rank_fn = rank_fn
         self._min_turns, self._max, self._ttl_days, self._dedup = min_turns, max_episodes, ttl_days, dedup_threshold
@@ -1687,9 +1699,11 @@ class EpisodeStore:
             records = self._load(expired_too=True)
             kept, dropped = [], []
             for old in records:
-                if old["session_id"] == session_id:
+                if old["session_id"].casefold() == session_id.casefold():  # one file, where case is ignored
+                    if old["session_id"] != session_id:
+                        dropped.append(old)
                     continue  # rewritten: the new record takes its place at the top
-                if _key_cosine(keys, old["keys"]) >= self._dedup or self._expired(old):
+                if self._expired(old) or self._duplicate(keys, old["keys"]):
                     dropped.append(old)
                 else:
                     kept.append(old)
@@ -1702,7 +1716,7 @@ class EpisodeStore:
             try:
                 self._save(kept)
             except BaseException:  # put the episode file back as it was: a failed write changes nothing
-                with contextlib.suppress(OSError):
+                with contextlib.suppress(OSError, AgentMemoryError):
                     if before is None:
                         os.unlink(path)
                     else:
@@ -1710,7 +1724,8 @@ class EpisodeStore:
                 raise
             for old in dropped:
                 with contextlib.suppress(OSError):
-                    os.unlink(self._path(old["session_id"]))
+                    if not os.path.samefile(self._path(old["session_id"]), path):  # "S1.md" may be "s1.md"
+                        os.unlink(self._path(old["session_id"]))
 
     def write_if_enough(self, session_id: str, summary: str, turns: int) -> None:
         """``write``, only when ``turns`` is at least ``min_turns`` (3)."""
@@ -1755,6 +1770,11 @@ class EpisodeStore:
 
     def _path(self, session_id: str) -> str:
         return os.path.join(self._dir, session_id + ".md")
+
+    def _duplicate(self, keys: list[str], other: list[str]) -> bool:
+        """Do two episodes say nearly the same (each with at least 5 keys, so short notes never collide)?"""
+        return (self._dedup is not None and min(len(keys), len(other)) >= _DEDUP_MIN_KEYS
+                and _key_cosine(keys, other) >= self._dedup)
 
     def _expired(self, record: dict[str, Any]) -> bool:
         if not self._ttl_days:
@@ -1829,7 +1849,8 @@ def _record_problem(record: Any) -> str:
 
 
 def _created_at(record: dict[str, Any]) -> datetime.datetime:
-    created = datetime.datetime.fromisoformat(record["created_at"])
+    stamp = record["created_at"]
+    created = datetime.datetime.fromisoformat(stamp[:-1] + "+00:00" if stamp.endswith("Z") else stamp)  # 3.9, 3.10
     if created.tzinfo is None:
         raise ValueError(f"created_at {record['created_at']!r} has no time zone")
     return created

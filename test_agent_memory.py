@@ -2065,7 +2065,8 @@ class EpisodesAreStoredAndListed(EpisodeTestCase):
 class EpisodesRefuseBadInput(EpisodeTestCase):
     def test_session_ids_that_could_escape_or_misname_a_file(self):
         store = self.store()
-        for bad in ("", "../user", "a/b", "a\\b", "x\x00y", ".hidden", "..", "con:1", " padded", "x" * 129, 7):
+        for bad in ("", "../user", "a/b", "a\\b", "x\x00y", ".hidden", "..", "con:1", " padded", "x" * 129, 7,
+                    "a b", "x\u202ey", "caf\u00e9", "-x", "CON", "nul.txt", "Lpt1"):
             with self.subTest(bad=bad):
                 with self.assertRaises(am.InvalidInputError):
                     store.write(bad, "A summary.", 3)
@@ -2171,7 +2172,31 @@ class EpisodeLifecycle(EpisodeTestCase):
         store.write("a", "Upgraded Postgres from 14 to 15 and rebuilt the indexes on staging.", 3)
         store.write("b", "Wrote the release notes.", 3)
         store.write("c", "Upgraded Postgres from 14 to 15; rebuilt the indexes on staging.", 3)
-        self.assertEqual([m.session_id for m in store.read_index()], ["c", "b"])
+        store.write("d", "Wrote release notes.", 3)  # too few words to call it a duplicate
+        self.assertEqual([m.session_id for m in store.read_index()], ["d", "c", "b"])
+        self.assertFalse((self.mem / "episodes" / "a.md").exists())
+
+    def test_without_a_threshold_nothing_is_deduplicated(self):
+        store = self.store()
+        for session_id in ("a", "b"):
+            store.write(session_id, "Upgraded Postgres from 14 to 15 and rebuilt the indexes on staging.", 3)
+        self.assertEqual([m.session_id for m in store.read_index()], ["b", "a"])
+
+    def test_ids_differing_in_case_are_one_session(self):
+        store = self.store()
+        store.write("S1", "First summary about Redis.", 3)
+        store.write("s1", "Second summary about Redis.", 3)
+        self.assertEqual([m.session_id for m in store.read_index()], ["s1"])
+        self.assertEqual(store.read("s1"), "Second summary about Redis.")
+
+    def test_an_index_written_with_z_times_loads_on_every_version(self):
+        store = self.store()
+        store.write("a", "Worked on Redis configuration.", 3)
+        index = self.mem / "episodes" / "index.json"
+        text = index.read_text(encoding="utf-8")
+        index.write_text(re.sub(r'\+00:00"', 'Z"', text), encoding="utf-8")
+        self.assertIn('Z"', index.read_text(encoding="utf-8"))
+        self.assertEqual(store.read_index()[0].created_at.tzinfo, timezone.utc)
 
     def test_options_are_checked(self):
         for options in ({"max_episodes": -1}, {"ttl_days": 1.5}, {"dedup_threshold": 0}, {"dedup_threshold": 1.1},
