@@ -1888,6 +1888,14 @@ def _rank_offline(query: str, records: list[dict[str, Any]]) -> tuple[list[dict[
     return [records[i] for i in order], sum(1 for score in scores if score > 0)
 
 
+def _rank_metas_offline(query: str, episodes: list[EpisodeMeta]) -> list[EpisodeMeta]:
+    """The offline ranking, from the listing summaries alone (what a ``RankStrategy`` is given)."""
+    records = [{"keys": _analyse(meta.summary).keys} for meta in episodes]
+    ranked, relevant = _rank_offline(query, records)
+    order = {id(record): meta for record, meta in zip(records, episodes)}
+    return [order[id(record)] for record in ranked[:relevant]]
+
+
 _RANK_SYSTEM = (
     "You help an AI agent search its memory of past sessions. Given a query and numbered episode summaries, "
     "reply with the numbers of the episodes relevant to the query, most relevant first, separated by commas "
@@ -1900,9 +1908,10 @@ def llm_ranker(llm: LLMClient) -> RankStrategy:
     """A ``RankStrategy`` that asks ``llm`` which episodes matter, best first.
 
     It shows the LLM the first 30 episodes it is given (``EpisodeStore`` gives
-    them in offline order, best first). A reply of "none" means none is
-    relevant. If the call fails or the reply is unusable (no episode number in
-    range), it returns the episodes in the order it was given.
+    them in offline order, best first) and reads the list of numbers the reply
+    opens with; a reply that opens with "none" or "no" means none is relevant.
+    If the call fails or the reply is unusable (no episode number in range), it
+    ranks the episodes offline, by the words their summaries share with the query.
     """
     if not callable(getattr(llm, "simple_call", None)):
         raise InvalidInputError("llm must have a simple_call(system, user) method")
@@ -1914,19 +1923,20 @@ def llm_ranker(llm: LLMClient) -> RankStrategy:
         try:
             reply = llm.simple_call(_RANK_SYSTEM, f"Query: {query}\n\nEpisodes:\n{listing}")
         except Exception as exc:  # the documented fallback
-            _logger().warning("episode ranker failed (%s: %s); using the offline order", type(exc).__name__, exc)
-            return list(episodes)
+            _logger().warning("episode ranker failed (%s: %s); ranking offline", type(exc).__name__, exc)
+            return _rank_metas_offline(query, episodes)
         text = reply.strip().casefold() if isinstance(reply, str) else ""
-        if re.fullmatch(r"(?:none|no episodes?(?: (?:is|are))? relevant)\.?", text):
+        if re.match(r"(?:none|no)\b", text):  # "None.", "No episode is relevant."
             return []
+        leading = re.match(r"\d+(?:\s*[,;]?\s*\d+)*", text)  # "3, 1" but not the dates in "3 (2026-01-02)"
         chosen: list[EpisodeMeta] = []
-        for number in re.findall(r"\b\d+\b", text):
+        for number in re.findall(r"\d+", leading.group()) if leading else ():
             index = int(number) - 1
             if 0 <= index < len(shown) and shown[index] not in chosen:
                 chosen.append(shown[index])
         if not chosen:
-            _logger().warning("episode ranker gave an unusable reply %r; using the offline order", _preview(text))
-            return list(episodes)
+            _logger().warning("episode ranker gave an unusable reply %r; ranking offline", _preview(text))
+            return _rank_metas_offline(query, episodes)
         return chosen
 
     return rank
@@ -2416,19 +2426,47 @@ _EXTRACT_SYSTEM = (
 )
 
 
-def _digest(lines: list[str]) -> str:
-    """A session without an LLM summary: its first line and as many of its last lines as fit."""
-    kept = [lines[0]]
-    room = _DIGEST_CHARS - len(lines[0])
+def _scanned_line(text: str) -> str | ScanError:
+    """``text`` on one line, shortened to 300 characters; or the ``ScanError`` it fails with.
+
+    The whole line is scanned before it is shortened (a cut could hide the
+    rest of a key), and the short one after.
+    """
+    line = _one_line(text)
+    try:
+        scan_content(line)
+        if len(line) > _BUFFER_LINE_CHARS:
+            line = line[: _BUFFER_LINE_CHARS - 1] + "…"
+            scan_content(line)
+    except ScanError as exc:
+        _logger().warning("line withheld: %s", exc)
+        return exc
+    return line
+
+
+def _digest(messages: list[str]) -> str:
+    """A session without an LLM summary: its first line and as many of its last lines as fit in 2,000
+    characters, each line checked by the scan, and the text as it grows too (two lines may form what
+    neither says alone); ``""`` if nothing passes."""
+    lines = [line for line in map(_scanned_line, messages) if isinstance(line, str)]
+    if not lines:
+        return ""
     tail: list[str] = []
+    room = _DIGEST_CHARS - len(lines[0])
     for line in reversed(lines[1:]):
         if len(line) + 1 > room:
             break
         tail.insert(0, line)
         room -= len(line) + 1
-    if len(kept) + len(tail) < len(lines):
-        kept.append(f"[{len(lines) - len(kept) - len(tail)} lines left out]")
-    return "\n".join(kept + tail)
+    skipped = len(lines) - 1 - len(tail)
+    text = lines[0] + (f"\n[{skipped} lines left out]" if skipped else "")
+    for line in tail:
+        try:
+            scan_content(f"{text}\n{line}")
+        except ScanError:
+            continue
+        text = f"{text}\n{line}"
+    return text
 
 
 class _Snapshot(NamedTuple):
@@ -2565,16 +2603,12 @@ class MemoryManager:
 
     @staticmethod
     def _safe_line(line: str, prefix: str = "") -> str:
-        """``line`` on one line, shortened, or a placeholder if it fails the scan."""
-        line = _one_line(line)
-        if len(line) > _BUFFER_LINE_CHARS:
-            line = line[: _BUFFER_LINE_CHARS - 1] + "…"
-        try:
-            scan_content(line)
-        except ScanError as exc:
-            _logger().warning("buffer line withheld: %s", exc)
-            return f"{prefix}{'  ' if prefix else ''}[a line was withheld: it failed the security scan ({exc.threat})]"
-        return line
+        """``line`` on one line and shortened, or a placeholder (after ``prefix``) if it fails the scan."""
+        scanned = _scanned_line(line)
+        if isinstance(scanned, ScanError):
+            return f"{prefix}{'  ' if prefix else ''}[a line was withheld: it failed the security scan " \
+                   f"({scanned.threat})]"
+        return scanned
 
     # -- episodes -------------------------------------------------------------------
 
@@ -2601,12 +2635,9 @@ class MemoryManager:
         if not messages:
             return
         summary = self._extract(messages) if self.llm is not None and config.llm_extract else None
-        if summary is None:
-            lines = [line for line in map(self._safe_line, messages) if not line.startswith("[a line was withheld")]
-            if not lines:
-                return
-            summary = _digest(lines)
-        self._episodes.write(session_id, summary, turns)
+        summary = summary or _digest(messages)
+        if summary:
+            self._episodes.write(session_id, summary, turns)
 
     def _extract(self, messages: list[str]) -> str | None:
         """The LLM's summary of a session (its newest 24,000 characters), or None if it failed or is unsafe."""
@@ -2814,6 +2845,8 @@ _TOOL_DESCRIPTION = (
     "snapshot from the start of the session; writes take effect at once."
 )
 _TOOL_ACTIONS = ("add", "replace", "remove", "consolidate", "read", "search")
+_TOOL_EPISODE_CHARS = 1_500  # of each episode, in a search reply
+_TOOL_QUERY_CHARS = 1_000
 _TOOL_FIELDS = {
     "action": "add | replace | remove | consolidate | read | search",
     "target": "user (the user: preferences, habits, role) or env (the project and its environment)",
@@ -2887,13 +2920,17 @@ class MemoryTool:
         for name, value in args.items():
             if value is not None and not isinstance(value, str):
                 raise InvalidInputError(f"{name} must be a string, got {type(value).__name__}")
+        args = {name: value for name, value in args.items() if value}  # models often send "" for unused fields
         for name in _TOOL_NEEDS[action]:
             if not (args.get(name) or "").strip():
                 raise InvalidInputError(f"{action} needs {name}: {_TOOL_FIELDS[name]}")
         target = args.get("target")
         if target is not None and target not in _TARGETS:
             raise InvalidInputError(f"target must be 'user' or 'env', got {target!r}")
-        return {name: value for name, value in args.items() if value is not None}
+        if len(args.get("query", "")) > _TOOL_QUERY_CHARS:
+            raise InvalidInputError(f"query is {len(args['query']):,} characters; search with a few words "
+                                    f"(at most {_TOOL_QUERY_CHARS:,} characters)")
+        return dict(args)
 
     def _run(self, args: dict[str, str]) -> str:
         memory, action, target = self.manager, args["action"], args.get("target", "")
@@ -2919,10 +2956,18 @@ class MemoryTool:
             return (f"Consolidated {target}: {before} entries are now {len(after)}. {self._usage(target)}\n"
                     + self._listing(after))
         if action == "read":
-            targets = [target] if target else list(_TARGETS)
-            return "\n\n".join(f"{target}: {self._usage(target)}\n{self._listing(memory._facts.entries(target))}"
-                               for target in targets)
+            return "\n\n".join(self._read(name) for name in ([target] if target else _TARGETS))
         return self._search(args["query"])
+
+    def _read(self, target: str) -> str:
+        """One target's entries with its usage, or why the file cannot be read."""
+        try:
+            entries = self.manager._facts.entries(target)
+        except AgentMemoryError as exc:
+            return f"{target}: cannot be read: {exc}"
+        limit = self.manager._facts._caps[target]
+        used = _size(entries)
+        return f"{target}: [{100 * used // limit}% — {used:,}/{limit:,} chars]\n{self._listing(entries)}"
 
     def _usage(self, target: str) -> str:
         used, limit = self.manager._facts._usage(target)
@@ -2945,20 +2990,21 @@ class MemoryTool:
     def _search(self, query: str) -> str:
         found = self.manager.search_episodes(query, 5)
         if not found:
-            return f"No past session matches {query!r}."
+            return f"No past session matches {_preview(query, 80)!r}."
         parts = [f"{len(found)} past session{'s' if len(found) > 1 else ''}, most relevant first:"]
         for meta in found:
             try:
                 text = self.manager._episodes.read(meta.session_id)
+                scan_content(text)  # the file may have been edited since it was written
+            except ScanError as exc:
+                text = f"[not shown: it fails the security scan ({exc.threat}); ask the user to review it]"
             except AgentMemoryError:
-                text = meta.summary
+                text = "[its file cannot be read]"
             if len(text) > _TOOL_EPISODE_CHARS:
                 text = text[: _TOOL_EPISODE_CHARS - 1] + "…"
             parts.append(f"- {meta.session_id} ({meta.created_at:%Y-%m-%d}, {meta.turns} turns):\n{text}")
         return "\n".join(parts)
 
-
-_TOOL_EPISODE_CHARS = 1_500  # of each episode, in a search reply
 
 
 # ------------------------------------------------------------------- MCP ----
