@@ -1008,12 +1008,8 @@ class RandomProjections:
 
     def fit(self, corpus: Sequence[str]) -> None:
         """Count feature document frequencies over ``corpus`` (a list of texts)."""
-        if isinstance(corpus, (str, bytes)) or not isinstance(corpus, Iterable):
-            raise InvalidInputError(f"corpus must be a list of strings, got {type(corpus).__name__}")
         wanted: dict[str, int] = {}
-        for text in corpus:
-            if not isinstance(text, str):
-                raise InvalidInputError(f"corpus must hold strings, got {type(text).__name__}")
+        for text in _check_strings("corpus", corpus):
             wanted[text] = wanted.get(text, 0) + 1
         for text in set(wanted) | set(self._fitted):
             change = wanted.get(text, 0) - self._fitted.get(text, 0)
@@ -1185,9 +1181,7 @@ class MergeDetector:
 
     def fit(self, corpus: Sequence[str]) -> None:
         """Compare later entries with ``corpus``; vectors of unchanged texts are reused."""
-        if isinstance(corpus, (str, bytes)) or not isinstance(corpus, Iterable):
-            raise InvalidInputError(f"corpus must be a list of strings, got {type(corpus).__name__}")
-        corpus = list(corpus)
+        corpus = _check_strings("corpus", corpus)
         if corpus == self._corpus:
             return
         self._projections.fit(corpus)
@@ -1234,6 +1228,32 @@ def _check_target(target: str) -> str:
     if target not in _TARGETS:
         raise InvalidInputError(f"target must be 'user' or 'env', got {target!r}")
     return target
+
+
+def _check_strings(name: str, values: Iterable[str]) -> list[str]:
+    """``values`` as a list, if it is a list (or other iterable, not a string) of strings."""
+    if isinstance(values, (str, bytes)) or not isinstance(values, Iterable):
+        raise InvalidInputError(f"{name} must be a list of strings, got {type(values).__name__}")
+    values = list(values)
+    for value in values:
+        if not isinstance(value, str):
+            raise InvalidInputError(f"{name} must hold strings, got {type(value).__name__}")
+    return values
+
+
+def _check_turns(turns: int) -> int:
+    if type(turns) is not int or turns < 0:
+        raise InvalidInputError(f"turns must be a non-negative integer, got {turns!r}")
+    return turns
+
+
+def _check_directory(directory: str | os.PathLike[str]) -> str:
+    """The directory as a str with ``~`` expanded."""
+    if isinstance(directory, (str, os.PathLike)):
+        directory = os.fspath(directory)
+    if not isinstance(directory, str):
+        raise InvalidInputError(f"directory must be a str or os.PathLike path, got {type(directory).__name__}")
+    return os.path.expanduser(directory)
 
 
 def _check_text(name: str, value: str) -> str:
@@ -1411,11 +1431,7 @@ class FactStore:
         for name, cap in (("cap_user", cap_user), ("cap_env", cap_env)):
             if type(cap) is not int or cap <= 0:
                 raise InvalidInputError(f"{name} must be a positive integer, got {cap!r}")
-        if isinstance(directory, (str, os.PathLike)):
-            directory = os.fspath(directory)
-        if not isinstance(directory, str):
-            raise InvalidInputError(f"directory must be a str or os.PathLike path, got {type(directory).__name__}")
-        self._dir = os.path.expanduser(directory)
+        self._dir = _check_directory(directory)
         self._paths = {target: os.path.join(self._dir, f"{target}.md") for target in _TARGETS}
         self._caps = {"user": cap_user, "env": cap_env}
 
@@ -1644,11 +1660,6 @@ def _check_session_id(session_id: str) -> str:
     return session_id
 
 
-def _shorten(text: str, width: int) -> str:
-    line = " ".join(text.split())
-    return line if len(line) <= width else line[: width - 1] + "…"
-
-
 class EpisodeStore:
     """The episodes of one memory directory (``directory`` is its ``episodes/`` folder).
 
@@ -1663,10 +1674,7 @@ class EpisodeStore:
     def __init__(self, directory: str | os.PathLike[str], rank_fn: RankStrategy | None = None, *,
                  min_turns: int = 3, max_episodes: int = 0, ttl_days: int = 0,
                  dedup_threshold: float | None = None) -> None:
-        if isinstance(directory, (str, os.PathLike)):
-            directory = os.fspath(directory)
-        if not isinstance(directory, str):
-            raise InvalidInputError(f"directory must be a str or os.PathLike path, got {type(directory).__name__}")
+        directory = _check_directory(directory)
         if rank_fn is not None and not callable(rank_fn):
             raise InvalidInputError("rank_fn must be a function (query, episodes) -> episodes, or None")
         for name, value in (("min_turns", min_turns), ("max_episodes", max_episodes), ("ttl_days", ttl_days)):
@@ -1675,7 +1683,7 @@ class EpisodeStore:
         if dedup_threshold is not None and (isinstance(dedup_threshold, bool) or not isinstance(
                 dedup_threshold, (int, float)) or not 0.0 < dedup_threshold <= 1.0):
             raise InvalidInputError(f"dedup_threshold must be a number in (0, 1] or None, got {dedup_threshold!r}")
-        self._dir = os.path.expanduser(directory)
+        self._dir = directory
         self._rank_fn = rank_fn
         self._min_turns, self._max, self._ttl_days, self._dedup = min_turns, max_episodes, ttl_days, dedup_threshold
         self._cache: tuple[tuple[int, int, int], list[dict[str, Any]]] | None = None  # (file stamp, records)
@@ -1687,13 +1695,12 @@ class EpisodeStore:
         if len(summary) > _MAX_EPISODE_CHARS:
             raise InvalidInputError(f"summary is {len(summary):,} characters; the limit is "
                                     f"{_MAX_EPISODE_CHARS:,}. Store a shorter summary.")
-        if type(turns) is not int or turns < 0:
-            raise InvalidInputError(f"turns must be a non-negative integer, got {turns!r}")
+        _check_turns(turns)
         scan_content(summary)
         keys = sorted(_analyse(summary).keys)
         record = {"session_id": session_id, "turns": turns,
                   "created_at": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
-                  "summary": _shorten(summary, _SUMMARY_CHARS), "keys": keys}
+                  "summary": _preview(summary, _SUMMARY_CHARS), "keys": keys}
         path = self._path(session_id)
         with _locked(self._dir):
             records = self._load(expired_too=True)
@@ -1729,9 +1736,7 @@ class EpisodeStore:
 
     def write_if_enough(self, session_id: str, summary: str, turns: int) -> None:
         """``write``, only when ``turns`` is at least ``min_turns`` (3)."""
-        if type(turns) is not int or turns < 0:
-            raise InvalidInputError(f"turns must be a non-negative integer, got {turns!r}")
-        if turns >= self._min_turns:
+        if _check_turns(turns) >= self._min_turns:
             self.write(session_id, summary, turns)
 
     def read(self, session_id: str) -> str:
@@ -2588,12 +2593,7 @@ class MemoryManager:
 
     def restore_buffer(self, lines: Sequence[str]) -> None:
         """Replace the buffer with saved lines (from ``get_buffer``), scanned like new ones."""
-        if isinstance(lines, (str, bytes)) or not isinstance(lines, Iterable):
-            raise InvalidInputError(f"lines must be a list of strings, got {type(lines).__name__}")
-        lines = list(lines)
-        for line in lines:
-            if not isinstance(line, str):
-                raise InvalidInputError(f"buffer lines must be strings, got {type(line).__name__}")
+        lines = _check_strings("lines", lines)
         self._buffer.clear()
         for line in lines:
             self._buffer.append(self._safe_line(line))
@@ -2621,13 +2621,8 @@ class MemoryManager:
         Nothing happens when memory is disabled or ``extract_on_end`` is off.
         """
         _check_session_id(session_id)
-        if type(turns) is not int or turns < 0:
-            raise InvalidInputError(f"turns must be a non-negative integer, got {turns!r}")
-        if isinstance(messages, (str, bytes)) or not isinstance(messages, Iterable):
-            raise InvalidInputError(f"messages must be a list of strings, got {type(messages).__name__}")
-        messages = list(messages)
-        if not all(isinstance(message, str) for message in messages):
-            raise InvalidInputError("messages must be a list of strings")
+        _check_turns(turns)
+        messages = _check_strings("messages", messages)
         config = self.config
         if not (config.enabled and config.extract_on_end) or turns < config.min_turns_for_extraction:
             return
