@@ -3010,23 +3010,33 @@ class MemoryTool:
 # failed tool call is a result with isError, a protocol mistake a JSON-RPC error.
 
 _MCP_VERSIONS = ("2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05")  # newest first
+_MCP_NOTE = " Nothing is shown to you automatically here: call read at the start of a task."
 
 
 def _serve_mcp(tool: MemoryTool, stdin: Any, stdout: Any) -> None:
-    """Answer MCP requests read from ``stdin`` until it closes."""
+    """Answer MCP requests read from ``stdin`` until it closes; both are binary streams.
+
+    Lines are decoded as UTF-8 here, and answers written as ASCII JSON, so no
+    locale or code page can break the stream.
+    """
     import json
 
-    for line in stdin:
-        if not line.strip():
+    for raw in stdin:
+        if not raw.strip():
             continue
         try:
-            message = json.loads(line)
+            message = json.loads(raw.decode("utf-8"))
+        except UnicodeDecodeError as exc:
+            answer: Any = _rpc_error(None, -32700, f"parse error: the line is not UTF-8 ({exc.reason})")
         except (ValueError, RecursionError) as exc:
-            response: dict[str, Any] | None = _rpc_error(None, -32700, f"parse error: {exc}")
+            answer = _rpc_error(None, -32700, f"parse error: {exc}")
         else:
-            response = _mcp_answer(tool, message)
-        if response is not None:
-            stdout.write(json.dumps(response, ensure_ascii=False) + "\n")
+            if isinstance(message, list) and message:  # a batch (protocol 2025-03-26)
+                answer = [reply for reply in (_mcp_answer(tool, item) for item in message) if reply] or None
+            else:
+                answer = _mcp_answer(tool, message)
+        if answer is not None:
+            stdout.write(json.dumps(answer, allow_nan=False).encode("ascii") + b"\n")
             stdout.flush()
 
 
@@ -3046,6 +3056,8 @@ def _mcp_answer(tool: MemoryTool, message: Any) -> dict[str, Any] | None:
     if "id" not in message:
         return None  # a notification, such as notifications/initialized
     request_id, method, params = message["id"], message["method"], message.get("params") or {}
+    if isinstance(request_id, bool) or not isinstance(request_id, (str, int)):
+        return _rpc_error(None, -32600, "invalid request: id must be a string or an integer")
     if not isinstance(params, dict):
         return _rpc_error(request_id, -32602, "params must be an object")
     if method == "initialize":
@@ -3061,7 +3073,7 @@ def _mcp_answer(tool: MemoryTool, message: Any) -> dict[str, Any] | None:
     elif method == "ping":
         result = {}
     elif method == "tools/list":
-        result = {"tools": [{"name": tool.name, "description": tool.description, "inputSchema": tool.schema}]}
+        result = {"tools": [{"name": tool.name, "description": tool.description + _MCP_NOTE, "inputSchema": tool.schema}]}
     elif method == "tools/call":
         if params.get("name") != tool.name:
             return _rpc_error(request_id, -32602, f"unknown tool {params.get('name')!r}; the only tool is "
@@ -3080,6 +3092,14 @@ def _mcp_answer(tool: MemoryTool, message: Any) -> dict[str, Any] | None:
 def _parser() -> Any:
     import argparse
 
+    def options(parser: Any, default: Any) -> None:  # accepted before the command and after it
+        parser.add_argument("--dir", default=default(os.environ.get("AGENT_MEMORY_DIR") or "~/.agent_memory"),
+                            help="the memory directory (default: $AGENT_MEMORY_DIR, else ~/.agent_memory)")
+        parser.add_argument("--config", metavar="FILE", default=default(None),
+                            help="a JSON file of MemoryConfig settings")
+        parser.add_argument("--no-llm", action="store_true", default=default(False),
+                            help="use no LLM, even if the environment names one")
+
     parser = argparse.ArgumentParser(
         prog="agent-memory",
         description="Inspect and edit an agent's memory directory, search its past sessions, print its "
@@ -3087,43 +3107,54 @@ def _parser() -> Any:
         epilog="The LLM (for consolidate, unclear merges, session summaries and ranked search) comes from "
                "AGENT_MEMORY_LLM_PROVIDER and AGENT_MEMORY_LLM_MODEL; everything else works without one. "
                "Exit status: 0 done, 1 refused or failed (the message says why), 2 bad command line.")
-    parser.add_argument("--dir", default=os.environ.get("AGENT_MEMORY_DIR") or "~/.agent_memory",
-                        help="the memory directory (default: $AGENT_MEMORY_DIR, else ~/.agent_memory)")
-    parser.add_argument("--config", metavar="FILE", help="a JSON file of MemoryConfig settings")
-    parser.add_argument("--no-llm", action="store_true", help="use no LLM, even if the environment names one")
+    options(parser, lambda value: value)
     parser.add_argument("--version", action="version", version=f"agent-memory {__version__}")
+    shared = argparse.ArgumentParser(add_help=False)
+    options(shared, lambda value: argparse.SUPPRESS)  # after the command, given ones override
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
-    read = commands.add_parser("read", help="show the facts, numbered, with their usage")
-    read.add_argument("target", nargs="?", choices=_TARGETS)
+
+    def command(name: str, help_text: str) -> Any:
+        return commands.add_parser(name, help=help_text, description=help_text, parents=[shared])
+
+    target_help = "user (the user: preferences, habits, role) or env (the project and its environment)"
+    command("read", "show the facts, numbered, with their usage").add_argument(
+        "target", nargs="?", choices=_TARGETS, help=target_help + "; both if left out")
     for name, help_text, fields in (
-            ("add", "add a fact (merged into an entry that already says it)", ("target", "content")),
-            ("replace", "replace the entry containing OLD_TEXT", ("target", "old_text", "content")),
-            ("remove", "remove the entry containing OLD_TEXT", ("target", "old_text")),
-            ("consolidate", "let the LLM merge related entries", ("target",))):
-        command = commands.add_parser(name, help=help_text)
+            ("add", "add a fact; one that memory already holds is merged into its entry", ("target", "content")),
+            ("replace", "replace the one entry that contains OLD_TEXT", ("target", "old_text", "content")),
+            ("remove", "remove the one entry that contains OLD_TEXT", ("target", "old_text")),
+            ("consolidate", "let the LLM merge related entries of a file", ("target",))):
+        parser_of_command = command(name, help_text)
         for field in fields:
             if field == "target":
-                command.add_argument("target", choices=_TARGETS)
+                parser_of_command.add_argument("target", choices=_TARGETS, help=target_help)
             else:
-                command.add_argument(field, metavar=field.upper())
-    search = commands.add_parser("search", help="search past sessions")
-    search.add_argument("query")
+                parser_of_command.add_argument(field, metavar=field.upper(), help=_TOOL_FIELDS[field])
+    search = command("search", "search past sessions, most relevant first")
+    search.add_argument("query", help="words to look for")
     search.add_argument("-n", "--limit", type=int, default=5, help="how many (default 5; 0 for all)")
-    commands.add_parser("episodes", help="list past sessions, newest first")
-    episode = commands.add_parser("episode", help="print one past session's summary")
-    episode.add_argument("session_id")
-    commands.add_parser("prompt", help="print the memory block for the system prompt")
-    scan = commands.add_parser("scan", help="check text as memory would (exit 1 if refused)")
-    scan.add_argument("text", nargs="?", default="-", help="the text (default: read standard input)")
-    tool = commands.add_parser("tool", help="call the memory tool with JSON arguments; print its JSON reply")
-    tool.add_argument("arguments", help='e.g. \'{"action": "read"}\'; - reads standard input')
-    commands.add_parser("mcp", help="serve the memory tool over MCP (stdio)")
+    command("episodes", "list past sessions, newest first")
+    command("episode", "print one past session's whole summary").add_argument("session_id")
+    command("prompt", "print the memory block for the system prompt")
+    command("scan", "check text as memory would; exit 1 if it would be refused").add_argument(
+        "text", nargs="?", default="-", help="the text (default: read standard input)")
+    command("tool", "call the memory tool with JSON arguments and print its JSON reply").add_argument(
+        "arguments", help='for example \'{"action": "read"}\'; - reads standard input')
+    command("mcp", "serve the memory tool over MCP (stdio)")
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """The ``agent-memory`` command; returns the exit status."""
+    """The ``agent-memory`` command; returns the exit status. Warnings (an LLM that failed, a line
+    withheld by the scan) are printed to stderr."""
+    import logging
+
     args = _parser().parse_args(argv)
+    handler = logging.StreamHandler()  # stderr
+    handler.setFormatter(logging.Formatter("agent-memory: %(levelname)s: %(message)s"))
+    handler.setLevel(logging.WARNING)
+    logger = _logger()
+    logger.addHandler(handler)
     try:
         return _run_command(args)
     except AgentMemoryError as exc:
@@ -3131,13 +3162,29 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 1
     except KeyboardInterrupt:
         return 130
+    finally:
+        logger.removeHandler(handler)
+
+
+def _print_episodes(episodes: list[EpisodeMeta], empty: str) -> None:
+    for meta in episodes:
+        print(f"{meta.session_id}  {meta.created_at:%Y-%m-%d %H:%M}  {meta.turns} turns  {meta.summary}")
+    if not episodes:
+        print(empty, file=sys.stderr)
 
 
 def _run_command(args: Any) -> int:
     import json
 
     if args.command == "scan":
-        text = sys.stdin.read() if args.text == "-" else args.text
+        if args.text == "-":
+            try:
+                text = sys.stdin.buffer.read().decode("utf-8")
+            except UnicodeDecodeError as exc:
+                print(f"refused: standard input is not UTF-8 ({exc.reason} at byte {exc.start})")
+                return 1
+        else:
+            text = args.text
         try:
             scan_content(text)
         except ScanError as exc:
@@ -3158,33 +3205,25 @@ def _run_command(args: Any) -> int:
             raise AgentMemoryError(f"the config file {args.config} is not JSON: {exc}") from None
     memory = MemoryManager(args.dir, None if args.no_llm else llm_from_env(), config)
     tool = MemoryTool(memory)
-    if args.command in ("read", "add", "replace", "remove", "consolidate", "search"):
-        fields = {name: getattr(args, name) for name in _TOOL_FIELDS if getattr(args, name, None) is not None}
-        if args.command == "search":
-            for meta in memory.search_episodes(args.query, args.limit):
-                print(f"{meta.session_id}  {meta.created_at:%Y-%m-%d %H:%M}  {meta.turns} turns  {meta.summary}")
-            return 0
-        print(tool._run(tool._arguments({"action": args.command, **fields})))
-        return 0
-    if args.command == "episodes":
-        for meta in memory._episodes.read_index():
-            print(f"{meta.session_id}  {meta.created_at:%Y-%m-%d %H:%M}  {meta.turns} turns  {meta.summary}")
-        return 0
-    if args.command == "episode":
+    if args.command == "search":
+        _print_episodes(memory.search_episodes(args.query, args.limit), "(no past session matches)")
+    elif args.command == "episodes":
+        _print_episodes(memory._episodes.read_index(), "(no past sessions yet)")
+    elif args.command == "episode":
         print(memory._episodes.read(args.session_id))
-        return 0
-    if args.command == "prompt":
+    elif args.command == "prompt":
         block = memory.build_system_prompt()
-        if block:
-            print(block)
-        else:
-            print("(the memory block is empty: nothing is stored yet, or memory is disabled)", file=sys.stderr)
-        return 0
-    if args.command == "tool":
+        print(block or "(the memory block is empty: nothing is stored yet, or memory is disabled)",
+              file=sys.stdout if block else sys.stderr)
+    elif args.command == "tool":
         reply = tool.call(sys.stdin.read() if args.arguments == "-" else args.arguments)
         print(reply)
         return 0 if json.loads(reply)["success"] else 1
-    _serve_mcp(tool, sys.stdin, sys.stdout)  # "mcp"
+    elif args.command == "mcp":
+        _serve_mcp(tool, sys.stdin.buffer, sys.stdout.buffer)
+    else:  # read, add, replace, remove, consolidate: what the tool would say
+        fields = {name: getattr(args, name, None) for name in ("target", "content", "old_text")}
+        print(tool._run(tool._arguments({"action": args.command, **fields})))
     return 0
 
 
