@@ -1468,8 +1468,10 @@ class FactStore:
         """Remove the one entry containing ``old_text``; the others keep their order."""
         self._remove(target, old_text)
 
-    def _replace(self, target: str, old_text: str, content: str) -> tuple[int, str]:
-        """``replace``, returning the index of the entry and the text it had."""
+    def _replace(self, target: str, old_text: str, content: str,
+                 check: Callable[[list[str], int], None] | None = None) -> tuple[int, str]:
+        """``replace``, returning the index of the entry and the text it had; ``check(entries, index)``
+        may refuse the new list (by raising) before it is written."""
         content = _check_entry(content)
         old_text = _check_text("old_text", old_text)
         found: list[tuple[int, str]] = []
@@ -1481,6 +1483,8 @@ class FactStore:
             else:
                 updated = entries[:index] + [content] + entries[index + 1:]
             found[:] = [(updated.index(content), entries[index])]
+            if check is not None:
+                check(updated, found[0][0])
             return updated
 
         self._update(target, edit)
@@ -2366,6 +2370,17 @@ _CONSOLIDATE_SYSTEM = (
 _CLAUSE_BREAK = _Regex(r"(?<=[.!?])\s+|[;\n]\s*|,\s+")
 
 
+def _check_neighbours(entries: list[str], index: int) -> None:
+    """Entries reach the prompt one after another, so ``entries[index]`` must pass the scan together
+    with each neighbour: "... ignore all" and "previous instructions ..." are harmless apart."""
+    for pair in (entries[max(index - 1, 0):index + 1], entries[index:index + 2]):
+        if len(pair) == 2:
+            try:
+                scan_content(ENTRY_SEP.join(pair))
+            except ScanError as exc:
+                raise ScanError(exc.threat, f"together with the entry next to it, {exc}") from None
+
+
 def _merge_text(existing: str, new: str) -> str:
     """One entry that says everything both say, without repeating either.
 
@@ -2529,15 +2544,22 @@ class MemoryManager:
             except AgentMemoryError as exc:
                 snapshots[target] = _Snapshot([], 0, limit, [], str(exc))
                 continue
-            shown, blocked = [], []
+            shown: list[tuple[int, str]] = []
+            blocked = []
             for number, entry in enumerate(entries, 1):
                 try:
                     scan_content(entry)  # the file may have been edited since the entry was written
                 except ScanError as exc:
                     blocked.append(f"entry {number}: {exc.threat}")
-                else:
-                    shown.append(entry)
-            snapshots[target] = _Snapshot(shown, _size(entries), limit, blocked, "")
+                    continue
+                try:  # and it must pass together with the entry it follows in the prompt
+                    if shown:
+                        scan_content(shown[-1][1] + ENTRY_SEP + entry)
+                except ScanError as exc:
+                    blocked.append(f"entry {number}, after entry {shown[-1][0]}: {exc.threat}")
+                    continue
+                shown.append((number, entry))
+            snapshots[target] = _Snapshot([entry for _, entry in shown], _size(entries), limit, blocked, "")
         return snapshots
 
     def build_system_prompt(self) -> str:
@@ -2556,8 +2578,9 @@ class MemoryManager:
             snapshot = self._snapshots[target]
             if not (snapshot.entries or snapshot.blocked or snapshot.error):
                 continue
-            percent = 100 * snapshot.used // snapshot.limit
-            lines = [f"### {_TITLES[target]} ({target}) [{percent}% — {snapshot.used:,}/{snapshot.limit:,} chars]"]
+            usage = "usage unknown" if snapshot.error else \
+                f"{100 * snapshot.used // snapshot.limit}% — {snapshot.used:,}/{snapshot.limit:,} chars"
+            lines = [f"### {_TITLES[target]} ({target}) [{usage}]"]
             if snapshot.error:
                 lines.append(f"({target}.md could not be read and is not shown: {snapshot.error})")
             if snapshot.entries:
@@ -2720,6 +2743,8 @@ class MemoryManager:
                 else:
                     done = "duplicate"
             outcome.update(action=done, entry=stored, index=updated.index(stored))
+            if done != "duplicate":
+                _check_neighbours(updated, outcome["index"])
             return updated
 
         self._facts._update(target, edit)
@@ -2748,7 +2773,7 @@ class MemoryManager:
         _check_target(target)
         content = _check_entry(content)
         scan_content(content)
-        index, previous = self._facts._replace(target, old_text, content)
+        index, previous = self._facts._replace(target, old_text, content, _check_neighbours)
         return WriteResult("replaced", content, index, None, previous)
 
     def remove_fact(self, target: str, old_text: str) -> WriteResult:
@@ -2809,6 +2834,12 @@ class MemoryManager:
         if lost:
             raise AgentMemoryError(f"{refused}the LLM's entries no longer mention {', '.join(lost[:8])}; "
                                    "consolidation may merge entries but not drop facts")
+
+        try:
+            for index in range(1, len(consolidated)):  # every entry with the one before it
+                scan_content(ENTRY_SEP.join(consolidated[index - 1:index + 1]))
+        except ScanError as exc:
+            raise ScanError(exc.threat, f"{refused}the LLM's entries: {exc}") from None
 
         def edit(current: list[str]) -> list[str]:
             if current != entries:
