@@ -2794,8 +2794,9 @@ class MemoryManager:
         self._check_writable()
         _check_target(target)
         if self.llm is None:
-            raise AgentMemoryError("consolidation needs an LLM: pass llm= to MemoryManager "
-                                   "(or set AGENT_MEMORY_LLM_PROVIDER and AGENT_MEMORY_LLM_MODEL)")
+            raise AgentMemoryError("consolidation needs an LLM and none is configured: set "
+                                   "AGENT_MEMORY_LLM_PROVIDER and AGENT_MEMORY_LLM_MODEL (command line, MCP), "
+                                   "or pass llm= to MemoryManager (Python)")
         if not self.config.llm_consolidate:
             raise AgentMemoryError("consolidation is turned off in the config (llm_consolidate=False)")
         entries = self._facts.entries(target)
@@ -2861,15 +2862,19 @@ class MemoryManager:
 # the model does not repeat it) and shows the file's usage; an error says how
 # to fix the call. The tool never raises for bad arguments or failed operations.
 
-_TOOL_DESCRIPTION = (
-    "Your long-term memory, kept across sessions and shown at the start of each one. Save durable facts: "
-    "who the user is and what they prefer (target 'user'), and facts about the project, its tools and "
-    "their quirks (target 'env'). Keep entries short and specific; don't save passing task details, "
-    "secrets or whole transcripts. Actions: add (content), replace (old_text: a unique part of the entry, "
-    "content), remove (old_text), consolidate (merge related entries of a target), read (current entries "
-    "of a target, or both), search (query: summaries of past sessions). Memory shown in the prompt is a "
-    "snapshot from the start of the session; writes take effect at once."
+_TOOL_ABOUT = (
+    "Your long-term memory, kept across sessions. Save durable facts: who the user is and what they prefer "
+    "(target 'user'), and facts about the project, its tools and their quirks (target 'env'). Keep entries "
+    "short and specific; don't save passing task details, secrets or whole transcripts. To change a stored "
+    "fact, use replace: add may keep the old value beside the new one. Actions: add (content), replace (old_text: a unique part of the entry, content), remove (old_text), consolidate "
+    "(merge related entries of a target), read (current entries of a target, or both), search (query: "
+    "summaries of past sessions)."
 )
+_TOOL_DESCRIPTION = _TOOL_ABOUT + (
+    " Your system prompt shows memory as it was when the session started; writes take effect at once, "
+    "and read shows the current entries."
+)
+_MCP_TOOL_DESCRIPTION = _TOOL_ABOUT + " Nothing of it is shown to you automatically: call read at the start of a task."
 _TOOL_ACTIONS = ("add", "replace", "remove", "consolidate", "read", "search")
 _TOOL_EPISODE_CHARS = 1_500  # of each episode, in a search reply
 _TOOL_QUERY_CHARS = 1_000
@@ -2969,6 +2974,11 @@ class MemoryTool:
             done = f"{said} {target}"
             if result.action != "added":
                 done += f": {result.previous!r} is now {result.entry!r}"
+            close = self._close_entry(target, result.entry) if result.action == "added" else None
+            if close is not None:  # unclear, and no LLM decided it: the model can
+                done += (f". It is close to the entry {close!r}: if the new fact changes a value in it, remove "
+                         f"that entry (action remove) so memory does not hold both; if it says the same, "
+                         f"remove the new one")
             return f"{done}. {self._usage(target)} Done; no need to repeat it."
         if action == "replace":
             result = memory.replace_fact(target, args["old_text"], args["content"])
@@ -2978,12 +2988,27 @@ class MemoryTool:
             return f"Removed {result.previous!r} from {target}. {self._usage(target)} Done."
         if action == "consolidate":
             before = len(memory._facts.entries(target))
+            if before < 2 and memory.config.enabled:
+                return f"Nothing to consolidate: {target} has {before} entr{'y' if before == 1 else 'ies'}."
             after = memory.consolidate(target)
             return (f"Consolidated {target}: {before} entries are now {len(after)}. {self._usage(target)}\n"
                     + self._listing(after))
         if action == "read":
             return "\n\n".join(self._read(name) for name in ([target] if target else _TARGETS))
         return self._search(args["query"])
+
+    def _close_entry(self, target: str, added: str) -> str | None:
+        """The entry that a fact just added may update or restate, if no LLM was there to decide."""
+        memory = self.manager
+        if memory.llm is not None or not memory.config.merge_on_write:
+            return None
+        others = [entry for entry in memory._facts.entries(target) if entry != added]
+        if not others:
+            return None
+        detector = memory._detectors[target]
+        detector.fit(others)
+        action, index, _ = detector.classify(added)
+        return others[index] if action == "judge" else None
 
     def _read(self, target: str) -> str:
         """One target's entries with its usage, or why the file cannot be read."""
@@ -3041,7 +3066,6 @@ class MemoryTool:
 # failed tool call is a result with isError, a protocol mistake a JSON-RPC error.
 
 _MCP_VERSIONS = ("2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05")  # newest first
-_MCP_NOTE = " Nothing is shown to you automatically here: call read at the start of a task."
 
 
 def _serve_mcp(tool: MemoryTool, stdin: Any, stdout: Any) -> None:
@@ -3069,6 +3093,13 @@ def _serve_mcp(tool: MemoryTool, stdin: Any, stdout: Any) -> None:
         if answer is not None:
             stdout.write(json.dumps(answer, allow_nan=False).encode("ascii") + b"\n")
             stdout.flush()
+
+
+def _mcp_description(tool: MemoryTool) -> str:
+    """The tool's description for an MCP client, which shows the model no memory of its own."""
+    if tool.description == _TOOL_DESCRIPTION:
+        return _MCP_TOOL_DESCRIPTION
+    return tool.description  # the caller's own words
 
 
 def _rpc_error(request_id: Any, code: int, message: str) -> dict[str, Any]:
@@ -3104,7 +3135,7 @@ def _mcp_answer(tool: MemoryTool, message: Any) -> dict[str, Any] | None:
     elif method == "ping":
         result = {}
     elif method == "tools/list":
-        result = {"tools": [{"name": tool.name, "description": tool.description + _MCP_NOTE, "inputSchema": tool.schema}]}
+        result = {"tools": [{"name": tool.name, "description": _mcp_description(tool), "inputSchema": tool.schema}]}
     elif method == "tools/call":
         if params.get("name") != tool.name:
             return _rpc_error(request_id, -32602, f"unknown tool {params.get('name')!r}; the only tool is "
@@ -3148,6 +3179,8 @@ def _parser() -> Any:
         return commands.add_parser(name, help=help_text, description=help_text, parents=[shared])
 
     target_help = "user (the user: preferences, habits, role) or env (the project and its environment)"
+    field_help = {"content": "the fact: one short, self-contained statement (quote it)",
+                  "old_text": "a part of the entry, long enough to match only that entry"}
     command("read", "show the facts, numbered, with their usage").add_argument(
         "target", nargs="?", choices=_TARGETS, help=target_help + "; both if left out")
     for name, help_text, fields in (
@@ -3160,12 +3193,13 @@ def _parser() -> Any:
             if field == "target":
                 parser_of_command.add_argument("target", choices=_TARGETS, help=target_help)
             else:
-                parser_of_command.add_argument(field, metavar=field.upper(), help=_TOOL_FIELDS[field])
+                parser_of_command.add_argument(field, metavar=field.upper(), help=field_help[field])
     search = command("search", "search past sessions, most relevant first")
-    search.add_argument("query", help="words to look for")
+    search.add_argument("query", metavar="QUERY", help="words to look for")
     search.add_argument("-n", "--limit", type=int, default=5, help="how many (default 5; 0 for all)")
     command("episodes", "list past sessions, newest first")
-    command("episode", "print one past session's whole summary").add_argument("session_id")
+    command("episode", "print one past session's whole summary").add_argument(
+        "session_id", metavar="SESSION_ID", help="as listed by the episodes command")
     command("prompt", "print the memory block for the system prompt")
     command("scan", "check text as memory would; exit 1 if it would be refused").add_argument(
         "text", nargs="?", default="-", help="the text (default: read standard input)")
