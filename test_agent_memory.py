@@ -2624,6 +2624,25 @@ class CommandLineEditsMemory(CommandLineTestCase):
                                                             "repeat it.\n"))
 
 
+EXAMPLE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "examples", "agent_loop.py")
+
+
+@unittest.skipUnless(os.path.exists(EXAMPLE), "examples/agent_loop.py was not copied with the tests")
+class TheExampleAgentLoopRuns(TempDirTestCase):
+    def test_the_second_session_remembers_the_first(self):
+        env = {key: value for key, value in os.environ.items() if "LLM" not in key}
+        env["PYTHONIOENCODING"] = "utf-8"
+        done = subprocess.run([sys.executable, EXAMPLE, str(self.mem)], capture_output=True, text=True,
+                              encoding="utf-8", env=env, timeout=60)
+        self.assertEqual(done.returncode, 0, done.stderr)
+        self.assertIn("(ended after 3 turns: an episode was kept)", done.stdout)
+        self.assertIn("(ended after 2 turns: too short to keep an episode)", done.stdout)
+        self.assertIn("memory search -> 1 past session", done.stdout)
+        self.assertTrue(done.stdout.rstrip().endswith("The project uses Postgres 16 on port 5433.\n§\n"
+                                                      "Tests run with `make test`."), done.stdout[-300:])
+        self.assertEqual(am.FactStore(self.mem).entries("user"), ["Prefers short answers."])
+
+
 class MCPServesTheTool(TempDirTestCase):
     def serve(self, *messages):
         lines = b"".join((m if isinstance(m, bytes) else json.dumps(m).encode()) + b"\n" for m in messages)
