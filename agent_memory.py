@@ -1644,6 +1644,13 @@ class EpisodeMeta:
 RankStrategy = Callable[[str, list[EpisodeMeta]], list[EpisodeMeta]]
 
 
+def _same_file(one: str, other: str) -> bool:
+    try:
+        return os.path.samefile(one, other)
+    except OSError:
+        return False
+
+
 def _check_session_id(session_id: str) -> str:
     """A session id names a file, so it may hold only letters, digits, '.', '-' and '_'."""
     if not isinstance(session_id, str):
@@ -1708,19 +1715,10 @@ class EpisodeStore:
         path = self._path(session_id)
         with _locked(self._dir):
             records = self._load(expired_too=True)
-            kept, dropped = [], []
-            for old in records:
-                if old["session_id"].casefold() == session_id.casefold():  # one file, where case is ignored
-                    if old["session_id"] != session_id:
-                        dropped.append(old)
-                    continue  # rewritten: the new record takes its place at the top
-                if self._expired(old) or self._duplicate(keys, old["keys"]):
-                    dropped.append(old)
-                else:
-                    kept.append(old)
-            kept.insert(0, record)
-            if self._max and len(kept) > self._max:
-                dropped += kept[self._max:]
+            kept = [record] + [old for old in records
+                               if old["session_id"].casefold() != session_id.casefold()  # rewritten (case ignored)
+                               and not self._expired(old) and not self._duplicate(keys, old["keys"])]
+            if self._max:
                 del kept[self._max:]
             before = _read_bytes(path)
             _atomic_write(path, summary + "\n")
@@ -1733,10 +1731,27 @@ class EpisodeStore:
                     else:
                         _atomic_write(path, before)
                 raise
-            for old in dropped:
+            self._sweep(kept)
+
+    def _sweep(self, records: list[dict[str, Any]]) -> None:
+        """Remove the files of episodes no record names: dropped ones, and any a crash left between
+        writing an episode and its index, with its temporary file. Called under the lock."""
+        named = {record["session_id"].casefold(): record["session_id"] for record in records}
+        try:
+            names = os.listdir(self._dir)
+        except OSError:
+            return
+        for name in names:
+            stem = name[:-3]
+            if name.endswith(".md") and _SESSION_ID.fullmatch(stem):
+                owner = named.get(stem.casefold())
+                # Where case is ignored, "S1.md" may be the file of record "s1"; where it counts, it is not.
+                stray = owner is None or owner != stem and not _same_file(self._path(owner), self._path(stem))
+            else:
+                stray = name.startswith(".") and name.endswith(".tmp")
+            if stray:
                 with contextlib.suppress(OSError):
-                    if not os.path.samefile(self._path(old["session_id"]), path):  # "S1.md" may be "s1.md"
-                        os.unlink(self._path(old["session_id"]))
+                    os.unlink(os.path.join(self._dir, name))
 
     def write_if_enough(self, session_id: str, summary: str, turns: int) -> None:
         """``write``, only when ``turns`` is at least ``min_turns`` (3)."""

@@ -2194,6 +2194,19 @@ class EpisodeLifecycle(EpisodeTestCase):
         store.write("s1", "Second summary about Redis.", 3)
         self.assertEqual([m.session_id for m in store.read_index()], ["s1"])
         self.assertEqual(store.read("s1"), "Second summary about Redis.")
+        self.assertEqual(sorted(p.name for p in (self.mem / "episodes").glob("*.md")), ["s1.md"])
+
+    def test_files_a_crash_left_behind_are_removed_by_the_next_write(self):
+        store = self.store()
+        store.write("kept", "Tuned the Redis eviction policy.", 3)
+        folder = self.mem / "episodes"
+        (folder / "orphan.md").write_text("An episode whose index record was never written.\n", encoding="utf-8")
+        (folder / ".index.json.abc123.tmp").write_text("{", encoding="utf-8")
+        (folder / "notes.txt").write_text("not ours to remove", encoding="utf-8")
+        store.write("next", "Moved the Redis cache to its own host.", 3)
+        self.assertEqual(sorted(p.name for p in folder.iterdir()), [".lock", "index.json", "kept.md", "next.md",
+                                                                    "notes.txt"])
+        self.assertEqual(store.read("kept"), "Tuned the Redis eviction policy.")
 
     def test_an_index_written_with_z_times_loads_on_every_version(self):
         store = self.store()
