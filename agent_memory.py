@@ -781,8 +781,10 @@ def _whole_values(text: str, code_spans: list[tuple[int, int]]) -> set[str]:
 
 
 def _number_key(number: str) -> str:
-    """One spelling per value: "v2.2.1" is "2.2.1", "08:00" is "8", "14th" is "14", "1,000" is "1000"."""
+    """One spelling per value: "v2.2.1" is "2.2.1", "08:00" is "8", "14th" is "14", "1,000" and "1k" are "1000"."""
     number = _NUMBER_NOISE.sub("", number.replace(",", ""))
+    if number.endswith("k") and number[:-1].isdigit():
+        return number[:-1] + "000"
     return _SYNONYMS.get(number, number)
 
 

@@ -1432,6 +1432,7 @@ class FeaturesReadValuesOneWay(unittest.TestCase):
             ("Meets on Mon.", "Meets on Mondays.", "monday"),
             ("Uses PostgreSQL.", "Uses Postgres.", "postgres"),
             ("Shifts are 12h.", "Shifts are 12 hours.", "12"),
+            ("Aiming for 95k words.", "Aiming for 95,000 words.", "95000"),
             ("In the fourth year of a PhD.", "A 4th-year PhD student.", "4"),
             ("Wants UK spelling.", "Wants British spelling.", "british"),
             ("Keep replies terse.", "Keep answers short.", "reply"),
