@@ -685,7 +685,15 @@ prefer want like love use write keep give make put show send ask tell call check
 summarise explain report share follow treat mention include add always usually often mostly sometimes typically
 generally please do run work need require
 """.split())
-_PHRASES = [
+def _thousands(match: re.Match[str]) -> str:
+    whole, _, fraction = match.group(1).partition(".")
+    return str(int(whole + fraction.ljust(3, "0")))  # "2.5k" is 2500, exactly
+
+
+_PHRASES: list[tuple[re.Pattern[str], Any]] = [
+    (_Regex(r"(?<=\d),(?=\d{3}\b)"), ""),  # "2,500" is 2500, so "2,500-3,500" is a range of two numbers
+    (_Regex(r"\b(\d+(?:\.\d{1,3})?)[kK]\b"), _thousands),
+    (_Regex(r"\b(\d+(?:\.\d+)?)(fps|ms|[kmgt]b|px|[kmg]?hz|rpm|kg|km|cm|mm)\b", re.IGNORECASE), r"\1 \2"),  # "30fps"
     (_Regex(r"\bend-to-end\b", re.IGNORECASE), "e2e"),
     (_Regex(r"\b(\d+)\s?-?(?:h|hrs?|hours?)\b", re.IGNORECASE), r"\1 hours"),  # "12h", "12-hour"
     (_Regex(r"\b(\d+)\s?-?(?:mins?|minutes?)\b", re.IGNORECASE), r"\1 minutes"),
@@ -694,7 +702,7 @@ _PHRASES = [
 _TIME_RANGE_12H = _Regex(r"\b(\d{1,2})(?::(\d\d))?(\s?[–-]\s?|\s to\s)(?=\d{1,2}(?::\d\d)?\s?([ap])\.?m\b)",
                              re.IGNORECASE)
 _TIME_12H = _Regex(r"\b(\d{1,2})(?::(\d\d))?\s?([ap])\.?m\b\.?", re.IGNORECASE)
-_ATOM = _Regex(r"\b[vV]?\d+(?:[.,:/]\d+)+|[^\W_]+(?:'(?:s|t|re|ll|ve|d|m)\b)?")  # "Redis's", "don't"
+_ATOM = _Regex(r"\b[vV]?\d+(?:[.:/]\d+)+|[^\W_]+(?:'(?:s|t|re|ll|ve|d|m)\b)?")  # "Redis's", "don't"
 _CONTRACTION = _Regex(r"'(?:s|re|ll|ve|d|m)$")  # "they're" is "they"; "don't" stays, a negation
 _SENTENCE_END = _Regex(r"[.;:!?](?:\s|$)")
 _UPDATE_MARKERS = _Regex(
@@ -737,6 +745,7 @@ _TOKEN = _Regex(r"\S+")
 _BACKTICKS = _Regex(r"`[^`]*`")
 _NOT_IDENTIFIER = _Regex(r"[^\w.-]+")
 _NUMBER_NOISE = _Regex(r"^v(?=\d)|^0(?=\d:)|:00$|(?<=\d)(?:st|nd|rd|th)$")
+_NUMBER_RANGE = _Regex(r"\d+(?:\.\d+)?-\d+(?:\.\d+)?")  # "2500-3500": two numbers, each a key
 _NUMBER_AND_UNIT = _Regex(r"v?\d+(?:[.,]\d+)*(?:-[^\W\d_]+)?")
 
 
@@ -775,16 +784,14 @@ def _whole_values(text: str, code_spans: list[tuple[int, int]]) -> set[str]:
         for piece in _NOT_IDENTIFIER.split(match.group().casefold()):
             piece = piece.strip(".-")
             if (any(c.isdigit() for c in piece) and _COMPOUND.fullmatch(piece)
-                    and not _NUMBER_AND_UNIT.fullmatch(piece)):
+                    and not _NUMBER_AND_UNIT.fullmatch(piece) and not _NUMBER_RANGE.fullmatch(piece)):
                 values.add(piece)
     return values
 
 
 def _number_key(number: str) -> str:
-    """One spelling per value: "v2.2.1" is "2.2.1", "08:00" is "8", "14th" is "14", "1,000" and "1k" are "1000"."""
+    """One spelling per value: "v2.2.1" is "2.2.1", "08:00" is "8", "14th" is "14", "1,000" is "1000"."""
     number = _NUMBER_NOISE.sub("", number.replace(",", ""))
-    if number.endswith("k") and number[:-1].isdigit():
-        return number[:-1] + "000"
     return _SYNONYMS.get(number, number)
 
 

@@ -1433,6 +1433,8 @@ class FeaturesReadValuesOneWay(unittest.TestCase):
             ("Uses PostgreSQL.", "Uses Postgres.", "postgres"),
             ("Shifts are 12h.", "Shifts are 12 hours.", "12"),
             ("Aiming for 95k words.", "Aiming for 95,000 words.", "95000"),
+            ("Chapters run 2.5k to 3.5k words.", "Chapters run 2,500-3,500 words.", "3500"),
+            ("Capped at 30fps.", "Capped at 30 fps.", "30"),
             ("In the fourth year of a PhD.", "A 4th-year PhD student.", "4"),
             ("Wants UK spelling.", "Wants British spelling.", "british"),
             ("Keep replies terse.", "Keep answers short.", "reply"),
@@ -1441,6 +1443,11 @@ class FeaturesReadValuesOneWay(unittest.TestCase):
             with self.subTest(one=one):
                 self.assertIn(key, am._analyse(one).keys)
                 self.assertIn(key, am._analyse(other).keys)
+
+    def test_a_list_or_a_range_of_numbers_is_its_numbers(self):
+        self.assertEqual(am._analyse("Ports 8000,8001").keys, {"port", "8000", "8001"})
+        self.assertEqual(am._analyse("Ports 8000-8010").keys, {"port", "8000", "8010"})
+        self.assertIn("2024-05-01", am._analyse("Released on 2024-05-01").keys)  # a date stays whole
 
     def test_stop_words_and_contractions_carry_no_meaning(self):
         keys = am._analyse("This was what it does and has; they're fine, we'll see, Redis's port").keys

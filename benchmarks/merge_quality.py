@@ -12,8 +12,8 @@ the wrong entry) and wrong auto-adds of restatements.
 
 The sets were written by different people who never saw the code:
 fact_writes.jsonl is the set the features were chosen on; each held-out set
-was measured once, untouched, and holdouts 1 to 6 then served to find bugs, so
-only the last one (holdout7) still measures writes nobody tuned on.
+was measured once, untouched, and then served to find bugs; the README keeps
+each set's first-run figures, the honest ones, beside its current figures.
 """
 
 from __future__ import annotations
