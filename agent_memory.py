@@ -61,7 +61,7 @@ import time
 import unicodedata
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from typing import Any, NamedTuple, Protocol, runtime_checkable
+from typing import Any, NamedTuple, Optional, Protocol, runtime_checkable
 
 __all__ = [
     "ADD_THRESHOLD",
@@ -2373,8 +2373,10 @@ class WriteResult:
     action: str
     entry: str
     index: int
-    similarity: float | None = None
-    previous: str | None = None
+    # Optional, not "X | None": typing.get_type_hints() evaluates field
+    # annotations, and Python 3.9 cannot evaluate "float | None".
+    similarity: Optional[float] = None
+    previous: Optional[str] = None
 
 
 _JUDGE_SYSTEM = (

@@ -99,6 +99,16 @@ class ModuleUsesOnlyTheStandardLibrary(unittest.TestCase):
         self.assertEqual(am.ENTRY_SEP, "\n§\n")
         self.assertEqual((am.MERGE_THRESHOLD, am.ADD_THRESHOLD), (0.7, 0.3))
 
+    def test_public_type_hints_resolve_on_this_python(self):
+        # Tools such as pydantic and typed serialisers call get_type_hints();
+        # on 3.9 an annotation written "float | None" cannot be evaluated.
+        import typing
+        for name in am.__all__:
+            value = getattr(am, name)
+            if isinstance(value, type) and not issubclass(value, BaseException):
+                typing.get_type_hints(value)
+        self.assertEqual(typing.get_type_hints(am.WriteResult)["similarity"], typing.Optional[float])
+
     def test_every_error_derives_from_agent_memory_error(self):
         for cls in (am.InvalidInputError, am.ScanError, am.CapacityError, am.MatchError,
                     am.MemoryDisabledError, am.LLMError):
