@@ -1558,14 +1558,23 @@ class FactStore:
     def _check_size(self, target: str, entries: list[str], updated: list[str]) -> None:
         """``CapacityError`` if ``updated`` passes the cap and is larger than ``entries``."""
         current, new_size, limit = _size(entries), _size(updated), self._caps[target]
-        if new_size > limit and new_size > current:
+        if new_size <= limit or new_size <= current:
+            return
+        too_long = [entry for entry in updated if len(entry) > limit and entry not in entries]
+        if too_long:  # no removal can make room for it: say so, not "remove an entry"
             raise CapacityError(
                 target, limit, current, new_size - current,
-                f"{target} memory would exceed its limit: {current}/{limit} chars used, this write "
-                f"needs {new_size - current} more. Remove or replace an entry that is no longer "
-                f"useful (or consolidate related ones), then try again. Entries: "
-                + "; ".join(f"[{i}] {_preview(e, 60)}" for i, e in enumerate(entries)),
+                f"This {target} entry is {len(too_long[0]):,} characters, longer than the whole {target} "
+                f"memory ({limit:,} characters). Shorten it to the lasting fact (one or two sentences) "
+                f"and try again.",
             )
+        raise CapacityError(
+            target, limit, current, new_size - current,
+            f"{target} memory would exceed its limit: {current:,}/{limit:,} chars used, this write "
+            f"needs {new_size - current:,} more. Remove or replace an entry that is no longer "
+            f"useful (or consolidate related ones), then try again. Entries: "
+            + "; ".join(f"[{i}] {_preview(e, 60)}" for i, e in enumerate(entries)),
+        )
 
 
 # ----------------------------------------------------------------- buffer ----
@@ -2867,6 +2876,11 @@ class MemoryManager:
                 scan_content(ENTRY_SEP.join(consolidated[index - 1:index + 1]))
         except ScanError as exc:
             raise ScanError(exc.threat, f"{refused}the LLM's entries: {exc}") from None
+        size = _size(consolidated)
+        if size > limit and size > used:
+            raise CapacityError(target, limit, used, size - used,
+                                f"{refused}the LLM's entries take {size:,} characters, over the {target} "
+                                f"limit of {limit:,}; consolidation may not grow the file past it")
 
         def edit(current: list[str]) -> list[str]:
             if current != entries:

@@ -671,6 +671,21 @@ class FactStoreCountsCharactersAgainstTheCap(TempDirTestCase):
         self.assertIn("9/10", str(error))
         self.assertIn("ééééé", str(error), "the error shows the entries so the model can make room")
 
+    def test_an_entry_longer_than_the_whole_cap_is_told_to_shorten(self):
+        store = am.FactStore(self.mem, cap_env=2500)
+        store.add("env", "Uses Go.")
+        for write in (lambda: store.add("env", "x" * 2600), lambda: store.replace("env", "Go", "y" * 2501)):
+            with self.assertRaises(am.CapacityError) as caught:
+                write()
+            message = str(caught.exception)
+            self.assertIn("longer than the whole env memory (2,500 characters)", message)
+            self.assertIn("Shorten it", message)
+            self.assertNotIn("Remove or replace", message, "no removal can make room for it")
+        with self.assertRaises(am.CapacityError) as caught:  # one that fits alone but not beside the rest
+            store.add("env", "z" * 2495)
+        self.assertIn("8/2,500 chars used", str(caught.exception))
+        self.assertEqual(store.entries("env"), ["Uses Go."])
+
     def test_shrinking_an_over_full_hand_edited_file_is_allowed(self):
         self.mem.mkdir()
         (self.mem / "env.md").write_text("a" * 50 + "\n§\n" + "b" * 50, encoding="utf-8")
@@ -2632,7 +2647,7 @@ class CommandLineEditsMemory(CommandLineTestCase):
         config.write_text('{"facts_limit_env": 20}', encoding="utf-8")
         status, _, err = self.run_cli("--config", str(config), "add", "env", "Postgres 15 runs on port 5432.")
         self.assertEqual(status, 1)
-        self.assertIn("would exceed its limit: 0/20", err)
+        self.assertIn("longer than the whole env memory (20 characters)", err)
         for text, reason in (("{", "is not JSON"), ('{"facts_limit": 5}', "unknown config key 'facts_limit'")):
             config.write_text(text, encoding="utf-8")
             with self.subTest(text=text):
