@@ -2377,6 +2377,12 @@ class WriteResult:
     the entry as now stored (``""`` after a remove), ``index`` its position,
     ``similarity`` the cosine that decided a merge-on-write (else None), and
     ``previous`` the text it replaced or merged into (else None).
+
+    ``close_to`` goes beyond the planned API: for a fact ``"added"`` although
+    the detector found it unclear and no LLM decided (none configured, or it
+    failed, gave no usable answer, or called two facts with different values
+    one), the existing entry it may restate or update, so the caller can
+    tidy up; else None.
     """
 
     action: str
@@ -2386,6 +2392,7 @@ class WriteResult:
     # annotations, and Python 3.9 cannot evaluate "float | None".
     similarity: Optional[float] = None
     previous: Optional[str] = None
+    close_to: Optional[str] = None
 
 
 _JUDGE_SYSTEM = (
@@ -2731,17 +2738,18 @@ class MemoryManager:
         if content in entries:
             return WriteResult("duplicate", content, entries.index(content), 1.0)
         self._facts._check_size(target, [], [content])  # a fact longer than the cap can never fit
-        action, index, similarity = "add", -1, None
+        action, index, similarity, undecided = "add", -1, None, False
         if self.config.merge_on_write and entries:
             detector = self._detectors[target]
             detector.fit(entries)
             action, index, similarity = detector.classify(content)
             if action == "judge":
-                action = self._judge(entries[index], content)
+                verdict = self._judge(entries[index], content)
+                action, undecided = verdict or "add", verdict is None
         if action == "merge" and _conflict(entries[index], content):
             # The LLM calls them one fact, but their values disagree: glued together they would
             # contradict each other, and keeping one would drop the other's details. Keep both.
-            action = "add"
+            action, undecided = "add", True
         if action == "merge":
             merged = _merge_text(entries[index], content)
             if merged == entries[index]:
@@ -2750,7 +2758,10 @@ class MemoryManager:
             return self._store(target, entries[index], merged, "merged", similarity, content)
         if action == "replace":
             return self._store(target, entries[index], content, "replaced", similarity, content)
-        return self._store(target, None, content, "added", similarity, content)
+        result = self._store(target, None, content, "added", similarity, content)
+        if undecided and result.action == "added":
+            return dataclasses.replace(result, close_to=entries[index])
+        return result
 
     def _store(self, target: str, old: str | None, new: str, action: str, similarity: float | None,
                content: str) -> WriteResult:
@@ -2786,20 +2797,24 @@ class MemoryManager:
         previous = old if outcome["action"] in ("merged", "replaced") else None
         return WriteResult(outcome["action"], outcome["entry"], outcome["index"], similarity, previous)
 
-    def _judge(self, existing: str, new: str) -> str:
-        """Ask the LLM whether ``new`` merges into, replaces, or adds to ``existing``."""
+    def _judge(self, existing: str, new: str) -> str | None:
+        """Ask the LLM whether ``new`` merges into, replaces, or adds to ``existing``.
+
+        None when there is no verdict: no LLM, a failed call, or an unusable
+        answer. The caller adds the fact then: a write is never lost.
+        """
         if self.llm is None:
-            return "add"
+            return None
         try:
             reply = self.llm.simple_call(_JUDGE_SYSTEM, f"EXISTING: {existing}\nNEW: {new}")
         except Exception as exc:  # the documented fallback: an LLM failure must not lose the write
             _logger().warning("merge judge failed (%s: %s); adding the fact", type(exc).__name__, exc)
-            return "add"
+            return None
         word = re.match(r"\W*([a-z]+)", reply.casefold()) if isinstance(reply, str) else None
         answer = word.group(1) if word else ""
         if answer not in ("merge", "replace", "add"):
             _logger().warning("merge judge gave an unusable answer %r; adding the fact", _preview(str(reply)))
-            return "add"
+            return None
         return answer
 
     def replace_fact(self, target: str, old_text: str, content: str) -> WriteResult:
@@ -3014,9 +3029,8 @@ class MemoryTool:
             done = f"{said} {target}"
             if result.action != "added":
                 done += f": {result.previous!r} is now {result.entry!r}"
-            close = self._close_entry(target, result.entry) if result.action == "added" else None
-            if close is not None:  # unclear, and no LLM decided it: the model can
-                done += (f". It is close to the entry {close!r}: if the new fact changes a value in it, remove "
+            if result.close_to is not None:  # unclear, and no LLM decided it: the model can
+                done += (f". It is close to the entry {result.close_to!r}: if the new fact changes a value in it, remove "
                          f"that entry (action remove) so memory does not hold both; if it says the same, "
                          f"remove the new one")
             return f"{done}. {self._usage(target)} Done; no need to repeat it."
@@ -3036,19 +3050,6 @@ class MemoryTool:
         if action == "read":
             return "\n\n".join(self._read(name) for name in ([target] if target else _TARGETS))
         return self._search(args["query"])
-
-    def _close_entry(self, target: str, added: str) -> str | None:
-        """The entry that a fact just added may update or restate, if no LLM was there to decide."""
-        memory = self.manager
-        if memory.llm is not None or not memory.config.merge_on_write:
-            return None
-        others = [entry for entry in memory._facts.entries(target) if entry != added]
-        if not others:
-            return None
-        detector = memory._detectors[target]
-        detector.fit(others)
-        action, index, _ = detector.classify(added)
-        return others[index] if action == "judge" else None
 
     def _read(self, target: str) -> str:
         """One target's entries with its usage, or why the file cannot be read."""

@@ -1815,12 +1815,12 @@ class TheJudgeBandAsksTheLLM(ManagerTestCase):
     def test_merge_of_conflicting_values_keeps_both_facts(self):
         # Glued together they would contradict each other; replacing would drop details of the old one.
         memory, result = self.add_with(scripted_llm("Merge."))
-        self.assertEqual(result.action, "added")
+        self.assertEqual((result.action, result.close_to), ("added", self.OLD))
         self.assertEqual(memory._facts.entries("env"), [self.OLD, "Tests run with `make test`.", self.NEW])
 
     def test_add(self):
         memory, result = self.add_with(scripted_llm("add"))
-        self.assertEqual(result.action, "added")
+        self.assertEqual((result.action, result.close_to), ("added", None))  # the LLM decided
         self.assertEqual(len(memory._facts.entries("env")), 3)
 
     def test_failures_and_garbage_never_lose_the_write(self):
@@ -1830,12 +1830,14 @@ class TheJudgeBandAsksTheLLM(ManagerTestCase):
                 shutil.rmtree(self.mem, ignore_errors=True)
                 memory, result = self.add_with(scripted_llm(reply))
                 self.assertEqual(result.action, "added")
+                self.assertEqual(result.close_to, self.OLD, "the caller learns which entry it may update")
                 self.assertIn(self.NEW, memory._facts.entries("env"))
                 self.assertIn(self.OLD, memory._facts.entries("env"))
 
     def test_without_an_llm_the_judge_band_is_added(self):
         memory, result = self.add_with(None)
-        self.assertEqual(result.action, "added")
+        self.assertEqual((result.action, result.close_to), ("added", self.OLD))
+        self.assertIsNone(memory.add_fact("env", "Uses Poetry for dependencies.").close_to)  # clearly new
 
     def test_clear_cases_do_not_call_the_llm(self):
         llm = scripted_llm("replace")
@@ -2433,6 +2435,10 @@ class ToolSaysWhatHappened(ToolTestCase):
         with_llm = self.tool(scripted_llm("add"))  # the LLM decided; nothing to point out
         message = self.ok(with_llm, {"action": "add", "target": "env", "content": "Postgres now listens on port 5434."})
         self.assertNotIn("close to", message)
+        with self.assertLogs("agent_memory", "WARNING"):  # an LLM that fails decides nothing either
+            failing = self.tool(scripted_llm(am.LLMError("HTTP 503: overloaded", 503)))
+            message = self.ok(failing, {"action": "add", "target": "env", "content": "Postgres now listens on port 5435."})
+        self.assertIn("It is close to the entry 'Postgres listens on port 5432.'", message)
 
     def test_replace_remove_and_read(self):
         tool = self.tool()
@@ -2687,6 +2693,80 @@ class TheExampleAgentLoopRuns(TempDirTestCase):
         self.assertTrue(done.stdout.rstrip().endswith("The project uses Postgres 16 on port 5433.\n§\n"
                                                       "Tests run with `make test`."), done.stdout[-300:])
         self.assertEqual(am.FactStore(self.mem).entries("user"), ["Prefers short answers."])
+
+
+README = HERE / "README.md"
+
+
+@unittest.skipUnless(README.exists(), "README.md was not copied with the tests")
+class TheReadmeExamplesRun(TempDirTestCase):
+    """The README's Python snippets run in order, and say what they really return.
+
+    A snippet that needs a model or a network (an agent loop's ``run_model``, a
+    hosted client) is skipped. A comment after an expression that starts like a
+    value (``# WriteResult(...``, ``# '{"success": ...``, ``# [...]``) must match
+    the value's repr, with "..." standing for anything, times as HH:MM and
+    floats to two places.
+    """
+
+    SKIP = ("run_model", "OpenAIClient(", "class LLMClient")
+    VALUE = re.compile(r"""^(WriteResult\(|EpisodeMeta\(|\[|'|")""")
+
+    def test_snippets_run_and_their_comments_are_true(self):
+        blocks = re.findall(r"```python\n(.*?)```", README.read_text(encoding="utf-8"), re.S)
+        namespace: dict = {}
+        made = iter(range(1000))
+        checked = 0
+
+        def scratch(*args, **kwargs):
+            path = self.tmp / f"scratch{next(made)}"
+            path.mkdir()
+            return str(path)
+
+        env = {key: value for key, value in os.environ.items() if not key.startswith("AGENT_MEMORY")}
+        with mock.patch.object(tempfile, "mkdtemp", scratch), mock.patch.dict(os.environ, env, clear=True), \
+                contextlib.redirect_stdout(io.StringIO()):
+            for block in blocks:
+                if any(marker in block for marker in self.SKIP):
+                    continue
+                lines = block.splitlines()
+                for node in ast.parse(block).body:
+                    source = ast.get_source_segment(block, node)
+                    with self.subTest(source=source):
+                        if not isinstance(node, ast.Expr):
+                            exec(compile(ast.Module([node], []), "README.md", "exec"), namespace)
+                            continue
+                        value = eval(compile(ast.Expression(node.value), "README.md", "eval"), namespace)
+                        comment = self.comment_after(lines, node)
+                        if comment and self.VALUE.match(comment):
+                            self.assert_matches(comment, value)
+                            checked += 1
+        self.assertGreaterEqual(checked, 7, "the README's value comments were found")
+
+    @staticmethod
+    def comment_after(lines: list, node: ast.stmt) -> str:
+        """The comment on a statement's last line, with the comment lines right below it."""
+        last = lines[node.end_lineno - 1]
+        parts = [last.split("#", 1)[1].strip()] if "  #" in last else []
+        for line in lines[node.end_lineno:]:
+            if not line.startswith("#"):
+                break
+            parts.append(line[1:].strip())
+        return " ".join(parts)
+
+    def assert_matches(self, comment: str, value) -> None:
+        def norm(text: str) -> str:
+            text = re.sub(r"\d\d:\d\d", "HH:MM", text)
+            return re.sub(r"\d+\.\d{3,}", lambda m: f"{float(m.group()):.2f}".rstrip("0").rstrip("."), text)
+
+        actual = norm(repr(value))
+        comment = norm(re.sub(r"\s*\(UTC time\)$", "", comment))
+        position = 0
+        for piece in re.split(r"\.\.\.|…", comment):
+            piece = piece.strip(" ,")
+            found = actual.find(piece, position)
+            self.assertNotEqual(found, -1, f"{piece!r} not in {actual!r}")
+            position = found + len(piece)
 
 
 class MCPServesTheTool(TempDirTestCase):
