@@ -1645,6 +1645,7 @@ _SUMMARY_CHARS = 200  # EpisodeMeta.summary, for listings
 _DEDUP_MIN_KEYS = 5
 _MAX_EPISODE_CHARS = 20_000
 _SESSION_ID = _Regex(r"[A-Za-z0-9][A-Za-z0-9._-]*")
+_LEFT_BY_A_CRASH = _Regex(r"\.(?:[A-Za-z0-9][A-Za-z0-9._-]*\.md|index\.json)\.[A-Za-z0-9_]+\.tmp")  # _atomic_write's
 _DEVICE_NAMES = frozenset("con prn aux nul com1 com2 com3 com4 com5 com6 com7 com8 com9 lpt1 lpt2 lpt3 lpt4 lpt5 "
                           "lpt6 lpt7 lpt8 lpt9".split())  # Windows opens these as devices, whatever follows a dot
 
@@ -1749,27 +1750,31 @@ class EpisodeStore:
                     else:
                         _atomic_write(path, before)
                 raise
-            self._sweep(kept)
+            self._remove_dropped(records, kept, path)
 
-    def _sweep(self, records: list[dict[str, Any]]) -> None:
-        """Remove the files of episodes no record names: dropped ones, and any a crash left between
-        writing an episode and its index, with its temporary file. Called under the lock."""
-        named = {record["session_id"].casefold(): record["session_id"] for record in records}
-        try:
-            names = os.listdir(self._dir)
-        except OSError:
-            return
-        for name in names:
-            stem = name[:-3]
-            if name.endswith(".md") and _SESSION_ID.fullmatch(stem):
-                owner = named.get(stem.casefold())
-                # Where case is ignored, "S1.md" may be the file of record "s1"; where it counts, it is not.
-                stray = owner is None or owner != stem and not _same_file(self._path(owner), self._path(stem))
-            else:
-                stray = name.startswith(".") and name.endswith(".tmp")
-            if stray:
-                with contextlib.suppress(OSError):
-                    os.unlink(os.path.join(self._dir, name))
+    def _remove_dropped(self, records: list[dict[str, Any]], kept: list[dict[str, Any]], written: str) -> None:
+        """Remove the files of the episodes a write dropped, and temporary files a crash left.
+
+        Called under the lock. Only files this store named are touched: a
+        dropped record's own file, and ``.<session id>.md.*.tmp`` or
+        ``.index.json.*.tmp``, so a store pointed at the wrong folder never
+        deletes anything else. (An episode file a crash left without its
+        index record stays: nothing lists it, and a new episode of that id
+        replaces it.)
+        """
+        still = {id(record) for record in kept}
+        for old in records:
+            if id(old) not in still:
+                path = self._path(old["session_id"])
+                # "S1" rewritten as "s1": where case is ignored the two names are the one file just written.
+                if not _same_file(path, written):
+                    with contextlib.suppress(OSError):
+                        os.unlink(path)
+        with contextlib.suppress(OSError):
+            for name in os.listdir(self._dir):
+                if _LEFT_BY_A_CRASH.fullmatch(name):
+                    with contextlib.suppress(OSError):
+                        os.unlink(os.path.join(self._dir, name))
 
     def write_if_enough(self, session_id: str, summary: str, turns: int) -> None:
         """``write``, only when ``turns`` is at least ``min_turns`` (3)."""

@@ -2231,17 +2231,30 @@ class EpisodeLifecycle(EpisodeTestCase):
         self.assertEqual(store.read("s1"), "Second summary about Redis.")
         self.assertEqual(sorted(p.name for p in (self.mem / "episodes").glob("*.md")), ["s1.md"])
 
-    def test_files_a_crash_left_behind_are_removed_by_the_next_write(self):
+    def test_the_next_write_removes_temporary_files_a_crash_left(self):
         store = self.store()
         store.write("kept", "Tuned the Redis eviction policy.", 3)
         folder = self.mem / "episodes"
         (folder / "orphan.md").write_text("An episode whose index record was never written.\n", encoding="utf-8")
-        (folder / ".index.json.abc123.tmp").write_text("{", encoding="utf-8")
-        (folder / "notes.txt").write_text("not ours to remove", encoding="utf-8")
+        for name in (".index.json.abc123.tmp", ".kept.md.x_9k2l0q.tmp", ".notes.txt.abc.tmp", "notes.txt"):
+            (folder / name).write_text("{", encoding="utf-8")
         store.write("next", "Moved the Redis cache to its own host.", 3)
-        self.assertEqual(sorted(p.name for p in folder.iterdir()), [".lock", "index.json", "kept.md", "next.md",
-                                                                    "notes.txt"])
+        # An orphaned episode is harmless (nothing lists it) and may not be ours: it stays, as do others' files.
+        self.assertEqual(sorted(p.name for p in folder.iterdir()), [".lock", ".notes.txt.abc.tmp", "index.json",
+                                                                    "kept.md", "next.md", "notes.txt", "orphan.md"])
         self.assertEqual(store.read("kept"), "Tuned the Redis eviction policy.")
+        self.assertEqual([m.session_id for m in store.read_index()], ["next", "kept"])
+
+    def test_a_store_pointed_at_the_wrong_folder_deletes_nothing_of_others(self):
+        # EpisodeStore(memory_dir) instead of memory_dir/episodes, with lifecycle settings on.
+        am.FactStore(self.mem).add("env", "Postgres 15 runs on port 5432.")
+        (self.mem / "notes.md").write_text("My own notes.\n", encoding="utf-8")
+        store = am.EpisodeStore(self.mem, max_episodes=1, ttl_days=1, dedup_threshold=0.5)
+        store.write("a", "Tuned the Redis eviction policy on staging and production.", 3)
+        store.write("b", "Tuned the Redis eviction policy on staging and production hosts.", 3)
+        self.assertEqual(am.FactStore(self.mem).entries("env"), ["Postgres 15 runs on port 5432."])
+        self.assertEqual(sorted(p.name for p in self.mem.iterdir()), [".lock", "b.md", "env.md", "index.json",
+                                                                      "notes.md"])
 
     def test_an_index_written_with_z_times_loads_on_every_version(self):
         store = self.store()
