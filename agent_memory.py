@@ -61,7 +61,9 @@ import time
 import unicodedata
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from typing import Any, NamedTuple, Optional, Protocol, runtime_checkable
+# Optional[X] and Union[X, Y], not "X | None": on Python 3.9 typing.get_type_hints(),
+# which pydantic, FastAPI and typed serialisers call, cannot evaluate "X | None".
+from typing import Any, NamedTuple, Optional, Protocol, Union, runtime_checkable
 
 __all__ = [
     "ADD_THRESHOLD",
@@ -190,7 +192,7 @@ class MemoryDisabledError(AgentMemoryError):
 class LLMError(AgentMemoryError):
     """An LLM call failed; ``status`` is the HTTP status, or None without one."""
 
-    def __init__(self, message: str, status: int | None = None) -> None:
+    def __init__(self, message: str, status: Optional[int] = None) -> None:
         super().__init__(message)
         self.status = status
 
@@ -369,7 +371,7 @@ def _invisible_is_legitimate(text: str, at: int) -> bool:
     return False
 
 
-def _find_invisible(text: str) -> str | None:
+def _find_invisible(text: str) -> Optional[str]:
     """Return a description of the first invisible character, or None."""
     flags = [match.span() for match in _FLAG_TAG_SEQUENCE.finditer(text)] if "\U0001F3F4" in text else []
     for match in _INVISIBLE_CANDIDATES.finditer(text):
@@ -1256,7 +1258,7 @@ def _check_turns(turns: int) -> int:
     return turns
 
 
-def _check_directory(directory: str | os.PathLike[str]) -> str:
+def _check_directory(directory: Union[str, os.PathLike[str]]) -> str:
     """The directory as a str with ``~`` expanded."""
     if isinstance(directory, (str, os.PathLike)):
         directory = os.fspath(directory)
@@ -1322,7 +1324,7 @@ def _read_text(path: str) -> str:
     return _decode(path, data)
 
 
-def _read_bytes(path: str) -> bytes | None:
+def _read_bytes(path: str) -> Optional[bytes]:
     """The file's bytes, or None when it does not exist."""
     try:
         with open(path, "rb") as handle:
@@ -1356,7 +1358,7 @@ def _fsync_dir(directory: str) -> None:
         _logger().debug("cannot fsync directory %s: %s", directory, exc)
 
 
-def _atomic_write(path: str, text: str | bytes) -> None:
+def _atomic_write(path: str, text: Union[str, bytes]) -> None:
     """Replace ``path`` with ``text`` so that a crash leaves the old or the new file.
 
     A symlink is followed: its target is replaced, the link stays.
@@ -1426,6 +1428,20 @@ def _size(entries: list[str]) -> int:
     return len(ENTRY_SEP.join(entries))
 
 
+def _quoted(entry: Optional[str], width: int = 120) -> str:
+    """An entry as a message to the model may quote it: shortened, and withheld if it fails the scan.
+
+    Entries written through the manager pass; one edited in by hand may hold a
+    credential or an injection, which an error message must not carry into the
+    prompt any more than the memory block does.
+    """
+    try:
+        scan_content(entry or "")
+    except ScanError as exc:
+        return f"[not shown: it fails the security scan ({exc.threat})]"
+    return repr(_preview(entry or "", width))
+
+
 class FactStore:
     """The two fact files of one memory directory, ``user.md`` and ``env.md``.
 
@@ -1435,7 +1451,7 @@ class FactStore:
     expanded) is created with mode 0700 on the first write, never on a read.
     """
 
-    def __init__(self, directory: str | os.PathLike[str], cap_user: int = DEFAULT_FACTS_LIMIT_USER,
+    def __init__(self, directory: Union[str, os.PathLike[str]], cap_user: int = DEFAULT_FACTS_LIMIT_USER,
                  cap_env: int = DEFAULT_FACTS_LIMIT_ENV) -> None:
         for name, cap in (("cap_user", cap_user), ("cap_env", cap_env)):
             if type(cap) is not int or cap <= 0:
@@ -1464,7 +1480,7 @@ class FactStore:
         """Append an entry; an exact duplicate is a silent no-op."""
         content = _check_entry(content)
 
-        def edit(entries: list[str]) -> list[str] | None:
+        def edit(entries: list[str]) -> Optional[list[str]]:
             return None if content in entries else entries + [content]
 
         self._update(target, edit)
@@ -1478,7 +1494,7 @@ class FactStore:
         self._remove(target, old_text)
 
     def _replace(self, target: str, old_text: str, content: str,
-                 check: Callable[[list[str], int], None] | None = None) -> tuple[int, str]:
+                 check: Optional[Callable[[list[str], int], None]] = None) -> tuple[int, str]:
         """``replace``, returning the index of the entry and the text it had; ``check(entries, index)``
         may refuse the new list (by raising) before it is written."""
         content = _check_entry(content)
@@ -1526,14 +1542,14 @@ class FactStore:
                 f"old_text {_preview(old_text)!r} matches no entry in {target}; read the current "
                 "entries and copy a distinctive part of the one you mean",
             )
-        shown = ", ".join(repr(_preview(entries[i], 120)) for i in hits[:5])
+        shown = ", ".join(_quoted(entries[i], 120) for i in hits[:5])
         raise MatchError(
             len(hits),
             f"old_text {_preview(old_text)!r} matches {len(hits)} entries in {target}; use a longer "
             f"substring (matches: {shown})",
         )
 
-    def _update(self, target: str, edit: Callable[[list[str]], list[str] | None]) -> list[str]:
+    def _update(self, target: str, edit: Callable[[list[str]], Optional[list[str]]]) -> list[str]:
         """Run ``edit(entries) -> new entries or None`` under the lock and store the result.
 
         Returns the entries now on disk. ``CapacityError`` if the result would
@@ -1571,9 +1587,10 @@ class FactStore:
         raise CapacityError(
             target, limit, current, new_size - current,
             f"{target} memory would exceed its limit: {current:,}/{limit:,} chars used, this write "
-            f"needs {new_size - current:,} more. Remove or replace an entry that is no longer "
+            f"needs {new_size - current:,} more, so at least {new_size - limit:,} must be freed. "
+            f"Remove or replace an entry that is no longer "
             f"useful (or consolidate related ones), then try again. Entries: "
-            + "; ".join(f"[{i}] {_preview(e, 60)}" for i, e in enumerate(entries)),
+            + "; ".join(f"{number}. {_quoted(entry, 60)}" for number, entry in enumerate(entries, 1)),
         )
 
 
@@ -1701,9 +1718,9 @@ class EpisodeStore:
     ``dedup_threshold``) to an older one replaces it.
     """
 
-    def __init__(self, directory: str | os.PathLike[str], rank_fn: RankStrategy | None = None, *,
+    def __init__(self, directory: Union[str, os.PathLike[str]], rank_fn: Optional[RankStrategy] = None, *,
                  min_turns: int = 3, max_episodes: int = 0, ttl_days: int = 0,
-                 dedup_threshold: float | None = None) -> None:
+                 dedup_threshold: Optional[float] = None) -> None:
         directory = _check_directory(directory)
         if rank_fn is not None and not callable(rank_fn):
             raise InvalidInputError("rank_fn must be a function (query, episodes) -> episodes, or None")
@@ -1716,7 +1733,7 @@ class EpisodeStore:
         self._dir = directory
         self._rank_fn = rank_fn
         self._min_turns, self._max, self._ttl_days, self._dedup = min_turns, max_episodes, ttl_days, dedup_threshold
-        self._cache: tuple[tuple[int, int, int], list[dict[str, Any]]] | None = None  # (file stamp, records)
+        self._cache: Optional[tuple[tuple[int, int, int], list[dict[str, Any]]]] = None  # (file stamp, records)
 
     def write(self, session_id: str, summary: str, turns: int) -> None:
         """Store the episode of ``session_id`` (replacing an earlier one of the same id)."""
@@ -2019,7 +2036,7 @@ _BACKOFF_BASE = 0.5
 class _Retryable(Exception):
     """A failure worth another attempt (timeout, connection error, 429, 5xx)."""
 
-    def __init__(self, message: str, status: int | None, retry_after: float | None = None) -> None:
+    def __init__(self, message: str, status: Optional[int], retry_after: Optional[float] = None) -> None:
         super().__init__(message)
         self.status = status
         self.retry_after = retry_after
@@ -2030,7 +2047,7 @@ class _HTTPClient:
 
     _kind = "LLM server"
 
-    def __init__(self, model: str, base_url: str, api_key: str | None = None,
+    def __init__(self, model: str, base_url: str, api_key: Optional[str] = None,
                  timeout: float = 60.0, max_retries: int = 2, max_tokens: int = 2048,
                  ssl_context: Any = None) -> None:
         if not isinstance(model, str) or not model.strip():
@@ -2195,7 +2212,7 @@ def _error_detail(raw: bytes) -> tuple[str, Any]:
     return _preview(str(message), 300), parsed
 
 
-def _retry_after(value: str | None) -> float | None:
+def _retry_after(value: Optional[str]) -> Optional[float]:
     """Seconds to wait from a Retry-After header (seconds or HTTP date), capped."""
     if not value:
         return None
@@ -2236,7 +2253,7 @@ class OpenAIClient(_HTTPClient):
 
     _kind = "OpenAI-compatible server"
 
-    def __init__(self, model: str, base_url: str = "https://api.openai.com/v1", api_key: str | None = None,
+    def __init__(self, model: str, base_url: str = "https://api.openai.com/v1", api_key: Optional[str] = None,
                  timeout: float = 60.0, max_retries: int = 2, max_tokens: int = 2048,
                  ssl_context: Any = None) -> None:
         super().__init__(model, base_url, api_key, timeout, max_retries, max_tokens, ssl_context)
@@ -2287,7 +2304,7 @@ class AnthropicClient(_HTTPClient):
 
     _kind = "Anthropic API"
 
-    def __init__(self, model: str, base_url: str = "https://api.anthropic.com", api_key: str | None = None,
+    def __init__(self, model: str, base_url: str = "https://api.anthropic.com", api_key: Optional[str] = None,
                  timeout: float = 60.0, max_retries: int = 2, max_tokens: int = 2048,
                  ssl_context: Any = None) -> None:
         super().__init__(model, base_url, api_key, timeout, max_retries, max_tokens, ssl_context)
@@ -2326,7 +2343,7 @@ _PROVIDERS = {
 }
 
 
-def llm_from_env() -> LLMClient | None:
+def llm_from_env() -> Optional[LLMClient]:
     """Build a client from environment variables; ``None`` when none are set.
 
     ``AGENT_MEMORY_LLM_PROVIDER`` (``openai``, ``anthropic`` or ``ollama``) and
@@ -2393,8 +2410,6 @@ class WriteResult:
     action: str
     entry: str
     index: int
-    # Optional, not "X | None": typing.get_type_hints() evaluates field
-    # annotations, and Python 3.9 cannot evaluate "float | None".
     similarity: Optional[float] = None
     previous: Optional[str] = None
     close_to: Optional[str] = None
@@ -2419,13 +2434,29 @@ _CLAUSE_BREAK = _Regex(r"(?<=[.!?])\s+|[;\n]\s*|,\s+")
 
 def _check_neighbours(entries: list[str], index: int) -> None:
     """Entries reach the prompt one after another, so ``entries[index]`` must pass the scan together
-    with each neighbour: "... ignore all" and "previous instructions ..." are harmless apart."""
-    for pair in (entries[max(index - 1, 0):index + 1], entries[index:index + 2]):
-        if len(pair) == 2:
-            try:
-                scan_content(ENTRY_SEP.join(pair))
-            except ScanError as exc:
-                raise ScanError(exc.threat, f"together with the entry next to it, {exc}") from None
+    with each neighbour: "... ignore all" and "previous instructions ..." are harmless apart.
+
+    A neighbour that fails the scan on its own (edited in by hand) is left out of
+    the prompt, so the entry's neighbour there is the next one that passes.
+    """
+    def passes(entry: str) -> bool:
+        try:
+            scan_content(entry)
+        except ScanError:
+            return False
+        return True
+
+    before = next((i for i in range(index - 1, -1, -1) if passes(entries[i])), None)
+    after = next((i for i in range(index + 1, len(entries)) if passes(entries[i])), None)
+    for other in (before, after):
+        if other is None:
+            continue
+        pair = (entries[other], entries[index]) if other < index else (entries[index], entries[other])
+        try:
+            scan_content(ENTRY_SEP.join(pair))
+        except ScanError as exc:
+            raise ScanError(exc.threat, f"together with entry {other + 1}, {_quoted(entries[other], 60)}, "
+                                        f"which the prompt shows next to it, {exc}") from None
 
 
 def _merge_text(existing: str, new: str) -> str:
@@ -2493,7 +2524,7 @@ _EXTRACT_SYSTEM = (
 )
 
 
-def _scanned_line(text: str) -> str | ScanError:
+def _scanned_line(text: str) -> Union[str, ScanError]:
     """``text`` on one line, shortened to 300 characters; or the ``ScanError`` it fails with.
 
     The whole line is scanned before it is shortened (a cut could hide the
@@ -2554,8 +2585,8 @@ class MemoryManager:
     write still works and the unclear cases are simply added.
     """
 
-    def __init__(self, memory_dir: str | os.PathLike[str], llm: LLMClient | None = None,
-                 config: MemoryConfig | None = None) -> None:
+    def __init__(self, memory_dir: Union[str, os.PathLike[str]], llm: Optional[LLMClient] = None,
+                 config: Optional[MemoryConfig] = None) -> None:
         if config is None:
             config = MemoryConfig()
         elif not isinstance(config, MemoryConfig):
@@ -2704,7 +2735,7 @@ class MemoryManager:
         if summary:
             self._episodes.write(session_id, summary, turns)
 
-    def _extract(self, messages: list[str]) -> str | None:
+    def _extract(self, messages: list[str]) -> Optional[str]:
         """The LLM's summary of a session (its newest 24,000 characters), or None if it failed or is unsafe."""
         transcript = "\n\n".join(messages)[-_TRANSCRIPT_CHARS:]
         try:
@@ -2768,7 +2799,7 @@ class MemoryManager:
             return dataclasses.replace(result, close_to=entries[index])
         return result
 
-    def _store(self, target: str, old: str | None, new: str, action: str, similarity: float | None,
+    def _store(self, target: str, old: Optional[str], new: str, action: str, similarity: Optional[float],
                content: str) -> WriteResult:
         """Write ``new`` in place of ``old`` (or append it), re-reading the file under the lock.
 
@@ -2802,7 +2833,7 @@ class MemoryManager:
         previous = old if outcome["action"] in ("merged", "replaced") else None
         return WriteResult(outcome["action"], outcome["entry"], outcome["index"], similarity, previous)
 
-    def _judge(self, existing: str, new: str) -> str | None:
+    def _judge(self, existing: str, new: str) -> Optional[str]:
         """Ask the LLM whether ``new`` merges into, replaces, or adds to ``existing``.
 
         None when there is no verdict: no LLM, a failed call, or an unusable
@@ -2974,7 +3005,7 @@ class MemoryTool:
         properties["target"]["enum"] = list(_TARGETS)
         return {"type": "object", "properties": properties, "required": ["action"], "additionalProperties": False}
 
-    def call(self, args: str | Mapping[str, Any]) -> str:
+    def call(self, args: Union[str, Mapping[str, Any]]) -> str:
         """Run one tool call; the reply is ``{"success": ..., "message" | "error": ...}`` as JSON."""
         import json
 
@@ -2991,7 +3022,7 @@ class MemoryTool:
         return json.dumps(reply, ensure_ascii=False)
 
     @staticmethod
-    def _arguments(args: str | Mapping[str, Any]) -> dict[str, str]:
+    def _arguments(args: Union[str, Mapping[str, Any]]) -> dict[str, str]:
         import json
 
         if isinstance(args, str):
@@ -3033,18 +3064,18 @@ class MemoryTool:
                     "replaced": "Updated an entry of"}[result.action]
             done = f"{said} {target}"
             if result.action != "added":
-                done += f": {result.previous!r} is now {result.entry!r}"
+                done += f": {_quoted(result.previous)} is now {result.entry!r}"
             if result.close_to is not None:  # unclear, and no LLM decided it: the model can
-                done += (f". It is close to the entry {result.close_to!r}: if the new fact changes a value in it, remove "
-                         f"that entry (action remove) so memory does not hold both; if it says the same, "
-                         f"remove the new one")
+                done += (f". It is close to the entry {_quoted(result.close_to)}: if the new fact changes a value "
+                         "in it, remove that entry (action remove) so memory does not hold both; if it says the "
+                         "same, remove the new one")
             return f"{done}. {self._usage(target)} Done; no need to repeat it."
         if action == "replace":
             result = memory.replace_fact(target, args["old_text"], args["content"])
-            return f"Replaced {result.previous!r} with {result.entry!r} in {target}. {self._usage(target)} Done."
+            return f"Replaced {_quoted(result.previous)} with {result.entry!r} in {target}. {self._usage(target)} Done."
         if action == "remove":
             result = memory.remove_fact(target, args["old_text"])
-            return f"Removed {result.previous!r} from {target}. {self._usage(target)} Done."
+            return f"Removed {_quoted(result.previous)} from {target}. {self._usage(target)} Done."
         if action == "consolidate":
             before = len(memory._facts.entries(target))
             if before < 2 and memory.config.enabled:
@@ -3152,7 +3183,7 @@ def _rpc_error(request_id: Any, code: int, message: str) -> dict[str, Any]:
     return {"jsonrpc": "2.0", "id": request_id, "error": {"code": code, "message": message}}
 
 
-def _mcp_answer(tool: MemoryTool, message: Any) -> dict[str, Any] | None:
+def _mcp_answer(tool: MemoryTool, message: Any) -> Optional[dict[str, Any]]:
     """The response to one JSON-RPC message, or None for a notification."""
     import json
 
@@ -3255,7 +3286,7 @@ def _parser() -> Any:
     return parser
 
 
-def main(argv: Sequence[str] | None = None) -> int:
+def main(argv: Optional[Sequence[str]] = None) -> int:
     """The ``agent-memory`` command; returns the exit status. Warnings (an LLM that failed, a line
     withheld by the scan) are printed to stderr."""
     import logging
