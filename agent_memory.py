@@ -2794,19 +2794,18 @@ class MemoryManager:
             return self._store(target, entries[index], merged, "merged", similarity, content)
         if action == "replace":
             return self._store(target, entries[index], content, "replaced", similarity, content)
-        result = self._store(target, None, content, "added", similarity, content)
-        if undecided and result.action == "added":
-            return dataclasses.replace(result, close_to=entries[index])
-        return result
+        return self._store(target, None, content, "added", similarity, content,
+                           close_to=entries[index] if undecided else None)
 
     def _store(self, target: str, old: Optional[str], new: str, action: str, similarity: Optional[float],
-               content: str) -> WriteResult:
+               content: str, close_to: Optional[str] = None) -> WriteResult:
         """Write ``new`` in place of ``old`` (or append it), re-reading the file under the lock.
 
         ``new`` was decided on a read made without the lock. If ``old`` is gone
         by the time the lock is held (another process changed it), the fact as
         written, ``content``, is appended instead: nothing is lost, and a merge
-        is never applied to text it was not computed from.
+        is never applied to text it was not computed from. ``close_to`` is
+        reported only if the fact was added and that entry is still there.
         """
         outcome: dict[str, Any] = {}
 
@@ -2829,9 +2828,11 @@ class MemoryManager:
                 _check_neighbours(updated, outcome["index"])
             return updated
 
-        self._facts._update(target, edit)
+        updated = self._facts._update(target, edit)
         previous = old if outcome["action"] in ("merged", "replaced") else None
-        return WriteResult(outcome["action"], outcome["entry"], outcome["index"], similarity, previous)
+        if outcome["action"] != "added" or close_to not in updated:
+            close_to = None
+        return WriteResult(outcome["action"], outcome["entry"], outcome["index"], similarity, previous, close_to)
 
     def _judge(self, existing: str, new: str) -> Optional[str]:
         """Ask the LLM whether ``new`` merges into, replaces, or adds to ``existing``.

@@ -1845,6 +1845,20 @@ class TheJudgeBandAsksTheLLM(ManagerTestCase):
         self.assertEqual((result.action, result.close_to), ("added", self.OLD))
         self.assertIsNone(memory.add_fact("env", "Uses Poetry for dependencies.").close_to)  # clearly new
 
+    def test_close_to_is_dropped_when_another_process_removed_that_entry(self):
+        memory = self.manager()
+        self.seed(memory, "env", [self.OLD, "Tests run with `make test`."])
+        update = memory._facts._update
+
+        def racing(target, edit):  # another process removes the entry between the read and the lock
+            am.FactStore(self.mem).remove("env", "Fridays")
+            return update(target, edit)
+
+        with mock.patch.object(memory._facts, "_update", racing):
+            result = memory.add_fact("env", self.NEW)
+        self.assertEqual((result.action, result.close_to), ("added", None))
+        self.assertEqual(memory._facts.entries("env"), ["Tests run with `make test`.", self.NEW])
+
     def test_clear_cases_do_not_call_the_llm(self):
         llm = scripted_llm("replace")
         memory = self.manager(llm)
