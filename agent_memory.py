@@ -1785,8 +1785,12 @@ class EpisodeStore:
                 path = self._path(old["session_id"])
                 # "S1" rewritten as "s1": where case is ignored the two names are the one file just written.
                 if not _same_file(path, written):
-                    with contextlib.suppress(OSError):
+                    try:
                         os.unlink(path)
+                    except FileNotFoundError:
+                        pass
+                    except OSError as exc:  # no longer listed, so no longer read; only the disk space stays
+                        _logger().warning("could not remove the dropped episode file %s: %s", path, exc)
         with contextlib.suppress(OSError):
             for name in os.listdir(self._dir):
                 if _LEFT_BY_A_CRASH.fullmatch(name):
@@ -1801,8 +1805,11 @@ class EpisodeStore:
     def read(self, session_id: str) -> str:
         """The whole summary of ``session_id``; ``AgentMemoryError`` if there is none."""
         path = self._path(_check_session_id(session_id))
-        if not os.path.exists(path):
-            raise AgentMemoryError(f"no episode for session {session_id!r}; search the episodes to list them")
+        wanted = session_id.casefold()
+        # Only what the index lists: a file left by a crash, or one whose removal failed, is not an episode.
+        if not any(record["session_id"].casefold() == wanted for record in self._load()) or not os.path.exists(path):
+            raise AgentMemoryError(f"no episode for session {session_id!r}; `agent-memory episodes` (or "
+                                   "EpisodeStore.read_index()) lists them")
         return _read_text(path).strip()
 
     def read_index(self) -> list[EpisodeMeta]:

@@ -2119,7 +2119,7 @@ class EpisodesAreStoredAndListed(EpisodeTestCase):
         self.assertEqual([m.session_id for m in store.read_index()], ["long"])
 
     def test_unknown_session_says_what_to_do(self):
-        with self.assertRaisesRegex(am.AgentMemoryError, "no episode for session 'nope'; search"):
+        with self.assertRaisesRegex(am.AgentMemoryError, "no episode for session 'nope'; `agent-memory episodes`"):
             self.store().read("nope")
 
 
@@ -2264,6 +2264,26 @@ class EpisodeLifecycle(EpisodeTestCase):
                                                                     "kept.md", "next.md", "notes.txt", "orphan.md"])
         self.assertEqual(store.read("kept"), "Tuned the Redis eviction policy.")
         self.assertEqual([m.session_id for m in store.read_index()], ["next", "kept"])
+
+    def test_a_dropped_episode_is_forgotten_even_if_its_file_cannot_be_removed(self):
+        store = self.store(max_episodes=1)
+        store.write("a", "Tuned the Redis eviction policy.", 3)
+        unlink = os.unlink
+
+        def refuse(path, *args, **kwargs):  # as Windows does for a file another process holds open
+            if str(path).endswith("a.md"):
+                raise PermissionError(13, "Permission denied")
+            return unlink(path, *args, **kwargs)
+
+        with mock.patch.object(os, "unlink", refuse), self.assertLogs("agent_memory", "WARNING"):
+            store.write("b", "Moved the Redis cache to its own host.", 3)
+        self.assertTrue((self.mem / "episodes" / "a.md").exists())
+        self.assertEqual([m.session_id for m in store.read_index()], ["b"])
+        with self.assertRaisesRegex(am.AgentMemoryError, "no episode for session 'a'"):
+            store.read("a")
+        (self.mem / "episodes" / "orphan.md").write_text("Left by a crash.\n", encoding="utf-8")
+        with self.assertRaisesRegex(am.AgentMemoryError, "no episode for session 'orphan'"):
+            store.read("orphan")
 
     def test_a_store_pointed_at_the_wrong_folder_deletes_nothing_of_others(self):
         # EpisodeStore(memory_dir) instead of memory_dir/episodes, with lifecycle settings on.
