@@ -2772,9 +2772,10 @@ README = HERE / "README.md"
 
 @unittest.skipUnless(README.exists(), "README.md was not copied with the tests")
 class TheReadmeExamplesRun(TempDirTestCase):
-    """The README's Python snippets run in order, and say what they really return.
+    """The README's Python snippets run, each on its own, and say what they really return.
 
-    A snippet that needs a model or a network (an agent loop's ``run_model``, a
+    Each snippet runs in a fresh namespace, so it must hold its own imports. A
+    snippet that needs a model or a network (an agent loop's ``run_model``, a
     hosted client) is skipped. A comment after an expression that starts like a
     value (``# WriteResult(...``, ``# '{"success": ...``, ``# [...]``) must match
     the value's repr, with "..." standing for anything, times as HH:MM and
@@ -2786,7 +2787,6 @@ class TheReadmeExamplesRun(TempDirTestCase):
 
     def test_snippets_run_and_their_comments_are_true(self):
         blocks = re.findall(r"```python\n(.*?)```", README.read_text(encoding="utf-8"), re.S)
-        namespace: dict = {}
         made = iter(range(1000))
         checked = 0
 
@@ -2801,7 +2801,8 @@ class TheReadmeExamplesRun(TempDirTestCase):
             for block in blocks:
                 if any(marker in block for marker in self.SKIP):
                     continue
-                lines = block.splitlines()
+                namespace: dict = {}
+                comments = self.comments(block)
                 for node in ast.parse(block).body:
                     source = ast.get_source_segment(block, node)
                     with self.subTest(source=source):
@@ -2809,21 +2810,31 @@ class TheReadmeExamplesRun(TempDirTestCase):
                             exec(compile(ast.Module([node], []), "README.md", "exec"), namespace)
                             continue
                         value = eval(compile(ast.Expression(node.value), "README.md", "eval"), namespace)
-                        comment = self.comment_after(lines, node)
+                        comment = self.comment_after(comments, node)
                         if comment and self.VALUE.match(comment):
                             self.assert_matches(comment, value)
                             checked += 1
         self.assertGreaterEqual(checked, 7, "the README's value comments were found")
 
     @staticmethod
-    def comment_after(lines: list, node: ast.stmt) -> str:
+    def comments(block: str) -> dict:
+        """Line number -> (comment text, whether it is alone on its line), read by the tokenizer."""
+        import tokenize
+
+        found = {}
+        for token in tokenize.generate_tokens(io.StringIO(block).readline):
+            if token.type == tokenize.COMMENT:
+                found[token.start[0]] = (token.string[1:].strip(), not token.line[:token.start[1]].strip())
+        return found
+
+    @staticmethod
+    def comment_after(comments: dict, node: ast.stmt) -> str:
         """The comment on a statement's last line, with the comment lines right below it."""
-        last = lines[node.end_lineno - 1]
-        parts = [last.split("#", 1)[1].strip()] if "  #" in last else []
-        for line in lines[node.end_lineno:]:
-            if not line.startswith("#"):
-                break
-            parts.append(line[1:].strip())
+        line = node.end_lineno
+        parts = [comments[line][0]] if line in comments and not comments[line][1] else []
+        while line + 1 in comments and comments[line + 1][1]:
+            line += 1
+            parts.append(comments[line][0])
         return " ".join(parts)
 
     def assert_matches(self, comment: str, value) -> None:
