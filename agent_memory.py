@@ -2730,6 +2730,11 @@ class MemoryManager:
         """
         _check_session_id(session_id)
         _check_turns(turns)
+        if isinstance(messages, Iterable) and not isinstance(messages, (str, bytes)):
+            messages = list(messages)  # an iterator is read once
+        if isinstance(messages, list) and any(isinstance(message, Mapping) for message in messages):
+            raise InvalidInputError('messages must be strings, one per message; for chat messages pass '
+                                    '[f"{m[\'role\']}: {m[\'content\']}" for m in chat]')
         messages = _check_strings("messages", messages)
         config = self.config
         if not (config.enabled and config.extract_on_end) or turns < config.min_turns_for_extraction:
@@ -2898,8 +2903,13 @@ class MemoryManager:
             return entries
         used, limit = _size(entries), self._facts._caps[target]  # from the read above, not a second one
         numbered = "\n".join(f"{i + 1}. {entry}" for i, entry in enumerate(entries))
-        reply = self.llm.simple_call(_CONSOLIDATE_SYSTEM, f"File: {target}.md ({used}/{limit} characters)\n"
-                                                          f"Entries:\n{numbered}")
+        try:
+            reply = self.llm.simple_call(_CONSOLIDATE_SYSTEM, f"File: {target}.md ({used}/{limit} characters)\n"
+                                                              f"Entries:\n{numbered}")
+        except Exception as exc:  # any client's failure, not only LLMError: say what failed
+            status = exc.status if isinstance(exc, LLMError) else None
+            raise LLMError(f"consolidation failed, nothing changed: the LLM call failed ({type(exc).__name__}: "
+                           f"{exc}); try again later", status) from None
         refused = "consolidation refused, nothing changed: "
         try:
             proposed = _parse_json_list(reply if isinstance(reply, str) else "")

@@ -1931,11 +1931,22 @@ class ConsolidationNeverDamagesTheFile(ManagerTestCase):
                 self.assertEqual(snapshot(self.mem), before)
 
     def test_an_llm_failure_leaves_the_file_unchanged(self):
-        memory = self.consolidate(am.LLMError("HTTP 503: overloaded", 503))
-        before = snapshot(self.mem)
-        with self.assertRaises(am.LLMError):
-            memory.consolidate("env")
-        self.assertEqual(snapshot(self.mem), before)
+        for failure, words in ((am.LLMError("HTTP 503: overloaded", 503), "LLMError: HTTP 503: overloaded"),
+                               (TimeoutError("timed out"), "TimeoutError: timed out"),  # a custom client's
+                               (RuntimeError("client bug"), "RuntimeError: client bug")):
+            with self.subTest(failure=failure):
+                shutil.rmtree(self.mem, ignore_errors=True)
+                memory = self.consolidate(failure)
+                before = snapshot(self.mem)
+                with self.assertRaises(am.LLMError) as caught:
+                    memory.consolidate("env")
+                self.assertIn(f"consolidation failed, nothing changed: the LLM call failed ({words})",
+                              str(caught.exception))
+                self.assertEqual(snapshot(self.mem), before)
+        tool = am.MemoryTool(self.consolidate(TimeoutError("timed out")))
+        reply = json.loads(tool.call({"action": "consolidate", "target": "env"}))
+        self.assertEqual(reply["success"], False)
+        self.assertIn("the LLM call failed (TimeoutError", reply["error"])
 
     def test_a_file_changed_during_the_call_is_not_overwritten(self):
         class Interfering:
@@ -2355,6 +2366,15 @@ class LLMRankerReadsOnlyValidNumbers(unittest.TestCase):
 class SessionEndKeepsAnEpisode(ManagerTestCase):
     MESSAGES = ["user: the tests fail against Postgres 15", "assistant: the pool size was 5; raised it to 20",
                 "user: thanks, now deploy to staging"]
+
+    def test_messages_may_be_any_iterable_of_strings_and_chat_dicts_are_explained(self):
+        memory = self.manager()
+        memory.on_session_end("s-1", 3, (text for text in ["user: tune the pool", "assistant: set it to 20"]))
+        self.assertEqual([m.session_id for m in memory.search_episodes("pool")], ["s-1"])
+        with self.assertRaisesRegex(am.InvalidInputError, r"f\"\{m\['role'\]\}: \{m\['content'\]\}\""):
+            memory.on_session_end("s-2", 3, [{"role": "user", "content": "hi"}])
+        with self.assertRaisesRegex(am.InvalidInputError, "messages must hold strings, got int"):
+            memory.on_session_end("s-2", 3, ["fine", 3])
 
     def test_the_llm_summarises_the_session(self):
         llm = scripted_llm("Raised the Postgres pool size from 5 to 20; deploy to staging pending.")
