@@ -242,9 +242,9 @@ class MemoryConfig:
                 value = float(value) if abs(value) < 2**53 else math.inf
                 object.__setattr__(self, field.name, value)
             if type(value) is not kind:
-                raise InvalidInputError(
-                    f"config key {field.name!r} must be {kind.__name__}, got {type(value).__name__} {value!r}"
-                )
+                hint = " (in JSON, true or false without quotes)" if kind is bool else ""
+                raise InvalidInputError(f"config key {field.name!r} must be {kind.__name__}{hint}, "
+                                        f"got {type(value).__name__} {value!r}")
             if kind is float and not math.isfinite(value):
                 raise InvalidInputError(f"config key {field.name!r} must be a finite number, got {value!r}")
         for name, low, high in _INT_RANGES:
@@ -2391,7 +2391,15 @@ def llm_from_env() -> Optional[LLMClient]:
             raise InvalidInputError("AGENT_MEMORY_LLM_TIMEOUT must be a number of seconds, got "
                                     f"{own['AGENT_MEMORY_LLM_TIMEOUT']!r}") from None
     where = {"base_url": base_url} if base_url else {}  # else the client's own default
-    return cls(model, api_key=api_key, timeout=timeout, **where)
+    try:
+        return cls(model, api_key=api_key, timeout=timeout, **where)
+    except InvalidInputError as exc:  # say which variable holds the bad value
+        source = "AGENT_MEMORY_LLM_BASE_URL" if "AGENT_MEMORY_LLM_BASE_URL" in own else url_var
+        if "base_url" in str(exc):
+            raise InvalidInputError(f"{exc} (from {source})") from None
+        if "timeout" in str(exc):
+            raise InvalidInputError(f"{exc} (from AGENT_MEMORY_LLM_TIMEOUT)") from None
+        raise
 
 
 # ---------------------------------------------------------------- manager ----
@@ -3333,6 +3341,9 @@ def _print_episodes(episodes: list[EpisodeMeta], empty: str) -> None:
         print(empty, file=sys.stderr)
 
 
+_LLM_COMMANDS = frozenset({"add", "consolidate", "search", "tool", "mcp"})  # what an LLM may help
+
+
 def _run_command(args: Any) -> int:
     import json
 
@@ -3354,16 +3365,29 @@ def _run_command(args: Any) -> int:
         return 0
     config = MemoryConfig()
     if args.config:
+        def no_repeats(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+            repeated = sorted({key for key, _ in pairs if sum(1 for other, _ in pairs if other == key) > 1})
+            if repeated:
+                raise AgentMemoryError(f"the config file {args.config} sets {', '.join(map(repr, repeated))} "
+                                       "more than once; keep one")
+            return dict(pairs)
+
         try:
             with open(os.path.expanduser(args.config), encoding="utf-8") as handle:
-                config = MemoryConfig.from_dict(json.load(handle))
+                config = MemoryConfig.from_dict(json.load(handle, object_pairs_hook=no_repeats))
         except OSError as exc:
             raise AgentMemoryError(f"cannot read the config file {args.config}: {exc.strerror or exc}") from None
         except ValueError as exc:
             if isinstance(exc, AgentMemoryError):
                 raise
             raise AgentMemoryError(f"the config file {args.config} is not JSON: {exc}") from None
-    memory = MemoryManager(args.dir, None if args.no_llm else llm_from_env(), config)
+    llm = None
+    if not args.no_llm and args.command in _LLM_COMMANDS:  # reading needs no LLM, nor its settings
+        try:
+            llm = llm_from_env()
+        except InvalidInputError as exc:
+            raise InvalidInputError(f"{exc}; or run with --no-llm") from None
+    memory = MemoryManager(args.dir, llm, config)
     tool = MemoryTool(memory)
     if args.command == "search":
         _print_episodes(memory.search_episodes(args.query, args.limit), "(no past session matches)")

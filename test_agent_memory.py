@@ -1360,6 +1360,12 @@ class LLMFromEnvironment(unittest.TestCase):
             ({"AGENT_MEMORY_LLM_API_KEY": "k"}, "AGENT_MEMORY_LLM_PROVIDER"),
             ({"AGENT_MEMORY_LLM_PROVIDER": "ollama", "AGENT_MEMORY_LLM_MODEL": "m",
               "AGENT_MEMORY_LLM_TIMEOUT": "soon"}, "AGENT_MEMORY_LLM_TIMEOUT"),
+            ({"AGENT_MEMORY_LLM_PROVIDER": "ollama", "AGENT_MEMORY_LLM_MODEL": "m",
+              "AGENT_MEMORY_LLM_TIMEOUT": "-1"}, "(from AGENT_MEMORY_LLM_TIMEOUT)"),
+            ({"AGENT_MEMORY_LLM_PROVIDER": "openai", "AGENT_MEMORY_LLM_MODEL": "m",
+              "AGENT_MEMORY_LLM_BASE_URL": "ftp://llm"}, "(from AGENT_MEMORY_LLM_BASE_URL)"),
+            ({"AGENT_MEMORY_LLM_PROVIDER": "ollama", "AGENT_MEMORY_LLM_MODEL": "m",
+              "OLLAMA_BASE_URL": "localhost:11434"}, "(from OLLAMA_BASE_URL)"),
         ]
         for env, missing in cases:
             with self.subTest(env=env), self.assertRaises(am.InvalidInputError) as caught:
@@ -2753,6 +2759,27 @@ class CommandLineEditsMemory(CommandLineTestCase):
                 self.assertEqual(status, 1)
                 self.assertIn(reason, err)
         self.assertIn("cannot read the config file", self.run_cli("--config", str(self.tmp / "none.json"), "read")[2])
+
+    def test_commands_that_need_no_llm_ignore_a_broken_llm_setting(self):
+        broken = {"AGENT_MEMORY_LLM_MODEL": "m"}  # no provider
+        out, err = io.StringIO(), io.StringIO()
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err), \
+                mock.patch.dict(os.environ, broken, clear=True):
+            self.assertEqual(am.main(["--dir", str(self.mem), "read"]), 0)
+            self.assertEqual(am.main(["--dir", str(self.mem), "add", "env", "Uses Go."]), 1)
+            self.assertEqual(am.main(["--dir", str(self.mem), "--no-llm", "add", "env", "Uses Go."]), 0)
+        self.assertIn("AGENT_MEMORY_LLM_PROVIDER is not; set it", err.getvalue())
+        self.assertIn("; or run with --no-llm", err.getvalue())
+
+    def test_a_config_key_set_twice_or_a_quoted_boolean_is_explained(self):
+        config = self.tmp / "config.json"
+        for text, words in (('{"enabled": true, "enabled": false}', "sets 'enabled' more than once; keep one"),
+                            ('{"enabled": "false"}', "true or false without quotes")):
+            config.write_text(text, encoding="utf-8")
+            with self.subTest(text=text):
+                status, _, err = self.run_cli("--config", str(config), "read")
+                self.assertEqual(status, 1)
+                self.assertIn(words, err)
 
     def test_the_default_directory_comes_from_the_environment(self):
         out = io.StringIO()
