@@ -3071,7 +3071,8 @@ class MemoryTool:
         args = {name: value for name, value in args.items() if value}  # models often send "" for unused fields
         for name in _TOOL_NEEDS[action]:
             if not (args.get(name) or "").strip():
-                raise InvalidInputError(f"{action} needs {name}: {_TOOL_FIELDS[name]}")
+                meaning = re.sub(r"^for [a-z ,]+: ", "", _TOOL_FIELDS[name])  # not "search needs query: for search"
+                raise InvalidInputError(f"{action} needs {name}: {meaning}")
         target = args.get("target")
         if target is not None and target not in _TARGETS:
             raise InvalidInputError(f"target must be 'user' or 'env', got {target!r}")

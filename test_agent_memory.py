@@ -2624,7 +2624,7 @@ class ToolNeverRaises(ToolTestCase):
             ({"action": "add", "target": "both", "content": "x"}, "target must be 'user' or 'env'"),
             ({"action": "add", "target": "env", "content": 5}, "content must be a string"),
             ({"action": "replace", "target": "env", "content": "x"}, "replace needs old_text"),
-            ({"action": "search"}, "search needs query"), ('{"action": ' * 10_000, "not valid JSON"),
+            ({"action": "search"}, "search needs query: what to look for in past sessions"), ('{"action": ' * 10_000, "not valid JSON"),
         ]
         for args, expected in cases:
             with self.subTest(args=str(args)[:40]):
