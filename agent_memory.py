@@ -3408,7 +3408,14 @@ def _run_command(args: Any) -> int:
         _serve_mcp(tool, sys.stdin.buffer, sys.stdout.buffer)
     else:  # read, add, replace, remove, consolidate: what the tool would say
         fields = {name: getattr(args, name, None) for name in ("target", "content", "old_text")}
-        print(tool._run(tool._arguments({"action": args.command, **fields})))
+        said = tool._run(tool._arguments({"action": args.command, **fields}))
+        print(said)
+        if args.command == "read":  # a script checking the exit status must learn that a file is damaged
+            for target in [args.target] if args.target else _TARGETS:
+                try:
+                    memory._facts.entries(target)
+                except AgentMemoryError:
+                    return 1
     return 0
 
 

@@ -2771,6 +2771,16 @@ class CommandLineEditsMemory(CommandLineTestCase):
         self.assertIn("AGENT_MEMORY_LLM_PROVIDER is not; set it", err.getvalue())
         self.assertIn("; or run with --no-llm", err.getvalue())
 
+    def test_read_fails_when_a_file_cannot_be_read(self):
+        self.mem.mkdir()
+        (self.mem / "user.md").write_bytes(b"Prefers \xff tea.\n")
+        (self.mem / "env.md").write_text("Uses Go.\n", encoding="utf-8")
+        status, out, _ = self.run_cli("read")
+        self.assertEqual(status, 1)
+        self.assertIn("user: cannot be read:", out)
+        self.assertIn("1. Uses Go.", out)  # the other file is still shown
+        self.assertEqual(self.run_cli("read", "env")[0], 0)
+
     def test_a_config_key_set_twice_or_a_quoted_boolean_is_explained(self):
         config = self.tmp / "config.json"
         for text, words in (('{"enabled": true, "enabled": false}', "sets 'enabled' more than once; keep one"),
