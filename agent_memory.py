@@ -2405,6 +2405,43 @@ def llm_from_env() -> Optional[LLMClient]:
 # ---------------------------------------------------------------- manager ----
 
 
+class _Cooldown:
+    """The manager's LLM for calls made inside an agent's turn: merge judgement,
+    episode extraction and ranking, each of which falls back when the call fails.
+
+    After a failure the next calls fail at once for a while (one minute,
+    doubling with each failure in a row up to a quarter of an hour), so an LLM
+    that is down or misconfigured costs one timeout, not one per write. A
+    success ends the rest. ``llm`` is read at each call: ``manager.llm`` may be
+    reassigned.
+    """
+
+    REST_SECONDS, MAX_REST_SECONDS = 60.0, 900.0
+
+    def __init__(self, llm: Callable[[], Optional[LLMClient]]) -> None:
+        self._llm = llm
+        self._failures = 0
+        self._until = 0.0
+
+    def simple_call(self, system: str, user: str) -> str:
+        llm, wait = self._llm(), self._until - time.monotonic()
+        if llm is None:
+            raise LLMError("no LLM is configured", None)
+        if wait > 0:
+            raise LLMError(f"not called: it failed {self._failures} time{'s' * (self._failures > 1)} in a row; "
+                           f"it is tried again in {wait:.0f} s", None)
+        try:
+            reply = llm.simple_call(system, user)
+        except Exception:
+            self._failures += 1
+            rest = min(self.REST_SECONDS * 2 ** (self._failures - 1), self.MAX_REST_SECONDS)
+            self._until = time.monotonic() + rest
+            raise
+        self._failures, self._until = 0, 0.0
+        return reply
+
+
+
 @dataclasses.dataclass(frozen=True)
 class WriteResult:
     """What a fact write really did.
@@ -2610,13 +2647,14 @@ class MemoryManager:
             raise InvalidInputError("llm must have a simple_call(system, user) method, or be None")
         self.config = config
         self.llm = llm
+        self._in_turn = _Cooldown(lambda: self.llm)
         self._facts = FactStore(memory_dir, config.facts_limit_user, config.facts_limit_env)
         self._detectors = {target: MergeDetector(merge_threshold=config.merge_threshold,
                                                  add_threshold=config.add_threshold) for target in _TARGETS}
         self._buffer = Buffer(config.buffer_lines if config.buffer_enabled else 0)
         self._episodes = EpisodeStore(
             os.path.join(self._facts._dir, "episodes"),
-            llm_ranker(llm) if llm is not None and config.llm_search else None,
+            llm_ranker(self._in_turn) if llm is not None and config.llm_search else None,
             min_turns=config.min_turns_for_extraction, max_episodes=config.max_episodes,
             ttl_days=config.episode_ttl_days, dedup_threshold=config.episode_dedup_threshold)
         self._snapshots = self._take_snapshots()
@@ -2759,7 +2797,7 @@ class MemoryManager:
         """The LLM's summary of a session (its newest 24,000 characters), or None if it failed or is unsafe."""
         transcript = "\n\n".join(messages)[-_TRANSCRIPT_CHARS:]
         try:
-            reply = self.llm.simple_call(_EXTRACT_SYSTEM, transcript)  # type: ignore[union-attr]
+            reply = self._in_turn.simple_call(_EXTRACT_SYSTEM, transcript)
             summary = _check_text("summary", reply)[:_MAX_EPISODE_CHARS]
             scan_content(summary)
         except Exception as exc:  # the documented fallback: keep a digest instead
@@ -2863,7 +2901,7 @@ class MemoryManager:
         if self.llm is None:
             return None
         try:
-            reply = self.llm.simple_call(_JUDGE_SYSTEM, f"EXISTING: {existing}\nNEW: {new}")
+            reply = self._in_turn.simple_call(_JUDGE_SYSTEM, f"EXISTING: {existing}\nNEW: {new}")
         except Exception as exc:  # the documented fallback: an LLM failure must not lose the write
             _logger().warning("merge judge failed (%s: %s); adding the fact", type(exc).__name__, exc)
             return None

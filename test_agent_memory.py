@@ -1851,6 +1851,30 @@ class TheJudgeBandAsksTheLLM(ManagerTestCase):
         self.assertEqual((result.action, result.close_to), ("added", self.OLD))
         self.assertIsNone(memory.add_fact("env", "Uses Poetry for dependencies.").close_to)  # clearly new
 
+    def test_a_failing_llm_rests_so_it_costs_one_timeout_not_one_per_write(self):
+        llm = scripted_llm(TimeoutError("timed out"), TimeoutError("timed out"), "add", "replace")
+        memory, result = self.add_with(llm)
+        now = [1000.0]
+        with mock.patch.object(am.time, "monotonic", lambda: now[0]), self.assertLogs("agent_memory", "WARNING"):
+            memory._in_turn._until = now[0] + 60  # the failure above happened at "1000"
+            for minute in range(3):  # unclear writes while it rests: added at once, the LLM not called
+                result = memory.add_fact("env", f"Staging deploys now run on day {minute} via GitHub Actions.")
+                self.assertEqual(result.action, "added")
+                self.assertIsNotNone(result.close_to)
+            self.assertEqual(len(llm.calls), 1)
+            now[0] += 61  # rested: tried again, fails again, and rests twice as long
+            memory.add_fact("env", "Staging deploys now run on Mondays via GitHub Actions.")
+            self.assertEqual(len(llm.calls), 2)
+            now[0] += 61
+            memory.add_fact("env", "Staging deploys now run on Tuesdays via GitHub Actions.")
+            self.assertEqual(len(llm.calls), 2, "the second rest is two minutes")
+            now[0] += 60
+            self.assertEqual(memory.add_fact("env", "Staging deploys now run at noon via GitHub Actions.").action,
+                             "added")
+            self.assertEqual(len(llm.calls), 3)  # answered: the rest is over
+            memory.add_fact("env", "Staging deploys now run at dawn via GitHub Actions.")
+            self.assertEqual(len(llm.calls), 4)
+
     def test_close_to_is_dropped_when_another_process_removed_that_entry(self):
         memory = self.manager()
         self.seed(memory, "env", [self.OLD, "Tests run with `make test`."])
