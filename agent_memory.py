@@ -1435,10 +1435,9 @@ def _quoted(entry: Optional[str], width: int = 120) -> str:
     credential or an injection, which an error message must not carry into the
     prompt any more than the memory block does.
     """
-    try:
-        scan_content(entry or "")
-    except ScanError as exc:
-        return f"[not shown: it fails the security scan ({exc.threat})]"
+    threat = _threat(entry or "")
+    if threat is not None:
+        return f"[not shown: it fails the security scan ({threat})]"
     return repr(_preview(entry or "", width))
 
 
@@ -1494,9 +1493,9 @@ class FactStore:
         self._remove(target, old_text)
 
     def _replace(self, target: str, old_text: str, content: str,
-                 check: Optional[Callable[[list[str], int], None]] = None) -> tuple[int, str]:
-        """``replace``, returning the index of the entry and the text it had; ``check(entries, index)``
-        may refuse the new list (by raising) before it is written."""
+                 check: Optional[Callable[[list[str], list[str], int], None]] = None) -> tuple[int, str]:
+        """``replace``, returning the index of the entry and the text it had; ``check(entries,
+        updated, index)`` may refuse the new list (by raising) before it is written."""
         content = _check_entry(content)
         old_text = _check_text("old_text", old_text)
         found: list[tuple[int, str]] = []
@@ -1509,7 +1508,7 @@ class FactStore:
                 updated = entries[:index] + [content] + entries[index + 1:]
             found[:] = [(updated.index(content), entries[index])]
             if check is not None:
-                check(updated, found[0][0])
+                check(entries, updated, found[0][0])
             return updated
 
         self._update(target, edit)
@@ -2484,31 +2483,66 @@ _CONSOLIDATE_SYSTEM = (
 _CLAUSE_BREAK = _Regex(r"(?<=[.!?])\s+|[;\n]\s*|,\s+")
 
 
-def _check_neighbours(entries: list[str], index: int) -> None:
-    """Entries reach the prompt one after another, so ``entries[index]`` must pass the scan together
-    with each neighbour: "... ignore all" and "previous instructions ..." are harmless apart.
+@functools.lru_cache(maxsize=1024)
+def _threat(text: str) -> Optional[str]:
+    """The scan's verdict on ``text``: None if it passes, else the threat. Cached, because the
+    entries of a file are checked again, in order, on every write and every snapshot."""
+    try:
+        scan_content(text)
+    except ScanError as exc:
+        return exc.threat
+    return None
 
-    A neighbour that fails the scan on its own (edited in by hand) is left out of
-    the prompt, so the entry's neighbour there is the next one that passes.
+
+def _prompt_order(entries: list[str]) -> tuple[list[int], list[str]]:
+    """Which entries the prompt block shows, and why the others are left out.
+
+    Entries are pasted one after another, so an entry is shown only if it
+    passes the scan alone and together with the entry shown before it: "...
+    ignore all" and "previous instructions ..." are harmless apart. Returns the
+    indexes shown and, for the others, "entry 3: credential" or "entry 3, after
+    entry 1: prompt_injection".
     """
-    def passes(entry: str) -> bool:
-        try:
-            scan_content(entry)
-        except ScanError:
-            return False
-        return True
+    shown: list[int] = []
+    blocked: list[str] = []
+    for index, entry in enumerate(entries):
+        threat = _threat(entry)
+        if threat is not None:
+            blocked.append(f"entry {index + 1}: {threat}")
+        elif shown and _threat(entries[shown[-1]] + ENTRY_SEP + entry) is not None:
+            before = shown[-1]
+            blocked.append(f"entry {index + 1}, after entry {before + 1}: "
+                           f"{_threat(entries[before] + ENTRY_SEP + entry)}")
+        else:
+            shown.append(index)
+    return shown, blocked
 
-    before = next((i for i in range(index - 1, -1, -1) if passes(entries[i])), None)
-    after = next((i for i in range(index + 1, len(entries)) if passes(entries[i])), None)
-    for other in (before, after):
-        if other is None:
-            continue
-        pair = (entries[other], entries[index]) if other < index else (entries[index], entries[other])
-        try:
-            scan_content(ENTRY_SEP.join(pair))
-        except ScanError as exc:
-            raise ScanError(exc.threat, f"together with entry {other + 1}, {_quoted(entries[other], 60)}, "
-                                        f"which the prompt shows next to it, {exc}") from None
+
+def _check_prompt_order(entries: list[str], updated: list[str], index: int) -> None:
+    """``ScanError`` unless the prompt would show ``updated[index]`` and every entry of
+    ``entries`` it showed before: a write may not make an attack with its neighbours in
+    the prompt, which would leave it, or them, out of the block."""
+    shown = _prompt_order(updated)[0]
+    if index in shown:
+        was_shown = {entries[i] for i in _prompt_order(entries)[0]}
+        lost = [i for i in range(index + 1, len(updated)) if i not in shown and updated[i] in was_shown]
+        if not lost:
+            return
+        later = lost[0]
+    else:
+        later = index
+    if not any(i < later for i in shown):
+        scan_content(updated[later])  # it fails alone (the callers scan new text first, so not expected)
+    earlier = max(i for i in shown if i < later)
+    try:
+        scan_content(updated[earlier] + ENTRY_SEP + updated[later])
+    except ScanError as exc:
+        other, where = (earlier, "before") if later == index else (later, "after")
+        if index not in (earlier, later):  # the write changed which entries meet in the prompt
+            raise ScanError(exc.threat, f"this write would leave entry {later + 1} out of the prompt: it would "
+                                        f"follow entry {earlier + 1} there, and together {exc}") from None
+        raise ScanError(exc.threat, f"together with entry {other + 1}, {_quoted(updated[other], 60)}, which "
+                                    f"the prompt shows {where} it, {exc}") from None
 
 
 def _merge_text(existing: str, new: str) -> str:
@@ -2675,22 +2709,8 @@ class MemoryManager:
             except AgentMemoryError as exc:
                 snapshots[target] = _Snapshot([], 0, limit, [], str(exc))
                 continue
-            shown: list[tuple[int, str]] = []
-            blocked = []
-            for number, entry in enumerate(entries, 1):
-                try:
-                    scan_content(entry)  # the file may have been edited since the entry was written
-                except ScanError as exc:
-                    blocked.append(f"entry {number}: {exc.threat}")
-                    continue
-                try:  # and it must pass together with the entry it follows in the prompt
-                    if shown:
-                        scan_content(shown[-1][1] + ENTRY_SEP + entry)
-                except ScanError as exc:
-                    blocked.append(f"entry {number}, after entry {shown[-1][0]}: {exc.threat}")
-                    continue
-                shown.append((number, entry))
-            snapshots[target] = _Snapshot([entry for _, entry in shown], _size(entries), limit, blocked, "")
+            shown, blocked = _prompt_order(entries)  # the file may have been edited since it was written
+            snapshots[target] = _Snapshot([entries[i] for i in shown], _size(entries), limit, blocked, "")
         return snapshots
 
     def build_system_prompt(self) -> str:
@@ -2883,7 +2903,7 @@ class MemoryManager:
                     done = "duplicate"
             outcome.update(action=done, entry=stored, index=updated.index(stored))
             if done != "duplicate":
-                _check_neighbours(updated, outcome["index"])
+                _check_prompt_order(entries, updated, outcome["index"])
             return updated
 
         updated = self._facts._update(target, edit)
@@ -2918,7 +2938,7 @@ class MemoryManager:
         _check_target(target)
         content = _check_entry(content)
         scan_content(content)
-        index, previous = self._facts._replace(target, old_text, content, _check_neighbours)
+        index, previous = self._facts._replace(target, old_text, content, _check_prompt_order)
         return WriteResult("replaced", content, index, None, previous)
 
     def remove_fact(self, target: str, old_text: str) -> WriteResult:
@@ -3168,16 +3188,18 @@ class MemoryTool:
 
     @staticmethod
     def _listing(entries: list[str]) -> str:
-        """Numbered entries; one that fails the scan (a file edited by hand) is not shown."""
+        """Numbered entries, left out as in the prompt block: one that fails the scan (a file
+        edited by hand), alone or after the entry shown before it, is not shown."""
         if not entries:
             return "(no entries)"
+        shown, blocked = _prompt_order(entries)
+        why = dict(zip(sorted(set(range(len(entries))) - set(shown)), blocked))
         lines = []
-        for number, entry in enumerate(entries, 1):
-            try:
-                scan_content(entry)
-            except ScanError as exc:
-                entry = f"[not shown: it fails the security scan ({exc.threat}); ask the user to review the file]"
-            lines.append(f"{number}. {entry}")
+        for index, entry in enumerate(entries):
+            if index in why:
+                threat = why[index].rsplit(": ", 1)[1]
+                entry = f"[not shown: it fails the security scan ({threat}); ask the user to review the file]"
+            lines.append(f"{index + 1}. {entry}")
         return "\n".join(lines)
 
     def _search(self, query: str) -> str:
