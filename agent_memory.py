@@ -59,7 +59,7 @@ import re
 import sys
 import time
 import unicodedata
-from collections import deque
+from collections import Counter, deque
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 # Optional[X] and Union[X, Y], not "X | None": on Python 3.9 typing.get_type_hints(),
 # which pydantic, FastAPI and typed serialisers call, cannot evaluate "X | None".
@@ -1803,13 +1803,15 @@ class EpisodeStore:
 
     def read(self, session_id: str) -> str:
         """The whole summary of ``session_id``; ``AgentMemoryError`` if there is none."""
-        path = self._path(_check_session_id(session_id))
-        wanted = session_id.casefold()
+        wanted = _check_session_id(session_id).casefold()
         # Only what the index lists: a file left by a crash, or one whose removal failed, is not an episode.
-        if not any(record["session_id"].casefold() == wanted for record in self._load()) or not os.path.exists(path):
+        # Its file is the one the record names: "S1" finds the episode stored as "s1", not a stale "S1.md".
+        stored = next((record["session_id"] for record in self._load() if record["session_id"].casefold() == wanted),
+                      None)
+        if stored is None or not os.path.exists(self._path(stored)):
             raise AgentMemoryError(f"no episode for session {session_id!r}; `agent-memory episodes` (or "
                                    "EpisodeStore.read_index()) lists them")
-        return _read_text(path).strip()
+        return _read_text(self._path(stored)).strip()
 
     def read_index(self) -> list[EpisodeMeta]:
         """Every episode, newest first; ``[]`` when there are none."""
@@ -2420,21 +2422,24 @@ class _Cooldown:
     def __init__(self, llm: Callable[[], Optional[LLMClient]]) -> None:
         self._llm = llm
         self._failures = 0
-        self._until = 0.0
+        self._failed_at = -math.inf  # when the last failure was counted
+        self._until = 0.0  # no call before this time
 
     def simple_call(self, system: str, user: str) -> str:
-        llm, wait = self._llm(), self._until - time.monotonic()
+        llm, started = self._llm(), time.monotonic()
         if llm is None:
             raise LLMError("no LLM is configured", None)
-        if wait > 0:
+        if started < self._until:
             raise LLMError(f"not called: it failed {self._failures} time{'s' * (self._failures > 1)} in a row; "
-                           f"it is tried again in {wait:.0f} s", None)
+                           f"it is tried again in {self._until - started:.0f} s", None)
         try:
             reply = llm.simple_call(system, user)
         except Exception:
-            self._failures += 1
-            rest = min(self.REST_SECONDS * 2 ** (self._failures - 1), self.MAX_REST_SECONDS)
-            self._until = time.monotonic() + rest
+            if started >= self._failed_at:  # calls that overlapped one failure count once
+                self._failures += 1
+                self._failed_at = time.monotonic()
+                doublings = min(self._failures - 1, 4)  # 1, 2, 4, 8, then 15 minutes
+                self._until = self._failed_at + min(self.REST_SECONDS * 2 ** doublings, self.MAX_REST_SECONDS)
             raise
         self._failures, self._until = 0, 0.0
         return reply
@@ -2796,9 +2801,10 @@ class MemoryManager:
         """
         _check_session_id(session_id)
         _check_turns(turns)
-        if isinstance(messages, Iterable) and not isinstance(messages, (str, bytes)):
+        if isinstance(messages, Iterable) and not isinstance(messages, (str, bytes, Mapping)):
             messages = list(messages)  # an iterator is read once
-        if isinstance(messages, list) and any(isinstance(message, Mapping) for message in messages):
+        if isinstance(messages, Mapping) or isinstance(messages, list) and any(
+                isinstance(message, Mapping) for message in messages):
             raise InvalidInputError('messages must be strings, one per message; for chat messages pass '
                                     '[f"{m[\'role\']}: {m[\'content\']}" for m in chat]')
         messages = _check_strings("messages", messages)
@@ -2967,6 +2973,11 @@ class MemoryManager:
         entries = self._facts.entries(target)
         if len(entries) < 2:
             return entries
+        blocked = _prompt_order(entries)[1]
+        if blocked:  # a hand edit: it must not reach the LLM, nor be dropped or quoted by a refusal
+            raise AgentMemoryError(f"consolidation refused, nothing changed: {target}.md holds entries that fail "
+                                   f"the security scan ({', '.join(blocked)}); ask the user to review {target}.md "
+                                   "first")
         used, limit = _size(entries), self._facts._caps[target]  # from the read above, not a second one
         numbered = "\n".join(f"{i + 1}. {entry}" for i, entry in enumerate(entries))
         try:
@@ -3427,7 +3438,8 @@ def _run_command(args: Any) -> int:
     config = MemoryConfig()
     if args.config:
         def no_repeats(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-            repeated = sorted({key for key, _ in pairs if sum(1 for other, _ in pairs if other == key) > 1})
+            counts = Counter(key for key, _ in pairs)
+            repeated = sorted(key for key, count in counts.items() if count > 1)
             if repeated:
                 raise AgentMemoryError(f"the config file {args.config} sets {', '.join(map(repr, repeated))} "
                                        "more than once; keep one")

@@ -108,9 +108,10 @@ class ModuleUsesOnlyTheStandardLibrary(unittest.TestCase):
             if isinstance(value, type) and not issubclass(value, BaseException):
                 typing.get_type_hints(value)  # fields
                 for attribute, member in vars(value).items():
-                    if callable(member) and (not attribute.startswith("_") or attribute == "__init__"):
+                    function = getattr(member, "__func__", member)  # classmethods and staticmethods too
+                    if callable(function) and (not attribute.startswith("_") or attribute == "__init__"):
                         with self.subTest(method=f"{name}.{attribute}"):
-                            typing.get_type_hints(member)
+                            typing.get_type_hints(function)
             elif callable(value):
                 typing.get_type_hints(value)
         self.assertEqual(typing.get_type_hints(am.WriteResult)["similarity"], typing.Optional[float])
@@ -1852,28 +1853,71 @@ class TheJudgeBandAsksTheLLM(ManagerTestCase):
         self.assertIsNone(memory.add_fact("env", "Uses Poetry for dependencies.").close_to)  # clearly new
 
     def test_a_failing_llm_rests_so_it_costs_one_timeout_not_one_per_write(self):
-        llm = scripted_llm(TimeoutError("timed out"), TimeoutError("timed out"), "add", "replace")
-        memory, result = self.add_with(llm)
+        down = TimeoutError("timed out")
+        llm = scripted_llm(down, down, "add", down, "add")
         now = [1000.0]
+
+        def write(day):
+            return memory.add_fact("env", f"Staging deploys now run on {day} via GitHub Actions.")
+
         with mock.patch.object(am.time, "monotonic", lambda: now[0]), self.assertLogs("agent_memory", "WARNING"):
-            memory._in_turn._until = now[0] + 60  # the failure above happened at "1000"
-            for minute in range(3):  # unclear writes while it rests: added at once, the LLM not called
-                result = memory.add_fact("env", f"Staging deploys now run on day {minute} via GitHub Actions.")
+            memory, result = self.add_with(llm)  # fails: rests one minute
+            for day in ("Mondays", "Tuesdays", "Thursdays"):  # unclear writes meanwhile: added at once
+                result = write(day)
                 self.assertEqual(result.action, "added")
                 self.assertIsNotNone(result.close_to)
             self.assertEqual(len(llm.calls), 1)
-            now[0] += 61  # rested: tried again, fails again, and rests twice as long
-            memory.add_fact("env", "Staging deploys now run on Mondays via GitHub Actions.")
+            now[0] += 61
+            write("Saturdays")  # tried again, fails again: rests two minutes
             self.assertEqual(len(llm.calls), 2)
             now[0] += 61
-            memory.add_fact("env", "Staging deploys now run on Tuesdays via GitHub Actions.")
+            write("Sundays")
             self.assertEqual(len(llm.calls), 2, "the second rest is two minutes")
             now[0] += 60
-            self.assertEqual(memory.add_fact("env", "Staging deploys now run at noon via GitHub Actions.").action,
-                             "added")
-            self.assertEqual(len(llm.calls), 3)  # answered: the rest is over
-            memory.add_fact("env", "Staging deploys now run at dawn via GitHub Actions.")
+            write("weekdays")  # answered: the rest is over, and the count starts again
+            write("weekends")
             self.assertEqual(len(llm.calls), 4)
+            now[0] += 61
+            write("holidays")  # a failure after a success rests one minute, not four
+            self.assertEqual(len(llm.calls), 5)
+
+    def test_the_rest_is_capped_and_overlapping_failures_count_once(self):
+        rest = am._Cooldown(lambda: scripted_llm(TimeoutError("timed out")))
+        now = [0.0]
+        with mock.patch.object(am.time, "monotonic", lambda: now[0]):
+            rest._failures = 5000  # an LLM broken for days
+            with self.assertRaises(TimeoutError):
+                rest.simple_call("s", "u")
+            self.assertEqual(rest._until, 900.0)
+            with self.assertRaisesRegex(am.LLMError, "not called: it failed 5001 times in a row; it is tried "
+                                                     "again in 900 s"):
+                rest.simple_call("s", "u")
+            slow = am._Cooldown(lambda: slow_llm)
+            started = []
+
+            class Overlapping:  # two calls start before either fails
+                def simple_call(self, system, user):
+                    started.append(now[0])
+                    if len(started) == 1:
+                        slow.simple_call(system, user)
+                    now[0] += 5
+                    raise TimeoutError("timed out")
+
+            slow_llm = Overlapping()
+            with self.assertRaises(TimeoutError):
+                slow.simple_call("s", "u")
+            self.assertEqual((slow._failures, slow._until), (1, 65.0))  # the inner failure, at 5, counted
+
+    def test_extraction_and_ranking_rest_too(self):
+        llm = scripted_llm(TimeoutError("timed out"))
+        memory = self.manager(llm)
+        transcript = ["user: tune the Postgres pool", "assistant: set it to 20", "user: thanks"]
+        with self.assertLogs("agent_memory", "WARNING"):
+            memory.on_session_end("s-1", 3, transcript)  # fails: a digest is kept, and the LLM rests
+            memory.on_session_end("s-2", 3, ["user: the Postgres pool again", "assistant: 30 now", "user: ok"])
+            found = memory.search_episodes("postgres pool")
+        self.assertEqual(len(llm.calls), 1)
+        self.assertEqual(sorted(meta.session_id for meta in found), ["s-1", "s-2"])
 
     def test_close_to_is_dropped_when_another_process_removed_that_entry(self):
         memory = self.manager()
@@ -1959,6 +2003,19 @@ class ConsolidationNeverDamagesTheFile(ManagerTestCase):
                     memory.consolidate("env")
                 self.assertIn(words, str(caught.exception))
                 self.assertEqual(snapshot(self.mem), before)
+
+    def test_entries_that_fail_the_scan_are_never_sent_to_the_llm(self):
+        memory = self.consolidate(json.dumps(["Postgres 15 runs in Docker on port 5432."]))
+        with open(self.mem / "env.md", "a", encoding="utf-8") as handle:
+            handle.write("§\nDB password is hunter2xyz\n")
+        before = snapshot(self.mem)
+        with self.assertRaises(am.AgentMemoryError) as caught:
+            memory.consolidate("env")
+        self.assertIn("holds entries that fail the security scan (entry 4: credential); ask the user to review "
+                      "env.md", str(caught.exception))
+        self.assertNotIn("hunter2", str(caught.exception))
+        self.assertEqual(memory.llm.calls, [])
+        self.assertEqual(snapshot(self.mem), before)
 
     def test_an_llm_failure_leaves_the_file_unchanged(self):
         for failure, words in ((am.LLMError("HTTP 503: overloaded", 503), "LLMError: HTTP 503: overloaded"),
@@ -2325,6 +2382,16 @@ class EpisodeLifecycle(EpisodeTestCase):
         (self.mem / "episodes" / "orphan.md").write_text("Left by a crash.\n", encoding="utf-8")
         with self.assertRaisesRegex(am.AgentMemoryError, "no episode for session 'orphan'"):
             store.read("orphan")
+
+    def test_an_id_in_another_case_reads_the_episode_the_index_names(self):
+        store = self.store()
+        store.write("S1", "Old summary about Redis.", 3)
+        unlink = os.unlink
+        with mock.patch.object(os, "unlink", lambda path, *a, **k: None if str(path).endswith("S1.md")
+                               else unlink(path, *a, **k)):
+            store.write("s1", "New summary about Redis.", 3)  # "S1.md" stays where case counts
+        for asked in ("S1", "s1"):
+            self.assertEqual(store.read(asked), "New summary about Redis.")
 
     def test_a_store_pointed_at_the_wrong_folder_deletes_nothing_of_others(self):
         # EpisodeStore(memory_dir) instead of memory_dir/episodes, with lifecycle settings on.
