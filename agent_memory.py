@@ -2857,19 +2857,24 @@ class MemoryManager:
         entries = self._facts.entries(target)
         if content in entries:
             return WriteResult("duplicate", content, entries.index(content), 1.0)
-        self._facts._check_size(target, [], [content])  # a fact longer than the cap can never fit
-        action, index, similarity, undecided = "add", -1, None, False
-        if self.config.merge_on_write and entries:
+        if len(content) > self._facts._caps[target]:  # no removal can make room: refuse before any work
+            self._facts._check_size(target, entries, entries + [content])
+        action, index, similarity, unsure = "add", -1, None, False
+        # Only the entries the prompt shows are compared: one that fails the scan (a hand edit) is
+        # never merged into, quoted back as "already present", or sent to the LLM.
+        shown = _prompt_order(entries)[0] if self.config.merge_on_write else []
+        if shown:
             detector = self._detectors[target]
-            detector.fit(entries)
-            action, index, similarity = detector.classify(content)
+            detector.fit([entries[i] for i in shown])
+            action, best, similarity = detector.classify(content)
+            index = shown[best]
             if action == "judge":
                 verdict = self._judge(entries[index], content)
-                action, undecided = verdict or "add", verdict is None
-        if action == "merge" and _conflict(entries[index], content):
-            # The LLM calls them one fact, but their values disagree: glued together they would
-            # contradict each other, and keeping one would drop the other's details. Keep both.
-            action, undecided = "add", True
+                if verdict == "merge" and _conflict(entries[index], content):
+                    # The LLM calls them one fact, but their values disagree: glued together they would
+                    # contradict each other, and keeping one would drop the other's details. Keep both.
+                    verdict = None
+                action, unsure = verdict or "add", verdict is None
         if action == "merge":
             merged = _merge_text(entries[index], content)
             if merged == entries[index]:
@@ -2879,7 +2884,7 @@ class MemoryManager:
         if action == "replace":
             return self._store(target, entries[index], content, "replaced", similarity, content)
         return self._store(target, None, content, "added", similarity, content,
-                           close_to=entries[index] if undecided else None)
+                           close_to=entries[index] if unsure else None)
 
     def _store(self, target: str, old: Optional[str], new: str, action: str, similarity: Optional[float],
                content: str, close_to: Optional[str] = None) -> WriteResult:

@@ -2683,6 +2683,17 @@ class ToolRepliesAreSafeAndBounded(ToolTestCase):
         self.assertIn("'DB host is db1.'", replies[0])  # entries that pass are still shown
         self.assertEqual(tool.manager._facts.entries("env"), ["DB host is db1.", "Uses Go."])
 
+    def test_an_entry_that_fails_the_scan_is_never_compared_with_new_facts(self):
+        # Merged into, it would come back as "already present"; judged, it would be sent to the LLM.
+        self.mem.mkdir()
+        (self.mem / "env.md").write_text("Postgres 15 runs in Docker on port 5432, password: hunter2x9\n",
+                                         encoding="utf-8")
+        llm = scripted_llm("merge")
+        tool = self.tool(llm)
+        message = self.ok(tool, {"action": "add", "target": "env", "content": "Postgres 15 runs in Docker on port 5432."})
+        self.assertEqual(message, "Added to env. [4% — 103/2,500 chars] Done; no need to repeat it.")
+        self.assertEqual(llm.calls, [])
+
     def test_empty_fields_count_as_absent(self):
         tool = self.tool()
         both = self.ok(tool, {"action": "read", "target": "", "content": "", "old_text": "", "query": ""})
