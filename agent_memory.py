@@ -595,6 +595,54 @@ def scan_content(content: str) -> None:
             raise ScanError(threat, f"content looks like {what}{shown}; {_ADVICE[threat]}")
 
 
+# Entries reach the prompt one after another, so what the prompt shows depends
+# on the order: an entry is shown only if it passes the scan alone and together
+# with the entry shown before it ("... ignore all" and "previous instructions
+# ..." are harmless apart). The snapshot, the tool's listing and every write
+# follow this one rule.
+
+
+@functools.lru_cache(maxsize=1024)  # a few files' entries and their pairs, several times over
+def _threat(text: str) -> Optional[str]:
+    """The scan's verdict on ``text``: None if it passes, else the threat. Cached, because the
+    entries of a file are checked again, in order, on every write and every snapshot."""
+    try:
+        scan_content(text)
+    except ScanError as exc:
+        return exc.threat
+    return None
+
+
+class _Hidden(NamedTuple):
+    """An entry the prompt leaves out, and why."""
+
+    index: int
+    after: Optional[int]  # the entry shown before it, when the pair is what fails the scan
+    threat: str
+
+    def __str__(self) -> str:  # "entry 3: credential", "entry 3, after entry 1: prompt_injection"
+        after = f", after entry {self.after + 1}" if self.after is not None else ""
+        return f"entry {self.index + 1}{after}: {self.threat}"
+
+
+def _prompt_order(entries: list[str]) -> tuple[list[int], list[_Hidden]]:
+    """The indexes of the entries the prompt shows, and the entries it leaves out."""
+    shown: list[int] = []
+    hidden: list[_Hidden] = []
+    for index, entry in enumerate(entries):
+        threat = _threat(entry)
+        if threat is not None:
+            hidden.append(_Hidden(index, None, threat))
+            continue
+        if shown:
+            threat = _threat(entries[shown[-1]] + ENTRY_SEP + entry)
+            if threat is not None:
+                hidden.append(_Hidden(index, shown[-1], threat))
+                continue
+        shown.append(index)
+    return shown, hidden
+
+
 # ------------------------------------------- text features and projections ----
 #
 # A fact becomes a bag of weighted features, and the bag becomes a dense vector
@@ -2488,66 +2536,31 @@ _CONSOLIDATE_SYSTEM = (
 _CLAUSE_BREAK = _Regex(r"(?<=[.!?])\s+|[;\n]\s*|,\s+")
 
 
-@functools.lru_cache(maxsize=1024)
-def _threat(text: str) -> Optional[str]:
-    """The scan's verdict on ``text``: None if it passes, else the threat. Cached, because the
-    entries of a file are checked again, in order, on every write and every snapshot."""
-    try:
-        scan_content(text)
-    except ScanError as exc:
-        return exc.threat
-    return None
-
-
-def _prompt_order(entries: list[str]) -> tuple[list[int], list[str]]:
-    """Which entries the prompt block shows, and why the others are left out.
-
-    Entries are pasted one after another, so an entry is shown only if it
-    passes the scan alone and together with the entry shown before it: "...
-    ignore all" and "previous instructions ..." are harmless apart. Returns the
-    indexes shown and, for the others, "entry 3: credential" or "entry 3, after
-    entry 1: prompt_injection".
-    """
-    shown: list[int] = []
-    blocked: list[str] = []
-    for index, entry in enumerate(entries):
-        threat = _threat(entry)
-        if threat is not None:
-            blocked.append(f"entry {index + 1}: {threat}")
-        elif shown and _threat(entries[shown[-1]] + ENTRY_SEP + entry) is not None:
-            before = shown[-1]
-            blocked.append(f"entry {index + 1}, after entry {before + 1}: "
-                           f"{_threat(entries[before] + ENTRY_SEP + entry)}")
-        else:
-            shown.append(index)
-    return shown, blocked
-
-
 def _check_prompt_order(entries: list[str], updated: list[str], index: int) -> None:
-    """``ScanError`` unless the prompt would show ``updated[index]`` and every entry of
-    ``entries`` it showed before: a write may not make an attack with its neighbours in
-    the prompt, which would leave it, or them, out of the block."""
-    shown = _prompt_order(updated)[0]
-    if index in shown:
-        was_shown = {entries[i] for i in _prompt_order(entries)[0]}
-        lost = [i for i in range(index + 1, len(updated)) if i not in shown and updated[i] in was_shown]
-        if not lost:
-            return
-        later = lost[0]
-    else:
-        later = index
-    if not any(i < later for i in shown):
-        scan_content(updated[later])  # it fails alone (the callers scan new text first, so not expected)
-    earlier = max(i for i in shown if i < later)
+    """``ScanError`` unless the prompt would show ``updated[index]``, the entry an add or
+    replace wrote, and every later entry it showed before: a write may not make an attack
+    with its neighbours, which would leave it, or them, out of the prompt."""
+    was_shown = {entries[i] for i in _prompt_order(entries)[0]}
+    hidden = next((h for h in _prompt_order(updated)[1]
+                   if h.index == index or h.index > index and updated[h.index] in was_shown), None)
+    if hidden is None:
+        return
+    if hidden.after is None:  # it fails alone: a new text (callers scan it first) or one shown before cannot
+        scan_content(updated[hidden.index])
+        return
     try:
-        scan_content(updated[earlier] + ENTRY_SEP + updated[later])
+        scan_content(updated[hidden.after] + ENTRY_SEP + updated[hidden.index])
     except ScanError as exc:
-        other, where = (earlier, "before") if later == index else (later, "after")
-        if index not in (earlier, later):  # the write changed which entries meet in the prompt
-            raise ScanError(exc.threat, f"this write would leave entry {later + 1} out of the prompt: it would "
-                                        f"follow entry {earlier + 1} there, and together {exc}") from None
-        raise ScanError(exc.threat, f"together with entry {other + 1}, {_quoted(updated[other], 60)}, which "
-                                    f"the prompt shows {where} it, {exc}") from None
+        if index == hidden.index:
+            raise ScanError(exc.threat, f"together with entry {hidden.after + 1}, {_quoted(updated[hidden.after], 60)}"
+                                        f", which the prompt shows before it, {exc}") from None
+        if index == hidden.after:
+            raise ScanError(exc.threat, f"together with entry {hidden.index + 1}, {_quoted(updated[hidden.index], 60)}"
+                                        f", which the prompt shows after it, {exc}") from None
+        # The write changed which entries meet: an entry it hid before now shows, next to a later one.
+        raise ScanError(exc.threat, f"this write would leave entry {hidden.index + 1} out of the prompt: it would "
+                                    f"follow entry {hidden.after + 1} there, and the two together fail the "
+                                    f"security scan ({exc.threat}). Ask the user to review the file") from None
 
 
 def _merge_text(existing: str, new: str) -> str:
@@ -2714,8 +2727,9 @@ class MemoryManager:
             except AgentMemoryError as exc:
                 snapshots[target] = _Snapshot([], 0, limit, [], str(exc))
                 continue
-            shown, blocked = _prompt_order(entries)  # the file may have been edited since it was written
-            snapshots[target] = _Snapshot([entries[i] for i in shown], _size(entries), limit, blocked, "")
+            shown, hidden = _prompt_order(entries)  # the file may have been edited since it was written
+            snapshots[target] = _Snapshot([entries[i] for i in shown], _size(entries), limit,
+                                          [str(h) for h in hidden], "")
         return snapshots
 
     def build_system_prompt(self) -> str:
@@ -2978,11 +2992,11 @@ class MemoryManager:
         entries = self._facts.entries(target)
         if len(entries) < 2:
             return entries
-        blocked = _prompt_order(entries)[1]
-        if blocked:  # a hand edit: it must not reach the LLM, nor be dropped or quoted by a refusal
+        hidden = _prompt_order(entries)[1]
+        if hidden:  # a hand edit: it must not reach the LLM, nor be dropped or quoted by a refusal
             raise AgentMemoryError(f"consolidation refused, nothing changed: {target}.md holds entries that fail "
-                                   f"the security scan ({', '.join(blocked)}); ask the user to review {target}.md "
-                                   "first")
+                                   f"the security scan ({', '.join(map(str, hidden))}); ask the user to review "
+                                   f"{target}.md first")
         used, limit = _size(entries), self._facts._caps[target]  # from the read above, not a second one
         numbered = "\n".join(f"{i + 1}. {entry}" for i, entry in enumerate(entries))
         try:
@@ -3022,11 +3036,10 @@ class MemoryManager:
             raise AgentMemoryError(f"{refused}the LLM's entries no longer mention {', '.join(lost[:8])}; "
                                    "consolidation may merge entries but not drop facts")
 
-        try:
-            for index in range(1, len(consolidated)):  # every entry with the one before it
-                scan_content(ENTRY_SEP.join(consolidated[index - 1:index + 1]))
-        except ScanError as exc:
-            raise ScanError(exc.threat, f"{refused}the LLM's entries: {exc}") from None
+        hidden = _prompt_order(consolidated)[1]  # each passed alone: this is a pair that makes an attack
+        if hidden:
+            raise ScanError(hidden[0].threat, f"{refused}the LLM's entries fail the security scan together, "
+                                              f"as the prompt would show them ({hidden[0]})")
         size = _size(consolidated)
         if size > limit and size > used:
             raise CapacityError(target, limit, used, size - used,
@@ -3208,13 +3221,12 @@ class MemoryTool:
         edited by hand), alone or after the entry shown before it, is not shown."""
         if not entries:
             return "(no entries)"
-        shown, blocked = _prompt_order(entries)
-        why = dict(zip(sorted(set(range(len(entries))) - set(shown)), blocked))
+        threats = {hidden.index: hidden.threat for hidden in _prompt_order(entries)[1]}
         lines = []
         for index, entry in enumerate(entries):
-            if index in why:
-                threat = why[index].rsplit(": ", 1)[1]
-                entry = f"[not shown: it fails the security scan ({threat}); ask the user to review the file]"
+            if index in threats:
+                entry = (f"[not shown: it fails the security scan ({threats[index]}); "
+                         "ask the user to review the file]")
             lines.append(f"{index + 1}. {entry}")
         return "\n".join(lines)
 
