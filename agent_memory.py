@@ -777,6 +777,8 @@ def _stem(word: str) -> str:
                 return base + "y"
             if suffix == "es" and not base.endswith(("ss", "sh", "ch", "x", "z")):
                 return word[:-1]
+            if suffix in ("ed", "ing") and base[-1] == base[-2] and base[-1] not in "aeioulsfz":
+                return base[:-1]  # "preferred", "stopped": a consonant doubled before the suffix
             return base
     return word
 
