@@ -1478,6 +1478,11 @@ def _size(entries: list[str]) -> int:
     return len(ENTRY_SEP.join(entries))
 
 
+def _usage_text(used: int, limit: int) -> str:
+    """A file's usage as the prompt block and the tool show it: "[1% — 30/2,500 chars]"."""
+    return f"[{100 * used // limit}% — {used:,}/{limit:,} chars]"
+
+
 def _quoted(entry: Optional[str], width: int = 120) -> str:
     """An entry as a message to the model may quote it: shortened, and withheld if it fails the scan.
 
@@ -1821,14 +1826,15 @@ class EpisodeStore:
     def _remove_dropped(self, records: list[dict[str, Any]], kept: list[dict[str, Any]], written: str) -> None:
         """Remove the files of the episodes a write dropped, and temporary files a crash left.
 
-        Called under the lock. Only files this store named are touched: a
-        dropped record's own file, and ``.<session id>.md.*.tmp`` or
-        ``.index.json.*.tmp``, so a store pointed at the wrong folder never
-        deletes anything else. (An episode file a crash left without its
-        index record stays: nothing lists it, and a new episode of that id
-        replaces it.)
+        Called under the lock. No folder sweep: a dropped record's own file is
+        removed, and files named like ``_atomic_write``'s temporary files
+        (``.<name>.md.*.tmp``, ``.index.json.*.tmp``), which only a crash
+        leaves, since writers hold the lock. A store pointed at the memory
+        folder by mistake thus never deletes ``user.md``. (An episode file a
+        crash left without its index record stays: nothing lists it, and a new
+        episode of that id replaces it.)
         """
-        still = {id(record) for record in kept}
+        still = {id(record) for record in kept}  # by identity: two records may hold equal values
         for old in records:
             if id(old) not in still:
                 path = self._path(old["session_id"])
@@ -2456,22 +2462,23 @@ def llm_from_env() -> Optional[LLMClient]:
 # ---------------------------------------------------------------- manager ----
 
 
-class _Cooldown:
-    """The manager's LLM for calls made inside an agent's turn: merge judgement,
-    episode extraction and ranking, each of which falls back when the call fails.
+class _RestingLLM:
+    """An LLM that rests after it fails: the next calls fail at once for a while.
 
-    After a failure the next calls fail at once for a while (one minute,
-    doubling with each failure in a row up to a quarter of an hour), so an LLM
-    that is down or misconfigured costs one timeout, not one per write. A
-    success ends the rest. ``llm`` is read at each call: ``manager.llm`` may be
-    reassigned.
+    The manager calls the LLM through it inside an agent's turn (merge
+    judgement, episode extraction, ranking), where every call has a fallback.
+    The rest is one minute, doubling with each failure in a row up to a quarter
+    of an hour, so an LLM that is down or misconfigured costs one timeout, not
+    one per write; a success ends it. ``llm`` is a function returning the LLM,
+    so that it is read at each call.
     """
 
-    REST_SECONDS, MAX_REST_SECONDS = 60.0, 900.0
+    FIRST_REST, LONGEST_REST = 60.0, 900.0  # seconds
 
     def __init__(self, llm: Callable[[], Optional[LLMClient]]) -> None:
         self._llm = llm
-        self._failures = 0
+        self._failures = 0  # in a row
+        self._rest = 0.0  # the length of the current rest
         self._failed_at = -math.inf  # when the last failure was counted
         self._until = 0.0  # no call before this time
 
@@ -2487,13 +2494,12 @@ class _Cooldown:
         except Exception:
             if started >= self._failed_at:  # calls that overlapped one failure count once
                 self._failures += 1
+                self._rest = min(self._rest * 2, self.LONGEST_REST) if self._rest else self.FIRST_REST
                 self._failed_at = time.monotonic()
-                doublings = min(self._failures - 1, 4)  # 1, 2, 4, 8, then 15 minutes
-                self._until = self._failed_at + min(self.REST_SECONDS * 2 ** doublings, self.MAX_REST_SECONDS)
+                self._until = self._failed_at + self._rest
             raise
-        self._failures, self._until = 0, 0.0
+        self._failures, self._rest, self._until = 0, 0.0, 0.0
         return reply
-
 
 
 @dataclasses.dataclass(frozen=True)
@@ -2701,7 +2707,7 @@ class MemoryManager:
             raise InvalidInputError("llm must have a simple_call(system, user) method, or be None")
         self.config = config
         self.llm = llm
-        self._in_turn = _Cooldown(lambda: self.llm)
+        self._in_turn = _RestingLLM(lambda: self.llm)
         self._facts = FactStore(memory_dir, config.facts_limit_user, config.facts_limit_env)
         self._detectors = {target: MergeDetector(merge_threshold=config.merge_threshold,
                                                  add_threshold=config.add_threshold) for target in _TARGETS}
@@ -2750,9 +2756,8 @@ class MemoryManager:
             snapshot = self._snapshots[target]
             if not (snapshot.entries or snapshot.blocked or snapshot.error):
                 continue
-            usage = "usage unknown" if snapshot.error else \
-                f"{100 * snapshot.used // snapshot.limit}% — {snapshot.used:,}/{snapshot.limit:,} chars"
-            lines = [f"### {_TITLES[target]} ({target}) [{usage}]"]
+            usage = "[usage unknown]" if snapshot.error else _usage_text(snapshot.used, snapshot.limit)
+            lines = [f"### {_TITLES[target]} ({target}) {usage}"]
             if snapshot.error:
                 lines.append(f"({target}.md could not be read and is not shown: {snapshot.error})")
             if snapshot.entries:
@@ -2903,12 +2908,12 @@ class MemoryManager:
                            close_to=entries[index] if unsure else None)
 
     def _store(self, target: str, old: Optional[str], new: str, action: str, similarity: Optional[float],
-               content: str, close_to: Optional[str] = None) -> WriteResult:
+               as_written: str, close_to: Optional[str] = None) -> WriteResult:
         """Write ``new`` in place of ``old`` (or append it), re-reading the file under the lock.
 
         ``new`` was decided on a read made without the lock. If ``old`` is gone
         by the time the lock is held (another process changed it), the fact as
-        written, ``content``, is appended instead: nothing is lost, and a merge
+        written, ``as_written``, is appended instead: nothing is lost, and a merge
         is never applied to text it was not computed from. ``close_to`` is
         reported only if the fact was added and that entry is still there.
         """
@@ -2923,9 +2928,9 @@ class MemoryManager:
                 else:
                     updated[position] = new
             else:
-                stored, done = content, "added"
-                if content not in updated:
-                    updated.append(content)
+                stored, done = as_written, "added"
+                if as_written not in updated:
+                    updated.append(as_written)
                 else:
                     done = "duplicate"
             outcome.update(action=done, entry=stored, index=updated.index(stored))
@@ -3211,11 +3216,10 @@ class MemoryTool:
             return f"{target}: cannot be read: {exc}"
         limit = self.manager._facts._caps[target]
         used = _size(entries)
-        return f"{target}: [{100 * used // limit}% — {used:,}/{limit:,} chars]\n{self._listing(entries)}"
+        return f"{target}: {_usage_text(used, limit)}\n{self._listing(entries)}"
 
     def _usage(self, target: str) -> str:
-        used, limit = self.manager._facts._usage(target)
-        return f"[{100 * used // limit}% — {used:,}/{limit:,} chars]"
+        return _usage_text(*self.manager._facts._usage(target))
 
     @staticmethod
     def _listing(entries: list[str]) -> str:
@@ -3432,6 +3436,15 @@ def _print_episodes(episodes: list[EpisodeMeta], empty: str) -> None:
         print(empty, file=sys.stderr)
 
 
+def _stdin_text() -> str:
+    """Standard input as UTF-8, whatever the locale says."""
+    try:
+        return sys.stdin.buffer.read().decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise InvalidInputError(f"standard input is not UTF-8 ({exc.reason} at byte {exc.start}); "
+                                "convert it first, e.g. with iconv -t UTF-8") from None
+
+
 _LLM_COMMANDS = frozenset({"add", "consolidate", "search", "tool", "mcp"})  # what an LLM may help
 
 
@@ -3439,14 +3452,7 @@ def _run_command(args: Any) -> int:
     import json
 
     if args.command == "scan":
-        if args.text == "-":
-            try:
-                text = sys.stdin.buffer.read().decode("utf-8")
-            except UnicodeDecodeError as exc:
-                print(f"refused: standard input is not UTF-8 ({exc.reason} at byte {exc.start})")
-                return 1
-        else:
-            text = args.text
+        text = _stdin_text() if args.text == "-" else args.text
         try:
             scan_content(text)
         except ScanError as exc:
@@ -3467,11 +3473,11 @@ def _run_command(args: Any) -> int:
         try:
             with open(os.path.expanduser(args.config), encoding="utf-8") as handle:
                 config = MemoryConfig.from_dict(json.load(handle, object_pairs_hook=no_repeats))
+        except AgentMemoryError:  # a bad key or value: its message names it
+            raise
         except OSError as exc:
             raise AgentMemoryError(f"cannot read the config file {args.config}: {exc.strerror or exc}") from None
-        except ValueError as exc:
-            if isinstance(exc, AgentMemoryError):
-                raise
+        except ValueError as exc:  # json's errors, UnicodeDecodeError among them
             raise AgentMemoryError(f"the config file {args.config} is not JSON: {exc}") from None
     llm = None
     if not args.no_llm and args.command in _LLM_COMMANDS:  # reading needs no LLM, nor its settings
@@ -3492,7 +3498,7 @@ def _run_command(args: Any) -> int:
         print(block or "(the memory block is empty: nothing is stored yet, or memory is disabled)",
               file=sys.stdout if block else sys.stderr)
     elif args.command == "tool":
-        reply = tool.call(sys.stdin.read() if args.arguments == "-" else args.arguments)
+        reply = tool.call(_stdin_text() if args.arguments == "-" else args.arguments)
         print(reply)
         return 0 if json.loads(reply)["success"] else 1
     elif args.command == "mcp":
