@@ -616,13 +616,13 @@ def _threat(text: str) -> Optional[str]:
 class _Hidden(NamedTuple):
     """An entry the prompt leaves out, and why."""
 
-    index: int
-    after: Optional[int]  # the entry shown before it, when the pair is what fails the scan
+    at: int  # its index (a NamedTuple field named "index" would hide tuple.index)
+    after: Optional[int]  # the index of the entry shown before it, when the pair is what fails the scan
     threat: str
 
     def __str__(self) -> str:  # "entry 3: credential", "entry 3, after entry 1: prompt_injection"
         after = f", after entry {self.after + 1}" if self.after is not None else ""
-        return f"entry {self.index + 1}{after}: {self.threat}"
+        return f"entry {self.at + 1}{after}: {self.threat}"
 
 
 def _prompt_order(entries: list[str]) -> tuple[list[int], list[_Hidden]]:
@@ -2550,23 +2550,23 @@ def _check_prompt_order(entries: list[str], updated: list[str], index: int) -> N
     with its neighbours, which would leave it, or them, out of the prompt."""
     was_shown = {entries[i] for i in _prompt_order(entries)[0]}
     hidden = next((h for h in _prompt_order(updated)[1]
-                   if h.index == index or h.index > index and updated[h.index] in was_shown), None)
+                   if h.at == index or h.at > index and updated[h.at] in was_shown), None)
     if hidden is None:
         return
     if hidden.after is None:  # it fails alone: a new text (callers scan it first) or one shown before cannot
-        scan_content(updated[hidden.index])
+        scan_content(updated[hidden.at])
         return
     try:
-        scan_content(updated[hidden.after] + ENTRY_SEP + updated[hidden.index])
+        scan_content(updated[hidden.after] + ENTRY_SEP + updated[hidden.at])
     except ScanError as exc:
-        if index == hidden.index:
+        if index == hidden.at:
             raise ScanError(exc.threat, f"together with entry {hidden.after + 1}, {_quoted(updated[hidden.after], 60)}"
                                         f", which the prompt shows before it, {exc}") from None
         if index == hidden.after:
-            raise ScanError(exc.threat, f"together with entry {hidden.index + 1}, {_quoted(updated[hidden.index], 60)}"
+            raise ScanError(exc.threat, f"together with entry {hidden.at + 1}, {_quoted(updated[hidden.at], 60)}"
                                         f", which the prompt shows after it, {exc}") from None
         # The write changed which entries meet: an entry it hid before now shows, next to a later one.
-        raise ScanError(exc.threat, f"this write would leave entry {hidden.index + 1} out of the prompt: it would "
+        raise ScanError(exc.threat, f"this write would leave entry {hidden.at + 1} out of the prompt: it would "
                                     f"follow entry {hidden.after + 1} there, and the two together fail the "
                                     f"security scan ({exc.threat}). Ask the user to review the file") from None
 
@@ -3227,7 +3227,7 @@ class MemoryTool:
         edited by hand), alone or after the entry shown before it, is not shown."""
         if not entries:
             return "(no entries)"
-        threats = {hidden.index: hidden.threat for hidden in _prompt_order(entries)[1]}
+        threats = {hidden.at: hidden.threat for hidden in _prompt_order(entries)[1]}
         lines = []
         for index, entry in enumerate(entries):
             if index in threats:
