@@ -602,15 +602,22 @@ def scan_content(content: str) -> None:
 # follow this one rule.
 
 
-@functools.lru_cache(maxsize=1024)  # a few files' entries and their pairs, several times over
 def _threat(text: str) -> Optional[str]:
-    """The scan's verdict on ``text``: None if it passes, else the threat. Cached, because the
-    entries of a file are checked again, in order, on every write and every snapshot."""
+    """The scan's verdict on ``text``: None if it passes, else the threat. Cached for texts the
+    size of entries and pairs of them, which are checked again, in order, on every write and
+    every snapshot; the cache holds at most 1,024 × 10,000 characters."""
+    return _threat_cached(text) if len(text) <= 10_000 else _threat_uncached(text)
+
+
+def _threat_uncached(text: str) -> Optional[str]:
     try:
         scan_content(text)
     except ScanError as exc:
         return exc.threat
     return None
+
+
+_threat_cached = functools.lru_cache(maxsize=1024)(_threat_uncached)
 
 
 class _Hidden(NamedTuple):
