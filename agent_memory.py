@@ -779,13 +779,16 @@ def _stem(word: str) -> str:
         return word[:-1] if len(word) == 3 and word.endswith("s") and not word.endswith("ss") else word
     for suffix in ("ational", "ations", "ation", "ings", "ing", "edly", "ied", "ies", "ed", "es", "s", "ly"):
         if word.endswith(suffix) and len(word) - len(suffix) >= 3:
+            if suffix == "s" and word.endswith("ss"):  # "pass", "process": not a plural
+                return word
             base = word[: -len(suffix)]
             if suffix in ("ies", "ied"):
                 return base + "y"
             if suffix == "es" and not base.endswith(("ss", "sh", "ch", "x", "z")):
                 return word[:-1]
-            if suffix in ("ed", "ing") and base[-1] == base[-2] and base[-1] not in "aeioulsfz":
-                return base[:-1]  # "preferred", "stopped": a consonant doubled before the suffix
+            if (suffix in ("ed", "ing", "ings") and len(base) >= 4 and base[-1] == base[-2]
+                    and base[-1] not in "aeioulsfz"):
+                return base[:-1]  # "preferred", "stopped", "settings": a consonant doubled before the suffix
             return base
     return word
 

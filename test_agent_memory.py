@@ -1455,6 +1455,18 @@ class FitWeighsFeaturesByRarity(unittest.TestCase):
             self.assertEqual(incremental.embed(text), fresh.embed(text), text)
 
 
+class TheStemmerFoldsInflections(unittest.TestCase):
+    def test_inflections_share_a_stem_and_real_double_letters_stay(self):
+        groups = [("prefer", "prefers", "preferred", "preferring"), ("stop", "stopped", "stopping"),
+                  ("add", "adds", "added", "adding"), ("set", "setting", "settings"), ("map", "mappings"),
+                  ("install", "installed"), ("pass", "passed", "passes"), ("process", "processes", "processed"), ("call", "called"), ("commit", "committed")]
+        for words in groups:
+            with self.subTest(words=words):
+                self.assertEqual({am._stem(word) for word in words}, {words[0]})
+        self.assertEqual(am._merge_text("Build settings live in config.yml.", "The build setting lives in config.yml."),
+                         "Build settings live in config.yml.")
+
+
 class FeaturesReadValuesOneWay(unittest.TestCase):
     """The same value written two ways gives the same key, so restatements match."""
 
