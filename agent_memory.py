@@ -596,16 +596,19 @@ def scan_content(content: str) -> None:
 
 
 # Entries reach the prompt one after another, so what the prompt shows depends
-# on the order: an entry is shown only if it passes the scan alone and together
-# with the entry shown before it ("... ignore all" and "previous instructions
-# ..." are harmless apart). The snapshot, the tool's listing and every write
-# follow this one rule.
+# on the order: an attack may be split over several entries ("... ignore" /
+# "all" / "previous instructions ..."), each harmless alone. An entry is shown
+# only if it passes the scan alone and together with the end of the text shown
+# before it (its last 200 characters, as far back as a split phrase can reach).
+# The snapshot, the buffer, the tool's listing and every write follow this rule.
+
+_CONTEXT_CHARS = 200
 
 
 def _threat(text: str) -> Optional[str]:
     """The scan's verdict on ``text``: None if it passes, else the threat. Cached for texts the
-    size of entries and pairs of them, which are checked again, in order, on every write and
-    every snapshot; the cache holds at most 1,024 × 10,000 characters."""
+    size of entries and their context, which are checked again, in order, on every write and
+    every snapshot; the cache holds at most 2,048 × 10,000 characters."""
     return _threat_cached(text) if len(text) <= 10_000 else _threat_uncached(text)
 
 
@@ -617,14 +620,15 @@ def _threat_uncached(text: str) -> Optional[str]:
     return None
 
 
-_threat_cached = functools.lru_cache(maxsize=1024)(_threat_uncached)
+_threat_cached = functools.lru_cache(maxsize=2048)(_threat_uncached)
 
 
 class _Hidden(NamedTuple):
     """An entry the prompt leaves out, and why."""
 
     at: int  # its index (a NamedTuple field named "index" would hide tuple.index)
-    after: Optional[int]  # the index of the entry shown before it, when the pair is what fails the scan
+    after: Optional[int]  # the index of the entry shown before it, when the context is what fails
+    context: str  # the end of the text shown before it, scanned with it ("" if it fails alone)
     threat: str
 
     def __str__(self) -> str:  # "entry 3: credential", "entry 3, after entry 1: prompt_injection"
@@ -632,22 +636,33 @@ class _Hidden(NamedTuple):
         return f"entry {self.at + 1}{after}: {self.threat}"
 
 
-def _prompt_order(entries: list[str]) -> tuple[list[int], list[_Hidden]]:
-    """The indexes of the entries the prompt shows, and the entries it leaves out."""
+def _prompt_order(entries: Sequence[str], separator: str = ENTRY_SEP) -> tuple[list[int], list[_Hidden]]:
+    """The indexes of the entries (or buffer lines) the prompt shows, and those it leaves out."""
     shown: list[int] = []
     hidden: list[_Hidden] = []
+    context = ""
     for index, entry in enumerate(entries):
         threat = _threat(entry)
         if threat is not None:
-            hidden.append(_Hidden(index, None, threat))
+            hidden.append(_Hidden(index, None, "", threat))
             continue
-        if shown:
-            threat = _threat(entries[shown[-1]] + ENTRY_SEP + entry)
-            if threat is not None:
-                hidden.append(_Hidden(index, shown[-1], threat))
+        if context:
+            threat = _threat(context + separator + entry)
+            if threat is not None and _threat(context) is None:  # a cut in mid-text could match alone
+                hidden.append(_Hidden(index, shown[-1], context, threat))
                 continue
         shown.append(index)
+        context = _tail(context + separator + entry if context else entry)
     return shown, hidden
+
+
+def _tail(text: str) -> str:
+    """The last ``_CONTEXT_CHARS`` characters of ``text``, starting at a word."""
+    if len(text) <= _CONTEXT_CHARS:
+        return text
+    tail = text[-_CONTEXT_CHARS:]
+    start = next((i + 1 for i, char in enumerate(tail) if char.isspace()), 0)
+    return tail[start:]
 
 
 # ------------------------------------------- text features and projections ----
@@ -2556,29 +2571,32 @@ _CLAUSE_BREAK = _Regex(r"(?<=[.!?])\s+|[;\n]\s*|,\s+")
 
 def _check_prompt_order(entries: list[str], updated: list[str], index: int) -> None:
     """``ScanError`` unless the prompt would show ``updated[index]``, the entry an add or
-    replace wrote, and every later entry it showed before: a write may not make an attack
-    with its neighbours, which would leave it, or them, out of the prompt."""
-    was_shown = {entries[i] for i in _prompt_order(entries)[0]}
-    hidden = next((h for h in _prompt_order(updated)[1]
-                   if h.at == index or h.at > index and updated[h.at] in was_shown), None)
-    if hidden is None:
+    replace wrote, and every other entry it showed before: a write may not make an attack
+    with the entries around it, which would leave it, or them, out of the prompt."""
+    before = Counter(entries[i] for i in _prompt_order(entries)[0])
+    shown, hidden = _prompt_order(updated)
+    after = Counter(updated[i] for i in shown)
+    lost = {text for text, count in before.items() if text in updated and after[text] < count}
+    culprit = next((h for h in hidden if h.at == index or updated[h.at] in lost), None)
+    if culprit is None:
         return
-    if hidden.after is None:  # it fails alone: a new text (callers scan it first) or one shown before cannot
-        scan_content(updated[hidden.at])
+    if culprit.after is None:  # it fails alone: a new text (callers scan it first) or one shown before cannot
+        scan_content(updated[culprit.at])
         return
     try:
-        scan_content(updated[hidden.after] + ENTRY_SEP + updated[hidden.at])
+        scan_content(culprit.context + ENTRY_SEP + updated[culprit.at])
     except ScanError as exc:
-        if index == hidden.at:
-            raise ScanError(exc.threat, f"together with entry {hidden.after + 1}, {_quoted(updated[hidden.after], 60)}"
-                                        f", which the prompt shows before it, {exc}") from None
-        if index == hidden.after:
-            raise ScanError(exc.threat, f"together with entry {hidden.at + 1}, {_quoted(updated[hidden.at], 60)}"
+        if culprit.at == index:
+            raise ScanError(exc.threat, f"together with the entries the prompt shows before it (entry "
+                                        f"{culprit.after + 1}: {_quoted(updated[culprit.after], 60)}), {exc}") from None
+        if culprit.after == index:
+            raise ScanError(exc.threat, f"together with entry {culprit.at + 1}, {_quoted(updated[culprit.at], 60)}"
                                         f", which the prompt shows after it, {exc}") from None
         # The write changed which entries meet: an entry it hid before now shows, next to a later one.
-        raise ScanError(exc.threat, f"this write would leave entry {hidden.at + 1} out of the prompt: it would "
-                                    f"follow entry {hidden.after + 1} there, and the two together fail the "
-                                    f"security scan ({exc.threat}). Ask the user to review the file") from None
+        raise ScanError(exc.threat, f"this write would leave entry {culprit.at + 1} out of the prompt: it would "
+                                    f"follow entry {culprit.after + 1} there, and together they fail the security "
+                                    f"scan ({exc.threat}). Ask the user to review the file") from None
+    raise AssertionError("a hidden entry passed the scan with its context")  # _prompt_order says it fails
 
 
 def _merge_text(existing: str, new: str) -> str:
