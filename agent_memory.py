@@ -603,6 +603,7 @@ def scan_content(content: str) -> None:
 # The snapshot, the buffer, the tool's listing and every write follow this rule.
 
 _CONTEXT_CHARS = 200
+_SPACE = _Regex(r"\s+")
 
 
 def _threat(text: str) -> Optional[str]:
@@ -638,10 +639,20 @@ class _Hidden(NamedTuple):
 
 def _prompt_order(entries: Sequence[str], separator: str = ENTRY_SEP) -> tuple[list[int], list[_Hidden]]:
     """The indexes of the entries (or buffer lines) the prompt shows, and those it leaves out."""
+    shown, hidden = _prompt_order_cached(tuple(entries), separator)
+    return list(shown), list(hidden)
+
+
+@functools.lru_cache(maxsize=64)  # a write asks about the file it read, then about it changed
+def _prompt_order_cached(entries: tuple[str, ...], separator: str) -> tuple[tuple[int, ...], tuple[_Hidden, ...]]:
     shown: list[int] = []
     hidden: list[_Hidden] = []
-    context = ""
-    for index, entry in enumerate(entries):
+    context, start = "", 0
+    last = _LAST_ORDER.get(separator)  # a file with a new entry at the end picks up where it left off
+    if last is not None and len(entries) > len(last[0]) and entries[:len(last[0])] == last[0]:
+        shown, hidden, context, start = list(last[1]), list(last[2]), last[3], len(last[0])
+    for index in range(start, len(entries)):
+        entry = entries[index]
         threat = _threat(entry)
         if threat is not None:
             hidden.append(_Hidden(index, None, "", threat))
@@ -653,7 +664,11 @@ def _prompt_order(entries: Sequence[str], separator: str = ENTRY_SEP) -> tuple[l
                 continue
         shown.append(index)
         context = _tail(context + separator + entry if context else entry)
-    return shown, hidden
+    _LAST_ORDER[separator] = (entries, tuple(shown), tuple(hidden), context)
+    return tuple(shown), tuple(hidden)
+
+
+_LAST_ORDER: dict[str, tuple[tuple[str, ...], tuple[int, ...], tuple[_Hidden, ...], str]] = {}
 
 
 def _tail(text: str) -> str:
@@ -661,8 +676,8 @@ def _tail(text: str) -> str:
     if len(text) <= _CONTEXT_CHARS:
         return text
     tail = text[-_CONTEXT_CHARS:]
-    start = next((i + 1 for i, char in enumerate(tail) if char.isspace()), 0)
-    return tail[start:]
+    space = _SPACE.search(tail)
+    return tail[space.end():] if space else tail
 
 
 # ------------------------------------------- text features and projections ----
