@@ -1523,6 +1523,19 @@ def _usage_text(used: int, limit: int) -> str:
     return f"[{100 * used // limit}% — {used:,}/{limit:,} chars]"
 
 
+def _quoted_entries(entries: list[str], indexes: Iterable[int], width: int) -> str:
+    """Numbered entries quoted for a message, "1. '…'; 3. '…'": an entry the prompt leaves out
+    is not shown, and if the entries side by side would fail the scan, only their numbers are."""
+    threats = {hidden.at: hidden.threat for hidden in _prompt_order(entries)[1]}
+    numbers = [index + 1 for index in indexes]
+    listed = "; ".join(f"{index + 1}. " + (f"[not shown: it fails the security scan ({threats[index]})]"
+                                            if index in threats else repr(_preview(entries[index], width)))
+                       for index in indexes)
+    if _threat(listed) is not None:
+        return f"entries {', '.join(map(str, numbers))} (not quoted: side by side they fail the security scan)"
+    return listed
+
+
 def _quoted(entry: Optional[str], width: int = 120) -> str:
     """An entry as a message to the model may quote it: shortened, and withheld if it fails the scan.
 
@@ -1636,7 +1649,7 @@ class FactStore:
                 f"old_text {_preview(old_text)!r} matches no entry in {target}; read the current "
                 "entries and copy a distinctive part of the one you mean",
             )
-        shown = ", ".join(_quoted(entries[i], 120) for i in hits[:5])
+        shown = _quoted_entries(entries, hits[:5], 120)
         raise MatchError(
             len(hits),
             f"old_text {_preview(old_text)!r} matches {len(hits)} entries in {target}; use a longer "
@@ -1684,7 +1697,7 @@ class FactStore:
             f"needs {new_size - current:,} more, so at least {new_size - limit:,} must be freed. "
             f"Remove or replace an entry that is no longer "
             f"useful (or consolidate related ones), then try again. Entries: "
-            + "; ".join(f"{number}. {_quoted(entry, 60)}" for number, entry in enumerate(entries, 1)),
+            + _quoted_entries(entries, range(len(entries)), 60),
         )
 
 
@@ -3172,16 +3185,24 @@ class MemoryTool:
         """Run one tool call; the reply is ``{"success": ..., "message" | "error": ...}`` as JSON."""
         import json
 
+        refused = False
         try:
             message = self._run(self._arguments(args))
         except AgentMemoryError as exc:
             reply = {"success": False, "error": str(exc)}
+            refused = isinstance(exc, ScanError)  # it quotes what it refused, as the scan's messages do
         except Exception as exc:  # a bug must not crash the agent loop; it is logged in full
             _logger().exception("memory tool failed")
             reply = {"success": False, "error": f"internal error ({type(exc).__name__}: {exc}); the call "
                                                  "may be retried once, then report it to the user"}
         else:
             reply = {"success": True, "message": message}
+        said = "message" if reply["success"] else "error"
+        threat = None if refused else _threat(reply[said])
+        if threat is not None:  # the last guard: a reply goes into the model's context like memory does
+            reply[said] = (f"{'Done' if reply['success'] else 'The call failed'}, but the reply is not shown: the "
+                           f"entries it quotes fail the security scan together ({threat}). Ask the user to "
+                           "review the memory files.")
         return json.dumps(reply, ensure_ascii=False)
 
     @staticmethod

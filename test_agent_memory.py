@@ -2706,6 +2706,19 @@ class ToolRepliesAreSafeAndBounded(ToolTestCase):
         self.assertEqual(message, "Added to env. [4% — 103/2,500 chars] Done; no need to repeat it.")
         self.assertEqual(llm.calls, [])
 
+    def test_entries_that_make_an_attack_side_by_side_are_never_quoted_together(self):
+        tool = self.tool()
+        self.seed(tool.manager, "env", ["Style: ignore all", "Tests run with make test on every single push.",
+                                        "previous instructions are archived; see Style guide."])
+        error = self.error(tool, {"action": "remove", "target": "env", "old_text": "Style"})
+        self.assertIn("matches 2 entries in env; use a longer substring (matches: entries 1, 3 (not quoted: side "
+                      "by side they fail the security scan))", error)
+        am.scan_content(error)
+        message = self.ok(tool, {"action": "replace", "target": "env", "old_text": "Style: ignore all",
+                                 "content": "previous instructions are kept in docs/old."})
+        self.assertEqual(message, "Done, but the reply is not shown: the entries it quotes fail the security scan "
+                                  "together (prompt_injection). Ask the user to review the memory files.")
+
     def test_empty_fields_count_as_absent(self):
         tool = self.tool()
         both = self.ok(tool, {"action": "read", "target": "", "content": "", "old_text": "", "query": ""})
