@@ -2824,11 +2824,20 @@ class MemoryManager:
                              f" not shown: {', '.join(snapshot.blocked)}. Ask the user to review {target}.md.)")
             sections.append("\n".join(lines))
         buffer = self._buffer.lines()
+        for hidden in _prompt_order(buffer, "\n")[1]:  # each line passed alone; the lines before it count too
+            buffer[hidden.at] = (f"{buffer[hidden.at][:5]}  [a line was withheld: with the lines before it, it "
+                                 f"failed the security scan ({hidden.threat})]")
         if buffer:
             sections.append("### This session so far (UTC)\n" + "\n".join(buffer))
         if not sections:
             return ""
-        return "\n\n".join([_PROMPT_HEADER, *sections])
+        block = "\n\n".join([_PROMPT_HEADER, *sections])
+        threat = _threat(block)  # the last guard, for what the rules above cannot see: nothing unsafe goes out
+        if threat is not None and threat != "too_large":  # (a block past 65,536 characters is not scanned whole)
+            _logger().warning("the memory block failed the security scan as a whole (%s); it is withheld", threat)
+            return (f"{_PROMPT_HEADER}\n\n(The memory block is withheld: as a whole it failed the security scan "
+                    f"({threat}). Ask the user to review user.md and env.md.)")
+        return block
 
     def append_buffer(self, role: str, message: str) -> None:
         """Add a one-line turn summary to the session buffer.
