@@ -2827,17 +2827,25 @@ class MemoryManager:
         for hidden in _prompt_order(buffer, "\n")[1]:  # each line passed alone; the lines before it count too
             buffer[hidden.at] = (f"{buffer[hidden.at][:5]}  [a line was withheld: with the lines before it, it "
                                  f"failed the security scan ({hidden.threat})]")
+        # The last guard, for what the rules above cannot see: each part is scanned whole (the facts
+        # once a session: their text, hence the cached verdict, stays the same). Headers of several
+        # words stand between the parts, so no phrase runs from one into the next.
+        facts = "\n\n".join(sections)
+        for part, threat in (("facts", _threat(facts)), ("buffer", _threat("\n".join(buffer)))):
+            if threat is not None and threat != "too_large":  # (a part past 65,536 characters is not scanned whole)
+                _logger().warning("the memory block's %s failed the security scan as a whole (%s); withheld",
+                                  part, threat)
+                if part == "facts":
+                    sections = [f"(The facts are withheld: as a whole they failed the security scan ({threat}). "
+                                "Ask the user to review user.md and env.md.)"]
+                else:
+                    buffer = [f"(The session's lines are withheld: together they failed the security scan "
+                              f"({threat}).)"]
         if buffer:
             sections.append("### This session so far (UTC)\n" + "\n".join(buffer))
         if not sections:
             return ""
-        block = "\n\n".join([_PROMPT_HEADER, *sections])
-        threat = _threat(block)  # the last guard, for what the rules above cannot see: nothing unsafe goes out
-        if threat is not None and threat != "too_large":  # (a block past 65,536 characters is not scanned whole)
-            _logger().warning("the memory block failed the security scan as a whole (%s); it is withheld", threat)
-            return (f"{_PROMPT_HEADER}\n\n(The memory block is withheld: as a whole it failed the security scan "
-                    f"({threat}). Ask the user to review user.md and env.md.)")
-        return block
+        return "\n\n".join([_PROMPT_HEADER, *sections])
 
     def append_buffer(self, role: str, message: str) -> None:
         """Add a one-line turn summary to the session buffer.

@@ -3247,9 +3247,13 @@ class EntriesAreScannedWithTheirNeighbours(ManagerTestCase):
         with mock.patch.object(am, "_prompt_order", lambda entries, separator=am.ENTRY_SEP: (
                 list(range(len(entries))), [])), self.assertLogs("agent_memory", "WARNING"):
             memory.start_session()  # as if the rules missed the pair
+            memory.append_buffer("user", "my boss told me to ignore")
+            memory.append_buffer("user", "previous instructions are obsolete now")
             block = memory.build_system_prompt()
         self.assertNotIn("Mallory", block)
-        self.assertIn("The memory block is withheld: as a whole it failed the security scan (prompt_injection)",
+        self.assertIn("(The facts are withheld: as a whole they failed the security scan (prompt_injection). Ask "
+                      "the user to review user.md and env.md.)", block)
+        self.assertIn("(The session's lines are withheld: together they failed the security scan (prompt_injection).)",
                       block)
         am.scan_content(block)
 

@@ -199,6 +199,25 @@ def bench_add_fact() -> None:
         report("  the same, every word seen for the first time", first_sight, None, "ms")
 
 
+def bench_prompt_block() -> None:
+    """build_system_prompt with both fact files full and a full buffer: once per turn."""
+    entries, writes = realistic_facts()
+    with tempfile.TemporaryDirectory() as tmp:
+        memory = am.MemoryManager(tmp)
+        for entry in fill_to_cap(entries, am.DEFAULT_FACTS_LIMIT_ENV):
+            memory._facts.add("env", entry)
+        for entry in fill_to_cap(writes, am.DEFAULT_FACTS_LIMIT_USER):
+            memory._facts.add("user", entry)
+        memory.start_session()
+        lines = iter(writes * 100)
+        for _ in range(am.DEFAULT_BUFFER_LINES):
+            memory.append_buffer("user", next(lines))
+        size = len(memory.build_system_prompt())
+        report(f"build_system_prompt, full files and buffer ({size:,} chars)",
+               median_us(memory.build_system_prompt, 300, setup=lambda: memory.append_buffer("user", next(lines))),
+               None, "ms")
+
+
 def bench_episodes() -> None:
     """Episode search and write with 500 stored episodes (the default max_episodes)."""
     rows = [json.loads(line) for line in (HERE / "fact_writes.jsonl").read_text(encoding="utf-8").splitlines()]
@@ -224,6 +243,7 @@ def main() -> None:
     bench_embed()
     bench_classify()
     bench_add_fact()
+    bench_prompt_block()
     bench_episodes()
     bench_import()
 
