@@ -599,11 +599,12 @@ def scan_content(content: str) -> None:
 # on the order: an attack may be split over several entries ("... ignore" /
 # "all" / "previous instructions ..."), each harmless alone. An entry is shown
 # only if it passes the scan alone and together with the end of the text shown
-# before it (its last 200 characters, as far back as a split phrase can reach).
+# before it: its last 200 characters and 16 words, as far back as a split
+# phrase can reach (the scan collapses runs of spaces and punctuation).
 # The snapshot, the buffer, the tool's listing and every write follow this rule.
 
-_CONTEXT_CHARS = 200
-_SPACE = _Regex(r"\s+")
+_CONTEXT_CHARS, _CONTEXT_WORDS, _MAX_CONTEXT_CHARS = 200, 16, 4_000
+_WORD_START = _Regex(r"\b\w")
 
 
 def _threat(text: str) -> Optional[str]:
@@ -639,12 +640,15 @@ class _Hidden(NamedTuple):
 
 def _prompt_order(entries: Sequence[str], separator: str = ENTRY_SEP) -> tuple[list[int], list[_Hidden]]:
     """The indexes of the entries (or buffer lines) the prompt shows, and those it leaves out."""
-    shown, hidden = _prompt_order_cached(tuple(entries), separator)
+    entries = tuple(entries)
+    shown, hidden, context = _prompt_order_cached(entries, separator)
+    _LAST_ORDER[separator] = (entries, shown, hidden, context)  # for the next call, if it adds an entry
     return list(shown), list(hidden)
 
 
 @functools.lru_cache(maxsize=64)  # a write asks about the file it read, then about it changed
-def _prompt_order_cached(entries: tuple[str, ...], separator: str) -> tuple[tuple[int, ...], tuple[_Hidden, ...]]:
+def _prompt_order_cached(entries: tuple[str, ...],
+                         separator: str) -> tuple[tuple[int, ...], tuple[_Hidden, ...], str]:
     shown: list[int] = []
     hidden: list[_Hidden] = []
     context, start = "", 0
@@ -658,26 +662,32 @@ def _prompt_order_cached(entries: tuple[str, ...], separator: str) -> tuple[tupl
             hidden.append(_Hidden(index, None, "", threat))
             continue
         if context:
+            if _threat(context) is not None:  # a cut inside a text that passed can match alone ("xxAKIA…")
+                context = entries[shown[-1]]  # then the entry before, which passed alone, is the context
             threat = _threat(context + separator + entry)
-            if threat is not None and _threat(context) is None:  # a cut in mid-text could match alone
+            if threat is not None:
                 hidden.append(_Hidden(index, shown[-1], context, threat))
                 continue
         shown.append(index)
         context = _tail(context + separator + entry if context else entry)
-    _LAST_ORDER[separator] = (entries, tuple(shown), tuple(hidden), context)
-    return tuple(shown), tuple(hidden)
+    return tuple(shown), tuple(hidden), context
 
 
 _LAST_ORDER: dict[str, tuple[tuple[str, ...], tuple[int, ...], tuple[_Hidden, ...], str]] = {}
 
 
 def _tail(text: str) -> str:
-    """The last ``_CONTEXT_CHARS`` characters of ``text``, starting at a word."""
+    """The end of ``text`` that a split phrase could reach back into: at least its last
+    ``_CONTEXT_CHARS`` characters and its last ``_CONTEXT_WORDS`` words (the scan collapses runs
+    of spaces and punctuation, so characters alone would not do), starting at a word, and at
+    most ``_MAX_CONTEXT_CHARS``."""
     if len(text) <= _CONTEXT_CHARS:
         return text
-    tail = text[-_CONTEXT_CHARS:]
-    space = _SPACE.search(tail)
-    return tail[space.end():] if space else tail
+    words = [match.start() for match in _WORD_START.finditer(text, max(0, len(text) - _MAX_CONTEXT_CHARS))]
+    if len(words) < _CONTEXT_WORDS:
+        return text[-_MAX_CONTEXT_CHARS:] if not words else text[words[0]:]
+    by_chars = next((start for start in words if start >= len(text) - _CONTEXT_CHARS), len(text))
+    return text[min(by_chars, words[-_CONTEXT_WORDS]):]
 
 
 # ------------------------------------------- text features and projections ----
