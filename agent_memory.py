@@ -604,6 +604,7 @@ def scan_content(content: str) -> None:
 # The snapshot, the buffer, the tool's listing and every write follow this rule.
 
 _CONTEXT_CHARS, _CONTEXT_WORDS, _MAX_CONTEXT_CHARS = 200, 16, 4_000
+_CLOCK = _Regex(r"\d\d:\d\d")  # a buffer line's time, kept by its placeholder
 _WORD_START = _Regex(r"\b\w")
 
 
@@ -623,6 +624,19 @@ def _threat_uncached(text: str) -> Optional[str]:
 
 
 _threat_cached = functools.lru_cache(maxsize=2048)(_threat_uncached)
+
+
+def _threat_whole(text: str) -> Optional[str]:
+    """``_threat`` for a text of any length: one longer than the scan takes (large caps, a long
+    buffer) is scanned in overlapping pieces, so no phrase escapes at a seam."""
+    if len(text) <= _MAX_SCAN_CHARS:
+        return _threat(text)
+    piece, overlap = 30_000, 4_000  # room for NFKC to lengthen a piece; far more than a phrase spans
+    for start in range(0, len(text) - overlap, piece - overlap):
+        threat = _threat(text[start:start + piece])
+        if threat is not None:
+            return threat
+    return None
 
 
 class _Hidden(NamedTuple):
@@ -1553,10 +1567,11 @@ def _quoted(entry: Optional[str], width: int = 120) -> str:
     credential or an injection, which an error message must not carry into the
     prompt any more than the memory block does.
     """
-    threat = _threat(entry or "")
+    preview = _preview(entry or "", width)
+    threat = _threat(entry or "") or _threat(preview)  # a cut can drop what made a text harmless
     if threat is not None:
         return f"[not shown: it fails the security scan ({threat})]"
-    return repr(_preview(entry or "", width))
+    return repr(preview)
 
 
 class FactStore:
@@ -2835,14 +2850,15 @@ class MemoryManager:
             sections.append("\n".join(lines))
         buffer = self._buffer.lines()
         for hidden in _prompt_order(buffer, "\n")[1]:  # each line passed alone; the lines before it count too
-            buffer[hidden.at] = (f"{buffer[hidden.at][:5]}  [a line was withheld: with the lines before it, it "
+            time_of_day = buffer[hidden.at][:5] if _CLOCK.fullmatch(buffer[hidden.at][:5]) else "--:--"
+            buffer[hidden.at] = (f"{time_of_day}  [a line was withheld: with the lines before it, it "
                                  f"failed the security scan ({hidden.threat})]")
         # The last guard, for what the rules above cannot see: each part is scanned whole (the facts
         # once a session: their text, hence the cached verdict, stays the same). Headers of several
         # words stand between the parts, so no phrase runs from one into the next.
         facts = "\n\n".join(sections)
-        for part, threat in (("facts", _threat(facts)), ("buffer", _threat("\n".join(buffer)))):
-            if threat is not None and threat != "too_large":  # (a part past 65,536 characters is not scanned whole)
+        for part, threat in (("facts", _threat_whole(facts)), ("buffer", _threat_whole("\n".join(buffer)))):
+            if threat is not None:
                 _logger().warning("the memory block's %s failed the security scan as a whole (%s); withheld",
                                   part, threat)
                 if part == "facts":
@@ -3033,10 +3049,11 @@ class MemoryManager:
         None when there is no verdict: no LLM, a failed call, or an unusable
         answer. The caller adds the fact then: a write is never lost.
         """
-        if self.llm is None:
+        question = f"EXISTING: {existing}\nNEW: {new}"
+        if self.llm is None or _threat(question) is not None:  # the two together must not reach the LLM either
             return None
         try:
-            reply = self._in_turn.simple_call(_JUDGE_SYSTEM, f"EXISTING: {existing}\nNEW: {new}")
+            reply = self._in_turn.simple_call(_JUDGE_SYSTEM, question)
         except Exception as exc:  # the documented fallback: an LLM failure must not lose the write
             _logger().warning("merge judge failed (%s: %s); adding the fact", type(exc).__name__, exc)
             return None
@@ -3225,7 +3242,7 @@ class MemoryTool:
         else:
             reply = {"success": True, "message": message}
         said = "message" if reply["success"] else "error"
-        threat = None if refused else _threat(reply[said])
+        threat = None if refused else _threat_whole(reply[said])
         if threat is not None:  # the last guard: a reply goes into the model's context like memory does
             reply[said] = (f"{'Done' if reply['success'] else 'The call failed'}, but the reply is not shown: the "
                            f"entries it quotes fail the security scan together ({threat}). Ask the user to "
