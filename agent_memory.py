@@ -605,7 +605,7 @@ def scan_content(content: str) -> None:
 
 _CONTEXT_CHARS, _CONTEXT_WORDS, _MAX_CONTEXT_CHARS = 200, 16, 4_000
 _CLOCK = _Regex(r"\d\d:\d\d")  # a buffer line's time, kept by its placeholder
-_WORD_START = _Regex(r"\b\w")
+_WORD_START = _Regex(r"(?<![^\W_])[^\W_]")  # a word is letters and digits: the scan reads "_" as a space
 
 
 def _threat(text: str) -> Optional[str]:
@@ -676,18 +676,27 @@ def _prompt_order_cached(entries: tuple[str, ...],
             hidden.append(_Hidden(index, None, "", threat))
             continue
         if context:
-            if _threat(context) is not None:  # a cut inside a text that passed can match alone ("xxAKIA…")
-                context = entries[shown[-1]]  # then the entry before, which passed alone, is the context
             threat = _threat(context + separator + entry)
             if threat is not None:
                 hidden.append(_Hidden(index, shown[-1], context, threat))
                 continue
         shown.append(index)
-        context = _tail(context + separator + entry if context else entry)
+        context = _context(context + separator + entry if context else entry)
     return tuple(shown), tuple(hidden), context
 
 
 _LAST_ORDER: dict[str, tuple[tuple[str, ...], tuple[int, ...], tuple[_Hidden, ...], str]] = {}
+
+
+def _context(joined: str) -> str:
+    """The context for the next entry: ``_tail`` of the text shown so far, ``joined``, which
+    passed the scan. A cut can make a text that fails alone (a rule anchored at the start,
+    such as "new instructions:"), so the cut moves back a word at a time until it passes."""
+    context = _tail(joined)
+    while _threat(context) is not None:
+        earlier = [match.start() for match in _WORD_START.finditer(joined, 0, len(joined) - len(context))]
+        context = joined[earlier[-1]:] if earlier else joined
+    return context
 
 
 def _tail(text: str) -> str:
