@@ -3209,6 +3209,16 @@ _TOOL_NEEDS = {"add": ("target", "content"), "replace": ("target", "old_text", "
                "remove": ("target", "old_text"), "consolidate": ("target",), "read": (), "search": ("query",)}
 
 
+def _safe_reply(text: str, done: bool) -> str:
+    """The last guard on what the tool says: a reply goes into the model's context as memory
+    does, so one that fails the scan (entries quoted side by side) becomes a short notice."""
+    threat = _threat_whole(text)
+    if threat is None:
+        return text
+    return (f"{'Done' if done else 'The call failed'}, but the reply is not shown: the entries it quotes fail "
+            f"the security scan together ({threat}). Ask the user to review the memory files.")
+
+
 class MemoryTool:
     """The ``memory`` tool: the agent's way to read and edit its memory.
 
@@ -3251,11 +3261,8 @@ class MemoryTool:
         else:
             reply = {"success": True, "message": message}
         said = "message" if reply["success"] else "error"
-        threat = None if refused else _threat_whole(reply[said])
-        if threat is not None:  # the last guard: a reply goes into the model's context like memory does
-            reply[said] = (f"{'Done' if reply['success'] else 'The call failed'}, but the reply is not shown: the "
-                           f"entries it quotes fail the security scan together ({threat}). Ask the user to "
-                           "review the memory files.")
+        if not refused:
+            reply[said] = _safe_reply(reply[said], reply["success"])
         return json.dumps(reply, ensure_ascii=False)
 
     @staticmethod
@@ -3622,8 +3629,7 @@ def _run_command(args: Any) -> int:
         _serve_mcp(tool, sys.stdin.buffer, sys.stdout.buffer)
     else:  # read, add, replace, remove, consolidate: what the tool would say
         fields = {name: getattr(args, name, None) for name in ("target", "content", "old_text")}
-        said = tool._run(tool._arguments({"action": args.command, **fields}))
-        print(said)
+        print(_safe_reply(tool._run(tool._arguments({"action": args.command, **fields})), True))
         if args.command == "read":  # a script checking the exit status must learn that a file is damaged
             for target in [args.target] if args.target else _TARGETS:
                 try:
