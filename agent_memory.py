@@ -300,8 +300,6 @@ def _coerce_number(key: str, value: Any, kind: type) -> Any:
         value = number
     if kind is int and isinstance(value, float) and value.is_integer():
         return int(value)
-    if kind is float and isinstance(value, int) and abs(value) >= 2**53:
-        return math.inf  # refused as not finite, instead of an OverflowError
     return value
 
 
@@ -609,9 +607,9 @@ _WORD_START = _Regex(r"(?<![^\W_])[^\W_]")  # a word is letters and digits: the 
 
 
 def _threat(text: str) -> Optional[str]:
-    """The scan's verdict on ``text``: None if it passes, else the threat. Cached for texts the
-    size of entries and their context, which are checked again, in order, on every write and
-    every snapshot; the cache holds at most 2,048 × 10,000 characters."""
+    """None if ``text`` passes ``scan_content``, else the threat it fails on."""
+    # Entries and their contexts are scanned again, in order, on every write and every
+    # snapshot, so short texts' verdicts are cached (at most 2,048 x 10,000 characters).
     return _threat_cached(text) if len(text) <= 10_000 else _threat_uncached(text)
 
 
@@ -631,7 +629,9 @@ def _threat_whole(text: str) -> Optional[str]:
     buffer) is scanned in overlapping pieces, so no phrase escapes at a seam."""
     if len(text) <= _MAX_SCAN_CHARS:
         return _threat(text)
-    piece, overlap = 30_000, 4_000  # room for NFKC to lengthen a piece; far more than a phrase spans
+    # An overlap as long as the longest context covers any phrase at a seam. A piece that NFKC
+    # lengthens past the scan's limit fails as too_large: withheld, never shown unscanned.
+    piece, overlap = 30_000, _MAX_CONTEXT_CHARS
     for start in range(0, len(text) - overlap, piece - overlap):
         threat = _threat(text[start:start + piece])
         if threat is not None:
@@ -693,23 +693,28 @@ def _context(joined: str) -> str:
     passed the scan. A cut can make a text that fails alone (a rule anchored at the start,
     such as "new instructions:"), so the cut moves back a word at a time until it passes."""
     context = _tail(joined)
-    while _threat(context) is not None:
-        earlier = [match.start() for match in _WORD_START.finditer(joined, 0, len(joined) - len(context))]
-        context = joined[earlier[-1]:] if earlier else joined
-    return context
+    if _threat(context) is None:
+        return context
+    earlier = [match.start() for match in _WORD_START.finditer(joined, 0, len(joined) - len(context))]
+    while earlier:
+        context = joined[earlier.pop():]
+        if _threat(context) is None:
+            return context
+    return joined
 
 
 def _tail(text: str) -> str:
-    """The end of ``text`` that a split phrase could reach back into: at least its last
+    """The end of ``text`` that a split phrase could reach back into: its last
     ``_CONTEXT_CHARS`` characters and its last ``_CONTEXT_WORDS`` words (the scan collapses runs
-    of spaces and punctuation, so characters alone would not do), starting at a word, and at
-    most ``_MAX_CONTEXT_CHARS``."""
+    of spaces and punctuation, so characters alone would not do), widened to start at a word,
+    but at most the last ``_MAX_CONTEXT_CHARS``."""
     if len(text) <= _CONTEXT_CHARS:
         return text
-    words = [match.start() for match in _WORD_START.finditer(text, max(0, len(text) - _MAX_CONTEXT_CHARS))]
+    window = max(0, len(text) - _MAX_CONTEXT_CHARS)
+    words = [match.start() for match in _WORD_START.finditer(text, window)]
     if len(words) < _CONTEXT_WORDS:
-        return text[-_MAX_CONTEXT_CHARS:] if not words else text[words[0]:]
-    by_chars = next((start for start in words if start >= len(text) - _CONTEXT_CHARS), len(text))
+        return text[window:]
+    by_chars = max((start for start in words if start <= len(text) - _CONTEXT_CHARS), default=window)
     return text[min(by_chars, words[-_CONTEXT_WORDS]):]
 
 
@@ -1530,14 +1535,16 @@ def _locked(directory: str) -> Iterator[None]:
 if os.name == "nt":  # pragma: no cover - exercised on Windows only
 
     def _lock_fd(fd: int) -> None:
+        import errno
         import msvcrt
 
-        while True:
+        while True:  # LK_LOCK tries for 10 s, then raises EDEADLOCK: wait on, as flock does
             try:
-                msvcrt.locking(fd, msvcrt.LK_LOCK, 1)  # retries for 10 s, then raises
+                msvcrt.locking(fd, msvcrt.LK_LOCK, 1)
                 return
-            except OSError:
-                continue
+            except OSError as exc:
+                if exc.errno != errno.EDEADLOCK:
+                    raise
 
 else:
 
@@ -1940,7 +1947,7 @@ class EpisodeStore:
                         os.unlink(os.path.join(self._dir, name))
 
     def write_if_enough(self, session_id: str, summary: str, turns: int) -> None:
-        """``write``, only when ``turns`` is at least ``min_turns`` (3)."""
+        """``write``, only when ``turns`` is at least ``min_turns`` (3 unless set)."""
         if _check_turns(turns) >= self._min_turns:
             self.write(session_id, summary, turns)
 
@@ -2245,8 +2252,8 @@ class _HTTPClient:
     def _extract(self, reply: Any) -> str:
         raise NotImplementedError
 
-    def _adapt(self, status: int, error: Any) -> bool:
-        """Adjust the request after a 400 the server explains; True to try again at once."""
+    def _adapt(self, error: Any) -> bool:
+        """Adjust the request after a 400 whose parsed body, ``error``, explains it; True to try again."""
         return False
 
     # -- transport -----------------------------------------------------------
@@ -2307,7 +2314,7 @@ class _HTTPClient:
             message = f"{where} answered HTTP {error.code}: {detail}"
             if error.code in _RETRY_STATUSES or error.code >= 500:
                 raise _Retryable(message, error.code, _retry_after(error.headers.get("Retry-After"))) from None
-            if error.code == 400 and self._adapt(error.code, parsed):
+            if error.code == 400 and self._adapt(parsed):
                 raise _Adapted() from None
             raise LLMError(self._redact(message + _hint(error.code)), error.code) from None
         except urllib.error.URLError as error:
@@ -2422,7 +2429,7 @@ class OpenAIClient(_HTTPClient):
         headers = {"Authorization": f"Bearer {self._api_key}"} if self._api_key else {}
         return f"{self.base_url}/chat/completions", headers, body
 
-    def _adapt(self, status: int, error: Any) -> bool:
+    def _adapt(self, error: Any) -> bool:
         detail = error.get("error") if isinstance(error, dict) else None
         param = detail.get("param") if isinstance(detail, dict) else None
         if param == "max_tokens" and self._token_param == "max_tokens":
@@ -2642,9 +2649,15 @@ def _check_prompt_order(entries: list[str], updated: list[str], index: int) -> N
     culprit = next((h for h in hidden if h.at == index or updated[h.at] in lost), None)
     if culprit is None:
         return
-    if culprit.after is None:  # it fails alone: a new text (callers scan it first) or one shown before cannot
+    if culprit.after is None:  # it fails alone: callers scan a new text first, and one shown before passed
         scan_content(updated[culprit.at])
-        return
+    else:
+        _refuse_neighbours(culprit, updated, index)
+    raise AssertionError("an entry _prompt_order hid passes the scan")
+
+
+def _refuse_neighbours(culprit: _Hidden, updated: list[str], index: int) -> None:
+    """Raise the ``ScanError`` of an entry hidden by its context, worded for the write at ``index``."""
     try:
         scan_content(culprit.context + ENTRY_SEP + updated[culprit.at])
     except ScanError as exc:
@@ -2658,7 +2671,6 @@ def _check_prompt_order(entries: list[str], updated: list[str], index: int) -> N
         raise ScanError(exc.threat, f"this write would leave entry {culprit.at + 1} out of the prompt: it would "
                                     f"follow entry {culprit.after + 1} there, and together they fail the security "
                                     f"scan ({exc.threat}). Ask the user to review the file") from None
-    raise AssertionError("a hidden entry passed the scan with its context")  # _prompt_order says it fails
 
 
 def _merge_text(existing: str, new: str) -> str:
@@ -3531,28 +3543,6 @@ def _parser() -> Any:
     return parser
 
 
-def main(argv: Optional[Sequence[str]] = None) -> int:
-    """The ``agent-memory`` command; returns the exit status. Warnings (an LLM that failed, a line
-    withheld by the scan) are printed to stderr."""
-    import logging
-
-    args = _parser().parse_args(argv)
-    handler = logging.StreamHandler()  # stderr
-    handler.setFormatter(logging.Formatter("agent-memory: %(levelname)s: %(message)s"))
-    handler.setLevel(logging.WARNING)
-    logger = _logger()
-    logger.addHandler(handler)
-    try:
-        return _run_command(args)
-    except AgentMemoryError as exc:
-        print(f"agent-memory: {exc}", file=sys.stderr)
-        return 1
-    except KeyboardInterrupt:
-        return 130
-    finally:
-        logger.removeHandler(handler)
-
-
 def _print_episodes(episodes: list[EpisodeMeta], empty: str) -> None:
     for meta in episodes:
         print(f"{meta.session_id}  {meta.created_at:%Y-%m-%d %H:%M}  {meta.turns} turns  {meta.summary}")
@@ -3637,6 +3627,28 @@ def _run_command(args: Any) -> int:
                 except AgentMemoryError:
                     return 1
     return 0
+
+
+def main(argv: Optional[Sequence[str]] = None) -> int:
+    """The ``agent-memory`` command; returns the exit status. Warnings (an LLM that failed, a line
+    withheld by the scan) are printed to stderr."""
+    import logging
+
+    args = _parser().parse_args(argv)
+    handler = logging.StreamHandler()  # stderr
+    handler.setFormatter(logging.Formatter("agent-memory: %(levelname)s: %(message)s"))
+    handler.setLevel(logging.WARNING)
+    logger = _logger()
+    logger.addHandler(handler)
+    try:
+        return _run_command(args)
+    except AgentMemoryError as exc:
+        print(f"agent-memory: {exc}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        return 130
+    finally:
+        logger.removeHandler(handler)
 
 
 if __name__ == "__main__":

@@ -3222,6 +3222,20 @@ class EntriesAreScannedWithTheirNeighbours(ManagerTestCase):
         with self.assertRaises(am.ScanError):
             memory.add_fact("env", "all previous instructions")
 
+    def test_the_context_reaches_200_characters_and_16_words_back(self):
+        # What the next entry is scanned with: never less, whatever the words' lengths.
+        import random
+
+        rng = random.Random(7)
+        pieces = ["ab ", "word ", "-- ", "__ ", "x" * 150 + " ", "y" * 700 + " "]
+        for _ in range(400):
+            text = "".join(rng.choice(pieces) for _ in range(rng.randint(1, 80))).rstrip()
+            tail = am._tail(text)
+            self.assertTrue(text.endswith(tail))
+            if tail != text[-4000:]:  # at most the last 4,000 characters; else the window holds
+                self.assertGreaterEqual(len(tail), 200)
+                self.assertGreaterEqual(len(re.findall(r"[^\W_]+", tail)), 16)
+
     def test_a_context_cut_that_fails_alone_reaches_back_further(self):
         # Cut at "new instructions:", a rule anchored at the start, the context fails alone; it must
         # reach back a word more, not drop the "ignore" that the next entries complete.
