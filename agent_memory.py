@@ -770,7 +770,7 @@ for _one, _other in _OPPOSITE_PAIRS:
 _SYNONYM_GROUPS = [
     "prefer like likes love want wants rather favor favour enjoy",
     "dislike hate avoid",
-    "use utilize employ",
+    "use uses used using utilize employ",
     "need require must",
     "postgres postgresql psql",
     "db database",
@@ -803,13 +803,6 @@ _SYNONYMS = {word: group.split()[0] for group in _SYNONYM_GROUPS for word in gro
 # Days and seasons are values, however they are written: "every monday", "opens in autumn".
 _CALENDAR_WORDS = frozenset("monday tuesday wednesday thursday friday saturday sunday spring summer autumn winter"
                             .split())
-# Verbs a fact or an instruction opens with: capitalised at the start of a
-# sentence, they still say how, not what ("Prefers metric units" / "Use metric units").
-_OPENING_WORDS = frozenset(_SYNONYMS.get(word, word) for word in """
-prefer want like love use write keep give make put show send ask tell call check read record decode summarize
-summarise explain report share follow treat mention include add always usually often mostly sometimes typically
-generally please do run work need require
-""".split())
 def _thousands(match: re.Match[str]) -> str:
     whole, _, fraction = match.group(1).partition(".")
     return str(int(whole + fraction.ljust(3, "0")))  # "2.5k" is 2500, exactly
@@ -862,11 +855,23 @@ def _stem(word: str) -> str:
 
 
 def _word_key(word: str) -> str:
+    """The key of a lower-case word: its synonym group's first word, or its stem without a
+    final "e", so that "configure", "configures" and "configured" all give "configur"."""
     if word in _SYNONYMS:
         return _SYNONYMS[word]
     key = _stem(word)
-    return _SYNONYMS.get(key, key)
+    if key in _SYNONYMS:
+        return _SYNONYMS[key]
+    return word if key in _STOP_WORDS or key in _NEGATIONS else key  # "noted" and "note" are not "not"
 
+
+# Verbs a fact or an instruction opens with: capitalised at the start of a
+# sentence, they still say how, not what ("Prefers metric units" / "Use metric units").
+_OPENING_WORDS = frozenset(_word_key(word) for word in """
+prefer want like love use write keep give make put show send ask tell call check read record decode summarize
+summarise explain report share follow treat mention include add always usually often mostly sometimes typically
+generally please do run work need require
+""".split())
 
 _COMPOUND = _Regex(r"[^\W_]+(?:[-.][^\W_]+)+")
 _CODE_NAME = _Regex(r"[^\W_]+(?:[-._][^\W_]+)+")

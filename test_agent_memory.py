@@ -1798,6 +1798,15 @@ class MergesKeepEveryWord(ManagerTestCase):
         for words in ("manual approval", "20 minutes", "main branch"):
             self.assertIn(words, merged)
 
+    def test_forms_of_use_are_one_word(self):
+        # "uses" / "used" / "using": a restatement that only changes the verb's form is not new.
+        memory = self.manager()
+        memory.add_fact("env", "Uses Go 1.22.")
+        for restated in ("Go 1.22 is used.", "Using Go 1.22."):
+            self.assertEqual(memory.add_fact("env", restated).action, "duplicate")
+        self.assertEqual(am._merge_text("The project uses Postgres 15.", "Postgres 15 is used by the project."),
+                         "The project uses Postgres 15.")
+
     def test_opposite_words_are_different_facts(self):
         memory = self.manager()
         memory.add_fact("env", "Run the linter before every commit.")
