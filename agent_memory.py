@@ -2287,18 +2287,17 @@ class _HTTPClient:
             except _Adapted:
                 continue
 
-    def _open(self, request: Any) -> Any:
-        import urllib.request
-
+    def _open(self, request: Any, watch: _Watch) -> Any:
         if self._opener is None:
-            handlers = [urllib.request.HTTPSHandler(context=self._ssl_context)] if self._ssl_context else []
-            self._opener = urllib.request.build_opener(*handlers)  # keeps the proxy handler
+            self._opener = _opener(self._ssl_context)
+        request.watch = watch  # the opener's connections report their sockets to it
         return self._opener.open(request, timeout=self.timeout)
 
     def _post_once(self, url: str, headers: dict[str, str], body: dict[str, Any]) -> Any:
         import http.client
         import json
         import ssl
+        import threading
         import urllib.error
         import urllib.request
 
@@ -2308,15 +2307,33 @@ class _HTTPClient:
             headers={"Content-Type": "application/json", "Accept": "application/json",
                      "User-Agent": f"agent_memory/{__version__}", **headers},
         )
-        deadline = time.monotonic() + self.timeout
+        # The socket's timeout bounds each wait; the watch bounds the whole call, which a
+        # server sending a byte at a time would otherwise stretch without end.
+        watch = _Watch()
+        timer = threading.Timer(self.timeout, watch.expire)
+        timer.daemon = True
+        timer.start()
+        late = f"{where} did not answer within the timeout ({self.timeout:g} s)"
         try:
-            with self._open(request) as response:
-                raw = _read_bounded(response, deadline)
+            with self._open(request, watch) as response:
+                raw = _read_bounded(response)
                 status = response.status
+            if watch.expired:  # the shut socket may look like the end of a whole reply
+                raise _Retryable(late, None)
         except urllib.error.HTTPError as error:
             with error:
-                detail, parsed = _error_detail(error.read(65536))
+                try:
+                    detail, parsed = _error_detail(self._redact(error.read(65536).decode("utf-8", "replace")))
+                except (OSError, http.client.HTTPException) as failure:
+                    detail, parsed = f"its explanation could not be read ({type(failure).__name__})", None
+                if watch.expired:
+                    detail, parsed = "its explanation did not arrive within the timeout", None
             message = f"{where} answered HTTP {error.code}: {detail}"
+            if 300 <= error.code < 400:  # never followed: the key would go along, and POST turn into GET
+                location = self._redact(error.headers.get("Location") or "nowhere")
+                raise LLMError(f"{where} answered HTTP {error.code}, a redirect to {_preview(location, 200)!r}, "
+                               "which is not followed (the API key would go along); set base_url to the "
+                               "address the API really has", error.code) from None
             if error.code in _RETRY_STATUSES or error.code >= 500:
                 raise _Retryable(message, error.code, _retry_after(error.headers.get("Retry-After"))) from None
             if error.code == 400 and self._adapt(parsed):
@@ -2328,41 +2345,113 @@ class _HTTPClient:
                 raise LLMError(self._redact(
                     f"TLS failure talking to {where}: {reason}; if a proxy or private CA signs its "
                     "certificate, point SSL_CERT_FILE at the CA bundle or pass ssl_context"), None) from None
-            raise _Retryable(f"cannot reach {where}: {reason}", None) from None
+            raise _Retryable(late if watch.expired else f"cannot reach {where}: {reason}", None) from None
         except (OSError, http.client.HTTPException) as error:  # timeouts, resets mid-reply
-            raise _Retryable(f"{where} failed: {type(error).__name__}: {error or 'timed out'}", None) from None
+            raise _Retryable(late if watch.expired else f"{where} failed: {type(error).__name__}: "
+                                                         f"{error or 'timed out'}", None) from None
+        finally:
+            timer.cancel()
         try:
             return json.loads(raw)
         except (ValueError, RecursionError):
-            raise LLMError(self._redact(
-                f"{where} answered HTTP {status} with a body that is not JSON: {_preview(raw.decode('utf-8', 'replace'), 80)!r}; "
-                "check that base_url points at the API, not a web page"), status) from None
+            body_text = self._redact(raw.decode("utf-8", "replace"))  # before it is cut: no half key
+            raise LLMError(f"{where} answered HTTP {status} with a body that is not JSON: {_preview(body_text, 80)!r}; "
+                           "check that base_url points at the API, not a web page", status) from None
 
 
 class _Adapted(Exception):
     """The request was adjusted after a 400 the server explained; send it again."""
 
 
-def _read_bounded(response: Any, deadline: float) -> bytes:
-    """Read a reply body, refusing more than 8 MiB or reading past the deadline."""
+class _Watch:
+    """The deadline of one request: when it expires, the request's socket is shut down, which
+    ends any wait on it at once."""
+
+    def __init__(self) -> None:
+        import threading
+
+        self.expired = False
+        self._sockets: list[Any] = []
+        self._lock = threading.Lock()
+
+    def add(self, sock: Any) -> None:
+        with self._lock:
+            self._sockets.append(sock)
+            expired = self.expired
+        if expired:
+            _shut(sock)
+
+    def expire(self) -> None:
+        with self._lock:
+            self.expired = True
+            sockets = list(self._sockets)
+        for sock in sockets:
+            _shut(sock)
+
+
+def _shut(sock: Any) -> None:
+    import socket
+
+    try:
+        socket.socket.shutdown(sock, socket.SHUT_RDWR)  # the plain socket's: TLS state stays untouched
+    except OSError:
+        pass  # already closed
+
+
+def _opener(ssl_context: Any) -> Any:
+    """A urllib opener that follows no redirect and reports each connection's socket to the
+    request's ``watch``; it keeps urllib's proxy support."""
+    import functools
+    import http.client
+    import urllib.request
+
+    def watched(connection_class: Any) -> Any:
+        class Watched(connection_class):  # type: ignore[misc, valid-type]
+            def __init__(self, *args: Any, watch: _Watch, **kwargs: Any) -> None:
+                super().__init__(*args, **kwargs)
+                self._watch = watch
+
+            def connect(self) -> None:
+                super().connect()
+                self._watch.add(self.sock)
+
+        return Watched
+
+    plain, secure = watched(http.client.HTTPConnection), watched(http.client.HTTPSConnection)
+
+    class HTTPHandler(urllib.request.HTTPHandler):
+        def http_open(self, req: Any) -> Any:
+            return self.do_open(functools.partial(plain, watch=req.watch), req)
+
+    class HTTPSHandler(urllib.request.HTTPSHandler):
+        def https_open(self, req: Any) -> Any:
+            return self.do_open(functools.partial(secure, watch=req.watch), req, context=self._context)
+
+    class NoRedirects(urllib.request.HTTPRedirectHandler):
+        def redirect_request(self, *args: Any) -> None:
+            return None  # urllib then raises the 3xx as an HTTPError
+
+    return urllib.request.build_opener(HTTPHandler(), HTTPSHandler(context=ssl_context), NoRedirects())
+
+
+def _read_bounded(response: Any) -> bytes:
+    """Read a reply body, refusing more than 8 MiB."""
     chunks, size = [], 0
     while True:
-        chunk = response.read1(65536)  # returns what has arrived, so a trickling server meets the deadline
+        chunk = response.read1(65536)
         if not chunk:
             return b"".join(chunks)
         chunks.append(chunk)
         size += len(chunk)
         if size > _MAX_REPLY_BYTES:
             raise LLMError(f"reply larger than {_MAX_REPLY_BYTES // 2**20} MiB; is base_url right?", response.status)
-        if time.monotonic() > deadline:
-            raise TimeoutError("the reply took longer than the timeout")
 
 
-def _error_detail(raw: bytes) -> tuple[str, Any]:
+def _error_detail(text: str) -> tuple[str, Any]:
     """The server's own error text (OpenAI, Anthropic and Ollama shapes), and the parsed body."""
     import json
 
-    text = raw.decode("utf-8", "replace").strip()
+    text = text.strip()
     try:
         parsed = json.loads(text)
     except (ValueError, RecursionError):

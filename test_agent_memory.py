@@ -1150,7 +1150,7 @@ class ClientsRetryWhatIsWorthRetrying(ClientTestCase):
         elapsed = time.monotonic() - start
         self.assertLess(elapsed, (1 + 1) * 0.3 + 2.0, "the timeout must bound every attempt")
         self.assertEqual(len(server.requests), 2)
-        self.assertIn("timed out", str(caught.exception).lower())
+        self.assertIn("did not answer within the timeout (0.3 s)", str(caught.exception))
 
 
 class ClientsBoundTheWholeReply(ClientTestCase):
@@ -1161,6 +1161,65 @@ class ClientsBoundTheWholeReply(ClientTestCase):
         with self.assertRaises(am.LLMError):
             client.simple_call("s", "u")
         self.assertLess(time.monotonic() - start, 3.0, "the body took 10 s to arrive; the deadline is 0.5 s")
+
+
+    def test_trickling_headers_end_at_the_deadline(self):
+        # The socket's timeout restarts with every byte; only the call's deadline stops this.
+        listener = socket.socket()
+        listener.bind(("127.0.0.1", 0))
+        listener.listen()
+        stop = threading.Event()
+
+        def serve():
+            connection, _ = listener.accept()
+            with connection:
+                connection.recv(65536)
+                connection.sendall(b"HTTP/1.1 200 OK\r\nX-Slow: ")
+                for _ in range(100):  # 10 s of one header, a byte at a time
+                    if stop.wait(0.1):
+                        return
+                    try:
+                        connection.sendall(b"a")
+                    except OSError:
+                        return
+
+        thread = threading.Thread(target=serve, daemon=True)
+        thread.start()
+        self.addCleanup(listener.close)
+        self.addCleanup(stop.set)
+        client = am.OpenAIClient("m", base_url=f"http://127.0.0.1:{listener.getsockname()[1]}/v1", timeout=0.5,
+                                 max_retries=0)
+        with self.assertRaises(am.LLMError) as caught:
+            client.simple_call("s", "u")
+        self.assertIn("did not answer within the timeout (0.5 s)", str(caught.exception))
+        self.assertFalse(stop.is_set())  # it ended before the server finished
+
+    def test_an_error_whose_explanation_stalls_is_an_llm_error(self):
+        server = ScriptedServer(self, [(503, {"error": {"message": "overloaded"}}, {}, 0, 0.2)])
+        client = self.client(am.AnthropicClient, server, timeout=0.5, max_retries=1)
+        with self.assertRaises(am.LLMError) as caught:
+            client.simple_call("s", "u")
+        self.assertIn("answered HTTP 503: its explanation did not arrive within the timeout", str(caught.exception))
+        self.assertEqual(len(server.requests), 2, "a 503 is retried, whatever its body does")
+
+
+class ClientsFollowNoRedirect(ClientTestCase):
+    """A redirect would carry the API key to another host, and turn the POST into a GET."""
+
+    def test_a_redirect_is_an_error_and_the_key_stays_home(self):
+        elsewhere = ScriptedServer(self, [ok(openai_reply("from elsewhere"))])
+        for status in (301, 302, 307, 308):
+            for cls in (am.OpenAIClient, am.AnthropicClient):
+                with self.subTest(status=status, cls=cls.__name__):
+                    location = elsewhere.url.replace("127.0.0.1", "localhost") + "/v1/chat/completions"
+                    server = ScriptedServer(self, [(status, "", {"Location": location}, 0)])
+                    client = self.client(cls, server, api_key=SECRET_KEY)
+                    with self.assertRaises(am.LLMError) as caught:
+                        client.simple_call("s", "u")
+                    self.assertEqual(caught.exception.status, status)
+                    self.assertIn(f"a redirect to '{location}', which is not followed", str(caught.exception))
+                    self.assertEqual(len(server.requests), 1)
+        self.assertEqual(elsewhere.requests, [])
 
 
 class ClientsReportMalformedReplies(ClientTestCase):
@@ -1242,6 +1301,16 @@ class ClientsNeverLeakTheKey(ClientTestCase):
                 self.assertNotIn(SECRET_KEY, text)
                 self.assertNotIn(SECRET_KEY, repr(client))
                 self.assertIn("***", str(caught.exception))
+
+    def test_a_key_at_the_edge_of_a_shortened_text_is_redacted_whole(self):
+        # Shortened first, the key would be cut, and a cut key no longer matches the redaction.
+        for reply, limit in ((fail(401, {"error": {"message": "x" * 280 + " key=" + SECRET_KEY}}), 300),
+                             (ok("<html>" + "y" * 60 + SECRET_KEY), 80)):
+            with self.subTest(limit=limit):
+                server = ScriptedServer(self, [reply])
+                with self.assertRaises(am.LLMError) as caught:
+                    self.client(am.OpenAIClient, server, api_key=SECRET_KEY).simple_call("s", "u")
+                self.assertNotIn(SECRET_KEY[:10], str(caught.exception))
 
     def test_key_never_reaches_the_log(self):
         server = ScriptedServer(self, [fail(500, f"upstream rejected {SECRET_KEY}"), ok(openai_reply("ok"))])
