@@ -3530,6 +3530,11 @@ def _mcp_description(tool: MemoryTool) -> str:
     return tool.description  # the caller's own words
 
 
+def _valid_id(request_id: Any) -> bool:
+    """MCP's request ids are strings or integers; anything else is never echoed back."""
+    return isinstance(request_id, str) or isinstance(request_id, int) and not isinstance(request_id, bool)
+
+
 def _rpc_error(request_id: Any, code: int, message: str) -> dict[str, Any]:
     return {"jsonrpc": "2.0", "id": request_id, "error": {"code": code, "message": message}}
 
@@ -3541,12 +3546,13 @@ def _mcp_answer(tool: MemoryTool, message: Any) -> Optional[dict[str, Any]]:
     if not isinstance(message, dict) or not isinstance(message.get("method"), str):
         if isinstance(message, dict) and "method" not in message and ("result" in message or "error" in message):
             return None  # a response to a request we never sent
-        return _rpc_error(message.get("id") if isinstance(message, dict) else None, -32600,
+        request_id = message.get("id") if isinstance(message, dict) else None
+        return _rpc_error(request_id if _valid_id(request_id) else None, -32600,
                           "invalid request: send one JSON-RPC 2.0 object with a method")
     if "id" not in message:
         return None  # a notification, such as notifications/initialized
     request_id, method, params = message["id"], message["method"], message.get("params") or {}
-    if isinstance(request_id, bool) or not isinstance(request_id, (str, int)):
+    if not _valid_id(request_id):
         return _rpc_error(None, -32600, "invalid request: id must be a string or an integer")
     if not isinstance(params, dict):
         return _rpc_error(request_id, -32602, "params must be an object")

@@ -3187,6 +3187,15 @@ class MCPServesTheTool(TempDirTestCase):
         self.assertEqual([reply["id"] for reply in replies[5]], [1, 2])
         self.assertIn("— 0/2,500 chars", replies[6]["result"]["content"][0]["text"])
 
+    def test_an_invalid_request_with_an_odd_id_is_answered_with_a_null_id(self):
+        # Echoed, 1e999 (infinity) or an object would make an answer that is not JSON-RPC, or no answer.
+        replies = self.serve(b'{"jsonrpc": "2.0", "id": 1e999}', b'{"jsonrpc": "2.0", "id": NaN}',
+                             {"jsonrpc": "2.0", "id": {"x": 1}}, {"jsonrpc": "2.0", "id": [1]},
+                             {"jsonrpc": "2.0", "id": 7},
+                             {"jsonrpc": "2.0", "id": 8, "method": "ping"})
+        self.assertEqual([reply.get("id") for reply in replies], [None, None, None, None, 7, 8])
+        self.assertEqual([reply.get("error", {}).get("code") for reply in replies], [-32600] * 5 + [None])
+
     def test_the_command_serves_over_stdio(self):
         env = {key: value for key, value in os.environ.items() if "LLM" not in key}
         requests = "\n".join(json.dumps(m) for m in (
