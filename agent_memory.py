@@ -3241,8 +3241,9 @@ class MemoryManager:
             try:
                 text = _check_entry(item)
                 scan_content(text)
-            except ScanError as exc:
-                raise ScanError(exc.threat, f"{refused}entry {number} of the LLM's reply: {exc}") from None
+            except ScanError as exc:  # not quoted: the text is the LLM's, and the reply reaches a model
+                raise ScanError(exc.threat, f"{refused}entry {number} of the LLM's reply fails the security scan "
+                                            f"({exc.threat}); try again later") from None
             except InvalidInputError as exc:
                 raise AgentMemoryError(f"{refused}entry {number} of the LLM's reply: {exc}") from None
             if text not in consolidated:
