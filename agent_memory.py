@@ -2137,8 +2137,9 @@ def llm_ranker(llm: LLMClient) -> RankStrategy:
     It shows the LLM the first 30 episodes it is given (``EpisodeStore`` gives
     them in offline order, best first) and reads the list of numbers the reply
     opens with; a reply that opens with "none" or "no" means none is relevant.
-    If the call fails or the reply is unusable (no episode number in range), it
-    ranks the episodes offline, by the words their summaries share with the query.
+    If the question would fail the security scan, the call fails or the reply is
+    unusable (no episode number in range), it ranks the episodes offline, by the
+    words their summaries share with the query.
     """
     if not callable(getattr(llm, "simple_call", None)):
         raise InvalidInputError("llm must have a simple_call(system, user) method")
@@ -2147,8 +2148,13 @@ def llm_ranker(llm: LLMClient) -> RankStrategy:
         shown = episodes[:_RANK_CANDIDATES]
         listing = "\n".join(f"{number}. [{meta.created_at:%Y-%m-%d}, {meta.turns} turns] {meta.summary}"
                             for number, meta in enumerate(shown, 1))
+        question = f"Query: {query}\n\nEpisodes:\n{listing}"
+        threat = _threat_whole(question)
+        if threat is not None:  # a query, or a hand-edited index, that no prompt may carry
+            _logger().warning("episode ranking question fails the security scan (%s); ranking offline", threat)
+            return _rank_metas_offline(query, episodes)
         try:
-            reply = llm.simple_call(_RANK_SYSTEM, f"Query: {query}\n\nEpisodes:\n{listing}")
+            reply = llm.simple_call(_RANK_SYSTEM, question)
         except Exception as exc:  # the documented fallback
             _logger().warning("episode ranker failed (%s: %s); ranking offline", type(exc).__name__, exc)
             return _rank_metas_offline(query, episodes)
@@ -3055,8 +3061,20 @@ class MemoryManager:
             self._episodes.write(session_id, summary, turns)
 
     def _extract(self, messages: list[str]) -> Optional[str]:
-        """The LLM's summary of a session (its newest 24,000 characters), or None if it failed or is unsafe."""
-        transcript = "\n\n".join(messages)[-_TRANSCRIPT_CHARS:]
+        """The LLM's summary of a session (its newest 24,000 characters), or None if it failed or is unsafe.
+        A message that fails the scan is withheld from the LLM, as from every prompt; a transcript
+        that fails as a whole is not sent."""
+        shown = []
+        for message in messages:
+            threat = _threat(message)
+            shown.append(message if threat is None else f"[a message was withheld: it failed the security scan "
+                                                        f"({threat})]")
+        transcript = "\n".join(shown)[-_TRANSCRIPT_CHARS:]  # "\n\nassistant:" is a role marker to the scan
+        threat = _threat_whole(transcript)
+        if threat is not None:
+            _logger().warning("the session's messages fail the security scan together (%s); keeping a digest",
+                              threat)
+            return None
         try:
             reply = self._in_turn.simple_call(_EXTRACT_SYSTEM, transcript)
             summary = _check_text("summary", reply)[:_MAX_EPISODE_CHARS]
