@@ -1909,7 +1909,11 @@ class EpisodeStore:
                                and not self._expired(old) and not self._duplicate(keys, old["keys"])]
             if self._max:
                 del kept[self._max:]
-            before = _read_bytes(path)
+            try:
+                before = _read_bytes(path)
+            except OSError as exc:
+                raise AgentMemoryError(f"cannot read the episode file {path}: {exc.strerror}; move it aside, "
+                                       "or use another session id") from None
             _atomic_write(path, summary + "\n")
             try:
                 self._save(kept)
@@ -3326,7 +3330,7 @@ _TOOL_QUERY_CHARS = 1_000
 _TOOL_FIELDS = {
     "action": "add | replace | remove | consolidate | read | search",
     "target": "user (the user: preferences, habits, role) or env (the project and its environment)",
-    "content": "the fact, for add and replace: one short, self-contained statement",
+    "content": "for add and replace: the fact, one short, self-contained statement",
     "old_text": "for replace and remove: a part of the entry, long enough to match only that entry",
     "query": "for search: what to look for in past sessions",
 }
@@ -3402,10 +3406,13 @@ class MemoryTool:
                                         '{"action": "read"}') from None
         if not isinstance(args, Mapping):
             raise InvalidInputError(f"arguments must be a JSON object, got {type(args).__name__}")
-        unknown = sorted(set(args) - set(_TOOL_FIELDS))
+        unknown = sorted(map(str, set(args) - set(_TOOL_FIELDS)))  # keys from Python need not be strings
         if unknown:
             raise InvalidInputError(f"unknown argument {unknown[0]!r}; the arguments are {', '.join(_TOOL_FIELDS)}")
         action = args.get("action")
+        if action is None:
+            raise InvalidInputError(f"action is required: one of {', '.join(_TOOL_ACTIONS)}; for example "
+                                    '{"action": "read"}')
         if action not in _TOOL_ACTIONS:
             raise InvalidInputError(f"action must be one of {', '.join(_TOOL_ACTIONS)}, got {action!r}")
         for name, value in args.items():
@@ -3753,6 +3760,9 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     withheld by the scan) are printed to stderr."""
     import logging
 
+    for stream in (sys.stdout, sys.stderr):  # an ASCII or cp1252 terminal gets "\u2014", not a crash
+        if hasattr(stream, "reconfigure"):
+            stream.reconfigure(errors="backslashreplace")
     args = _parser().parse_args(argv)
     handler = logging.StreamHandler()  # stderr
     handler.setFormatter(logging.Formatter("agent-memory: %(levelname)s: %(message)s"))

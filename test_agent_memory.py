@@ -2342,6 +2342,15 @@ class EpisodesRefuseBadInput(EpisodeTestCase):
                 store.write("s", summary, turns)
         self.assertEqual(snapshot(self.mem), {})
 
+    def test_an_episode_path_that_is_a_directory_is_an_agent_memory_error(self):
+        store = self.store()
+        store.write("s-1", "Fixed the Postgres pool size.", 5)
+        (self.mem / "episodes" / "s-2.md").mkdir()
+        before = snapshot(self.mem)
+        with self.assertRaisesRegex(am.AgentMemoryError, "cannot read the episode file .*s-2.md.*move it aside"):
+            store.write("s-2", "Deployed to staging.", 4)
+        self.assertEqual(snapshot(self.mem), before)
+
     def test_a_damaged_index_is_reported_and_never_overwritten(self):
         store = self.store()
         store.write("s-1", "Fixed the Postgres pool size.", 5)
@@ -2853,9 +2862,11 @@ class ToolNeverRaises(ToolTestCase):
         tool = self.tool()
         cases = [
             ("not json", "not valid JSON"), ("[1, 2]", "must be a JSON object"), (None, "must be a JSON object"),
-            (5, "must be a JSON object"), ({}, "action must be one of"), ({"action": "fly"}, "action must be one of"),
+            (5, "must be a JSON object"), ({}, 'action is required: one of add, replace, remove, consolidate, read, '
+                                               'search; for example {"action": "read"}'),
+            ({"action": "fly"}, "action must be one of"), ({"action": "read", 1: "x", "zz": "y"}, "unknown argument '1'"),
             ({"action": "add", "target": "env", "contents": "x"}, "unknown argument 'contents'"),
-            ({"action": "add", "target": "env"}, "add needs content"),
+            ({"action": "add", "target": "env"}, "add needs content: the fact, one short, self-contained statement"),
             ({"action": "add", "content": "x"}, "add needs target"),
             ({"action": "add", "target": "both", "content": "x"}, "target must be 'user' or 'env'"),
             ({"action": "add", "target": "env", "content": 5}, "content must be a string"),
@@ -2914,6 +2925,15 @@ class CommandLineEditsMemory(CommandLineTestCase):
         self.assertEqual(status, 0)
         self.assertEqual(out, "user: [0% — 0/1,500 chars]\n(no entries)\n\nenv: [0% — 0/2,500 chars]\n(no entries)\n")
         self.assertFalse(self.mem.exists())
+
+    def test_a_terminal_that_cannot_show_unicode_gets_escapes_not_a_crash(self):
+        am.FactStore(self.mem).add("user", "Ticks done items with \u2713.")
+        env = {**os.environ, "PYTHONIOENCODING": "ascii"}
+        result = subprocess.run([sys.executable, am.__file__, "--dir", str(self.mem), "read", "user"],
+                                capture_output=True, env=env, timeout=60)
+        self.assertEqual(result.returncode, 0, result.stderr)
+        self.assertIn(b"Ticks done items with \\u2713.", result.stdout)
+        self.assertIn(b"[1% \\u2014 24/1,500 chars]", result.stdout)
 
     def test_add_replace_remove_and_read(self):
         self.assertEqual(self.run_cli("add", "env", "Postgres 15 runs on port 5432.")[:2],
