@@ -1397,7 +1397,13 @@ def _check_directory(directory: Union[str, os.PathLike[str]]) -> str:
         directory = os.fspath(directory)
     if not isinstance(directory, str):
         raise InvalidInputError(f"directory must be a str or os.PathLike path, got {type(directory).__name__}")
-    return os.path.expanduser(directory)
+    if not directory.strip():
+        raise InvalidInputError("the memory directory is an empty path; give one, such as ~/.agent_memory")
+    directory = os.path.expanduser(directory)
+    if os.path.exists(directory) and not os.path.isdir(directory):
+        raise InvalidInputError(f"the memory directory {directory} is a file, not a directory; give the path "
+                                "of a directory (it is created if missing)")
+    return directory
 
 
 def _check_text(name: str, value: str) -> str:
@@ -3110,12 +3116,12 @@ class MemoryManager:
         self._check_writable()
         _check_target(target)
         content = _check_entry(content)
-        scan_content(content)
         entries = self._facts.entries(target)
-        if content in entries:
-            return WriteResult("duplicate", content, entries.index(content), 1.0)
         if len(content) > self._facts._caps[target]:  # no removal can make room: refuse before any work
             self._facts._check_size(target, entries, entries + [content])
+        scan_content(content)
+        if content in entries:
+            return WriteResult("duplicate", content, entries.index(content), 1.0)
         action, index, similarity, unsure = "add", -1, None, False
         # Only the entries the prompt shows are compared: one that fails the scan (a hand edit) is
         # never merged into, quoted back as "already present", or sent to the LLM.
@@ -3461,18 +3467,26 @@ class MemoryTool:
             return (f"Consolidated {target}: {before} entries are now {len(after)}. {self._usage(target)}\n"
                     + self._listing(after))
         if action == "read":
-            return "\n\n".join(self._read(name) for name in ([target] if target else _TARGETS))
+            text, readable = self._read_all(target)
+            if not readable:  # a failure, with what could be read
+                raise AgentMemoryError(text)
+            return text
         return self._search(args["query"])
 
-    def _read(self, target: str) -> str:
-        """One target's entries with its usage, or why the file cannot be read."""
+    def _read_all(self, target: str) -> tuple[str, bool]:
+        """The listing of ``target``, or of both files if it is empty, and whether every file could be read."""
+        parts = [self._read(name) for name in ([target] if target else _TARGETS)]
+        return "\n\n".join(text for text, _ in parts), all(readable for _, readable in parts)
+
+    def _read(self, target: str) -> tuple[str, bool]:
+        """One target's entries with its usage, or why the file cannot be read; and whether it could."""
         try:
             entries = self.manager._facts.entries(target)
         except AgentMemoryError as exc:
-            return f"{target}: cannot be read: {exc}"
+            return f"{target}: cannot be read: {exc}", False
         limit = self.manager._facts._caps[target]
         used = _size(entries)
-        return f"{target}: {_usage_text(used, limit)}\n{self._listing(entries)}"
+        return f"{target}: {_usage_text(used, limit)}\n{self._listing(entries)}", True
 
     def _usage(self, target: str) -> str:
         return _usage_text(*self.manager._facts._usage(target))
@@ -3686,6 +3700,7 @@ def _stdin_text() -> str:
 
 
 _LLM_COMMANDS = frozenset({"add", "consolidate", "search", "tool", "mcp"})  # what an LLM may help
+_READ_COMMANDS = frozenset({"read", "prompt", "episodes", "episode", "search"})
 
 
 def _run_command(args: Any) -> int:
@@ -3725,8 +3740,13 @@ def _run_command(args: Any) -> int:
             llm = llm_from_env()
         except InvalidInputError as exc:
             raise InvalidInputError(f"{exc}; or run with --no-llm") from None
+    if args.no_llm and args.command == "consolidate":
+        raise AgentMemoryError("consolidate needs an LLM, and --no-llm turns it off; run it without --no-llm")
     memory = MemoryManager(args.dir, llm, config)
     tool = MemoryTool(memory)
+    if args.command in _READ_COMMANDS and not os.path.isdir(memory._facts._dir):  # a mistyped path looks empty
+        print(f"agent-memory: there is no memory directory at {memory._facts._dir} yet (the first write creates "
+              "it); if memory should be there, check --dir and $AGENT_MEMORY_DIR", file=sys.stderr)
     if args.command == "search":
         _print_episodes(memory.search_episodes(args.query, args.limit), "(no past session matches)")
     elif args.command == "episodes":
@@ -3743,15 +3763,13 @@ def _run_command(args: Any) -> int:
         return 0 if json.loads(reply)["success"] else 1
     elif args.command == "mcp":
         _serve_mcp(tool, sys.stdin.buffer, sys.stdout.buffer)
-    else:  # read, add, replace, remove, consolidate: what the tool would say
+    elif args.command == "read":  # what could be read, and exit status 1 if a file could not
+        text, readable = tool._read_all(args.target or "")
+        print(_safe_reply(text, readable))
+        return 0 if readable else 1
+    else:  # add, replace, remove, consolidate: what the tool would say
         fields = {name: getattr(args, name, None) for name in ("target", "content", "old_text")}
         print(_safe_reply(tool._run(tool._arguments({"action": args.command, **fields})), True))
-        if args.command == "read":  # a script checking the exit status must learn that a file is damaged
-            for target in [args.target] if args.target else _TARGETS:
-                try:
-                    memory._facts.entries(target)
-                except AgentMemoryError:
-                    return 1
     return 0
 
 

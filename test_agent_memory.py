@@ -1895,6 +1895,9 @@ class MergesKeepEveryWord(ManagerTestCase):
         with mock.patch.object(am, "_analyse") as analyse, self.assertRaises(am.CapacityError):
             memory.add_fact("user", "b" * 30_000)
         analyse.assert_not_called()
+        # Measured against the cap, not the scan's far larger limit, which would suggest 65k is fine.
+        with self.assertRaisesRegex(am.CapacityError, "70,000 characters, longer than the whole user memory"):
+            memory.add_fact("user", "b" * 70_000)
 
 
 class TheJudgeBandAsksTheLLM(ManagerTestCase):
@@ -2852,7 +2855,7 @@ class ToolRepliesAreSafeAndBounded(ToolTestCase):
         self.mem.mkdir()
         (self.mem / "user.md").write_bytes(b"Prefers \xff tea.\n")
         (self.mem / "env.md").write_text("Uses Go.\n", encoding="utf-8")
-        listing = self.ok(self.tool(), {"action": "read"})
+        listing = self.error(self.tool(), {"action": "read"})  # a failure, with what could be read
         self.assertIn("user: cannot be read:", listing)
         self.assertIn("env: [0% — 8/2,500 chars]\n1. Uses Go.", listing)
 
@@ -2964,7 +2967,10 @@ class CommandLineEditsMemory(CommandLineTestCase):
             self.assertEqual(caught.exception.code, 2)
 
     def test_prompt_episodes_and_search(self):
-        self.assertEqual(self.run_cli("prompt")[1:], ("", "(the memory block is empty: nothing is stored yet, "
+        self.assertEqual(self.run_cli("prompt")[1:], ("", f"agent-memory: there is no memory directory at {self.mem} "
+                                                          "yet (the first write creates it); if memory should be "
+                                                          "there, check --dir and $AGENT_MEMORY_DIR\n"
+                                                          "(the memory block is empty: nothing is stored yet, "
                                                           "or memory is disabled)\n"))
         self.run_cli("add", "user", "Prefers short answers.")
         self.assertIn("### User profile (user) [1% — 22/1,500 chars]\nPrefers short answers.", self.run_cli("prompt")[1])
@@ -3038,6 +3044,17 @@ class CommandLineEditsMemory(CommandLineTestCase):
         self.assertEqual(status, 0)
         self.assertEqual(out, "Done, but the reply is not shown: the entries it quotes fail the security scan "
                               "together (prompt_injection). Ask the user to review the memory files.\n")
+
+    def test_a_directory_path_that_is_wrong_is_named(self):
+        (self.tmp / "a-file").write_text("x", encoding="utf-8")
+        for path, words in ((str(self.tmp / "a-file"), "is a file, not a directory"), ("", "is an empty path")):
+            with self.subTest(path=path):
+                with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()) as err:
+                    self.assertEqual(am.main(["--dir", path, "read"]), 1)
+                self.assertIn(words, err.getvalue())
+        self.assertEqual(self.run_cli("--no-llm", "consolidate", "env")[2],
+                         "agent-memory: consolidate needs an LLM, and --no-llm turns it off; run it without "
+                         "--no-llm\n")
 
     def test_read_fails_when_a_file_cannot_be_read(self):
         self.mem.mkdir()
