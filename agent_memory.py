@@ -1412,7 +1412,8 @@ def _check_text(name: str, value: str) -> str:
         raise InvalidInputError(f"{name} must be a string, got {type(value).__name__}")
     text = value.replace("\r\n", "\n").replace("\r", "\n").strip()
     if not text:
-        raise InvalidInputError(f"{name} is empty; give the text of the fact")
+        what = "a part of the entry to change" if name == "old_text" else "the text of the fact"
+        raise InvalidInputError(f"{name} is empty; give {what}")
     surrogate = _SURROGATE.search(text)
     if surrogate:
         raise InvalidInputError(f"{name} holds an unpaired surrogate (U+{ord(surrogate.group()):04X}) at position "
@@ -2046,7 +2047,8 @@ class EpisodeStore:
         if not text.strip():
             return []
         damaged = (f"the episode index {path} is damaged ({{}}); it will not be changed. Fix it, or move it "
-                   "aside to start a new index (the episode files stay where they are)")
+                   "aside to start a new index: the episodes it lists are then no longer found, though their "
+                   "files stay in the folder")
         try:
             data = json.loads(text)
         except (ValueError, RecursionError) as exc:

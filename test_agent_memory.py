@@ -638,6 +638,8 @@ class FactStoreReadsAndWrites(TempDirTestCase):
                      lambda: store.remove("../etc", "x"), lambda: am.FactStore(self.mem, cap_user=0)):
             with self.assertRaises(am.InvalidInputError):
                 call()
+        with self.assertRaisesRegex(am.InvalidInputError, "old_text is empty; give a part of the entry to change"):
+            store.remove("env", " ")
         self.assertFalse(self.mem.exists())
 
 
