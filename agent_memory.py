@@ -2921,14 +2921,16 @@ class MemoryManager:
             raise InvalidInputError("llm must have a simple_call(system, user) method, or be None")
         self.config = config
         self.llm = llm
-        self._in_turn = _RestingLLM(lambda: self.llm)
+        # Judgements inside a turn (merge, extraction, ranking) go through this, which rests after a
+        # failure; consolidate, asked for on purpose, calls self.llm and always tries.
+        self._resting_llm = _RestingLLM(lambda: self.llm)
         self._facts = FactStore(memory_dir, config.facts_limit_user, config.facts_limit_env)
         self._detectors = {target: MergeDetector(merge_threshold=config.merge_threshold,
                                                  add_threshold=config.add_threshold) for target in _TARGETS}
         self._buffer = Buffer(config.buffer_lines if config.buffer_enabled else 0)
         self._episodes = EpisodeStore(
             os.path.join(self._facts._dir, "episodes"),
-            llm_ranker(self._in_turn) if llm is not None and config.llm_search else None,
+            llm_ranker(self._resting_llm) if llm is not None and config.llm_search else None,
             min_turns=config.min_turns_for_extraction, max_episodes=config.max_episodes,
             ttl_days=config.episode_ttl_days, dedup_threshold=config.episode_dedup_threshold)
         self._snapshots = self._take_snapshots()
@@ -3088,7 +3090,7 @@ class MemoryManager:
                               threat)
             return None
         try:
-            reply = self._in_turn.simple_call(_EXTRACT_SYSTEM, transcript)
+            reply = self._resting_llm.simple_call(_EXTRACT_SYSTEM, transcript)
             summary = _check_text("summary", reply)[:_MAX_EPISODE_CHARS]
             scan_content(summary)
         except Exception as exc:  # the documented fallback: keep a digest instead
@@ -3198,7 +3200,7 @@ class MemoryManager:
         if self.llm is None or _threat(question) is not None:  # the two together must not reach the LLM either
             return None
         try:
-            reply = self._in_turn.simple_call(_JUDGE_SYSTEM, question)
+            reply = self._resting_llm.simple_call(_JUDGE_SYSTEM, question)
         except Exception as exc:  # the documented fallback: an LLM failure must not lose the write
             _logger().warning("merge judge failed (%s: %s); adding the fact", type(exc).__name__, exc)
             return None
@@ -3346,13 +3348,13 @@ _TOOL_NEEDS = {"add": ("target", "content"), "replace": ("target", "old_text", "
                "remove": ("target", "old_text"), "consolidate": ("target",), "read": (), "search": ("query",)}
 
 
-def _safe_reply(text: str, done: bool) -> str:
+def _safe_reply(text: str, succeeded: bool) -> str:
     """The last guard on what the tool says: a reply goes into the model's context as memory
     does, so one that fails the scan (entries quoted side by side) becomes a short notice."""
     threat = _threat_whole(text)
     if threat is None:
         return text
-    return (f"{'Done' if done else 'The call failed'}, but the reply is not shown: the entries it quotes fail "
+    return (f"{'Done' if succeeded else 'The call failed'}, but the reply is not shown: the entries it quotes fail "
             f"the security scan together ({threat}). Ask the user to review the memory files.")
 
 
@@ -3390,7 +3392,9 @@ class MemoryTool:
             message = self._run(self._arguments(args))
         except AgentMemoryError as exc:
             reply = {"success": False, "error": str(exc)}
-            refused = isinstance(exc, ScanError)  # it quotes what it refused, as the scan's messages do
+            # A refusal quotes the model's own text (or an entry the prompt shows) so it can fix it;
+            # that is nothing new to its context, and the guard would hide the very phrase to fix.
+            refused = isinstance(exc, ScanError)
         except Exception as exc:  # a bug must not crash the agent loop; it is logged in full
             _logger().exception("memory tool failed")
             reply = {"success": False, "error": f"internal error ({type(exc).__name__}: {exc}); the call "
