@@ -3676,7 +3676,7 @@ def _parser() -> Any:
                 parser_of_command.add_argument(field, metavar=field.upper(), help=field_help[field])
     search = command("search", "search past sessions, most relevant first")
     search.add_argument("query", metavar="QUERY", help="words to look for")
-    search.add_argument("-n", "--limit", type=int, default=5, help="how many (default 5; 0 for all)")
+    search.add_argument("-n", "--limit", type=int, default=5, help="how many (default 5; 0 or less: all)")
     command("episodes", "list past sessions, newest first")
     command("episode", "print one past session's whole summary").add_argument(
         "session_id", metavar="SESSION_ID", help="as listed by the episodes command")
