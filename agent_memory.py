@@ -652,6 +652,11 @@ class _Hidden(NamedTuple):
         return f"entry {self.at + 1}{after}: {self.threat}"
 
 
+# The last answer for each separator: a file that gained an entry at its end resumes from it,
+# which is exact, since an entry's context depends only on the entries before it.
+_LAST_ORDER: dict[str, tuple[tuple[str, ...], tuple[int, ...], tuple[_Hidden, ...], str]] = {}
+
+
 def _prompt_order(entries: Sequence[str], separator: str = ENTRY_SEP) -> tuple[list[int], list[_Hidden]]:
     """The indexes of the entries (or buffer lines) the prompt shows, and those it leaves out."""
     entries = tuple(entries)
@@ -685,9 +690,6 @@ def _prompt_order_cached(entries: tuple[str, ...],
     return tuple(shown), tuple(hidden), context
 
 
-_LAST_ORDER: dict[str, tuple[tuple[str, ...], tuple[int, ...], tuple[_Hidden, ...], str]] = {}
-
-
 def _context(joined: str) -> str:
     """The context for the next entry: ``_tail`` of the text shown so far, ``joined``, which
     passed the scan. A cut can make a text that fails alone (a rule anchored at the start,
@@ -716,6 +718,41 @@ def _tail(text: str) -> str:
         return text[window:]
     by_chars = max((start for start in words if start <= len(text) - _CONTEXT_CHARS), default=window)
     return text[min(by_chars, words[-_CONTEXT_WORDS]):]
+
+
+def _check_prompt_order(entries: list[str], updated: list[str], index: int) -> None:
+    """``ScanError`` unless the prompt would show ``updated[index]``, the entry an add or
+    replace wrote, and every other entry it showed before: a write may not make an attack
+    with the entries around it, which would leave it, or them, out of the prompt."""
+    before = Counter(entries[i] for i in _prompt_order(entries)[0])
+    shown, hidden = _prompt_order(updated)
+    after = Counter(updated[i] for i in shown)
+    lost = {text for text, count in before.items() if text in updated and after[text] < count}
+    culprit = next((h for h in hidden if h.at == index or updated[h.at] in lost), None)
+    if culprit is None:
+        return
+    if culprit.after is None:  # it fails alone: callers scan a new text first, and one shown before passed
+        scan_content(updated[culprit.at])
+    else:
+        _refuse_neighbours(culprit, updated, index)
+    raise AssertionError("an entry _prompt_order hid passes the scan")
+
+
+def _refuse_neighbours(culprit: _Hidden, updated: list[str], index: int) -> None:
+    """Raise the ``ScanError`` of an entry hidden by its context, worded for the write at ``index``."""
+    try:
+        scan_content(culprit.context + ENTRY_SEP + updated[culprit.at])
+    except ScanError as exc:
+        if culprit.at == index:
+            raise ScanError(exc.threat, f"together with the entries the prompt shows before it (entry "
+                                        f"{culprit.after + 1}: {_quoted(updated[culprit.after], 60)}), {exc}") from None
+        if culprit.after == index:
+            raise ScanError(exc.threat, f"together with entry {culprit.at + 1}, {_quoted(updated[culprit.at], 60)}"
+                                        f", which the prompt shows after it, {exc}") from None
+        # The write changed which entries meet: an entry it hid before now shows, next to a later one.
+        raise ScanError(exc.threat, f"this write would leave entry {culprit.at + 1} out of the prompt: it would "
+                                    f"follow entry {culprit.after + 1} there, and together they fail the security "
+                                    f"scan ({exc.threat}). Ask the user to review the file") from None
 
 
 # ------------------------------------------- text features and projections ----
@@ -2748,41 +2785,6 @@ _CONSOLIDATE_SYSTEM = (
 )
 # Where a fact splits into clauses: after a sentence's end (not inside "1.6.2"), at semicolons, commas, lines.
 _CLAUSE_BREAK = _Regex(r"(?<=[.!?])\s+|[;\n]\s*|,\s+")
-
-
-def _check_prompt_order(entries: list[str], updated: list[str], index: int) -> None:
-    """``ScanError`` unless the prompt would show ``updated[index]``, the entry an add or
-    replace wrote, and every other entry it showed before: a write may not make an attack
-    with the entries around it, which would leave it, or them, out of the prompt."""
-    before = Counter(entries[i] for i in _prompt_order(entries)[0])
-    shown, hidden = _prompt_order(updated)
-    after = Counter(updated[i] for i in shown)
-    lost = {text for text, count in before.items() if text in updated and after[text] < count}
-    culprit = next((h for h in hidden if h.at == index or updated[h.at] in lost), None)
-    if culprit is None:
-        return
-    if culprit.after is None:  # it fails alone: callers scan a new text first, and one shown before passed
-        scan_content(updated[culprit.at])
-    else:
-        _refuse_neighbours(culprit, updated, index)
-    raise AssertionError("an entry _prompt_order hid passes the scan")
-
-
-def _refuse_neighbours(culprit: _Hidden, updated: list[str], index: int) -> None:
-    """Raise the ``ScanError`` of an entry hidden by its context, worded for the write at ``index``."""
-    try:
-        scan_content(culprit.context + ENTRY_SEP + updated[culprit.at])
-    except ScanError as exc:
-        if culprit.at == index:
-            raise ScanError(exc.threat, f"together with the entries the prompt shows before it (entry "
-                                        f"{culprit.after + 1}: {_quoted(updated[culprit.after], 60)}), {exc}") from None
-        if culprit.after == index:
-            raise ScanError(exc.threat, f"together with entry {culprit.at + 1}, {_quoted(updated[culprit.at], 60)}"
-                                        f", which the prompt shows after it, {exc}") from None
-        # The write changed which entries meet: an entry it hid before now shows, next to a later one.
-        raise ScanError(exc.threat, f"this write would leave entry {culprit.at + 1} out of the prompt: it would "
-                                    f"follow entry {culprit.after + 1} there, and together they fail the security "
-                                    f"scan ({exc.threat}). Ask the user to review the file") from None
 
 
 def _merge_text(existing: str, new: str) -> str:
