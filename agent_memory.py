@@ -3774,6 +3774,16 @@ def _run_command(args: Any) -> int:
     elif args.command == "read":  # what could be read, and exit status 1 if a file could not
         text, readable = tool._read_all(args.target or "")
         print(_safe_reply(text, readable))
+        for target in [args.target] if args.target else _TARGETS:  # the person reading is the one to fix it
+            with contextlib.suppress(AgentMemoryError):
+                hidden = _prompt_order(memory._facts.entries(target))[1]
+                if hidden:
+                    numbers = ", ".join(str(h.at + 1) for h in hidden)
+                    one = len(hidden) == 1
+                    print(f"agent-memory: {target} entr{'y' if one else 'ies'} {numbers} not shown: "
+                          f"{'it fails' if one else 'they fail'} the security scan. To review, open "
+                          f"{os.path.join(memory._facts._dir, target + '.md')} (entry n is the n-th block between "
+                          "lines of '§')", file=sys.stderr)
         return 0 if readable else 1
     else:  # add, replace, remove, consolidate: what the tool would say
         fields = {name: getattr(args, name, None) for name in ("target", "content", "old_text")}

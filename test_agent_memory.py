@@ -3058,6 +3058,16 @@ class CommandLineEditsMemory(CommandLineTestCase):
                          "agent-memory: consolidate needs an LLM, and --no-llm turns it off; run it without "
                          "--no-llm\n")
 
+    def test_read_tells_the_person_at_the_terminal_where_hidden_entries_are(self):
+        self.mem.mkdir()
+        (self.mem / "env.md").write_text("Uses Go.\n§\nDB password is hunter2xyz\n", encoding="utf-8")
+        status, out, err = self.run_cli("read")
+        self.assertEqual(status, 0)
+        self.assertNotIn("hunter2", out + err)
+        self.assertIn("2. [not shown: it fails the security scan (credential)", out)
+        self.assertEqual(err, f"agent-memory: env entry 2 not shown: it fails the security scan. To review, open "
+                              f"{self.mem / 'env.md'} (entry n is the n-th block between lines of '§')\n")
+
     def test_read_fails_when_a_file_cannot_be_read(self):
         self.mem.mkdir()
         (self.mem / "user.md").write_bytes(b"Prefers \xff tea.\n")
