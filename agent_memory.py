@@ -2378,7 +2378,7 @@ class _HTTPClient:
         except urllib.error.HTTPError as error:
             with error:
                 try:
-                    detail, parsed = _error_detail(self._redact(error.read(65536).decode("utf-8", "replace")))
+                    detail, parsed = _error_detail(error.read(65536).decode("utf-8", "replace"), self._redact)
                 except (OSError, http.client.HTTPException) as failure:
                     detail, parsed = f"its explanation could not be read ({type(failure).__name__})", None
                 if watch.expired:
@@ -2396,11 +2396,13 @@ class _HTTPClient:
             raise LLMError(self._redact(message + _hint(error.code)), error.code) from None
         except urllib.error.URLError as error:
             reason = error.reason
+            if watch.expired:  # a socket shut mid-handshake or mid-send looks like a TLS failure
+                raise _Retryable(late, None) from None
             if isinstance(reason, ssl.SSLError):
                 raise LLMError(self._redact(
                     f"TLS failure talking to {where}: {reason}; if a proxy or private CA signs its "
                     "certificate, point SSL_CERT_FILE at the CA bundle or pass ssl_context"), None) from None
-            raise _Retryable(late if watch.expired else f"cannot reach {where}: {reason}", None) from None
+            raise _Retryable(f"cannot reach {where}: {reason}", None) from None
         except (OSError, http.client.HTTPException) as error:  # timeouts, resets mid-reply
             raise _Retryable(late if watch.expired else f"{where} failed: {type(error).__name__}: "
                                                          f"{error or 'timed out'}", None) from None
@@ -2465,10 +2467,18 @@ def _opener(ssl_context: Any) -> Any:
             def __init__(self, *args: Any, watch: _Watch, **kwargs: Any) -> None:
                 super().__init__(*args, **kwargs)
                 self._watch = watch
+                create = self._create_connection
+
+                def create_watched(*args: Any, **kwargs: Any) -> Any:
+                    sock = create(*args, **kwargs)
+                    watch.add(sock)  # before a proxy's CONNECT and the TLS handshake, which it bounds too
+                    return sock
+
+                self._create_connection = create_watched
 
             def connect(self) -> None:
                 super().connect()
-                self._watch.add(self.sock)
+                self._watch.add(self.sock)  # the TLS socket, which took over the plain one
 
         return Watched
 
@@ -2490,11 +2500,15 @@ def _opener(ssl_context: Any) -> Any:
 
 
 def _read_bounded(response: Any) -> bytes:
-    """Read a reply body, refusing more than 8 MiB."""
+    """Read a reply body, refusing more than 8 MiB, or less than its Content-Length promised."""
+    import http.client
+
     chunks, size = [], 0
     while True:
         chunk = response.read1(65536)
         if not chunk:
+            if response.length:  # read1 takes an early close for the end: the reply was cut
+                raise http.client.IncompleteRead(b"".join(chunks), response.length)
             return b"".join(chunks)
         chunks.append(chunk)
         size += len(chunk)
@@ -2502,21 +2516,22 @@ def _read_bounded(response: Any) -> bytes:
             raise LLMError(f"reply larger than {_MAX_REPLY_BYTES // 2**20} MiB; is base_url right?", response.status)
 
 
-def _error_detail(text: str) -> tuple[str, Any]:
-    """The server's own error text (OpenAI, Anthropic and Ollama shapes), and the parsed body."""
+def _error_detail(text: str, redact: Callable[[str], str]) -> tuple[str, Any]:
+    """The server's own error text (OpenAI, Anthropic and Ollama shapes), redacted before it is
+    shortened (a cut key would no longer match), and the parsed body."""
     import json
 
     text = text.strip()
     try:
         parsed = json.loads(text)
     except (ValueError, RecursionError):
-        return (_preview(text, 300) or "no details"), None
+        return (_preview(redact(text), 300) or "no details"), None
     error = parsed.get("error", parsed) if isinstance(parsed, dict) else parsed
     if isinstance(error, dict):
         message = error.get("message") or error.get("type") or json.dumps(error)
     else:
         message = str(error)
-    return _preview(str(message), 300), parsed
+    return _preview(redact(str(message)), 300), parsed
 
 
 def _retry_after(value: Optional[str]) -> Optional[float]:
@@ -3796,17 +3811,16 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     withheld by the scan) are printed to stderr."""
     import logging
 
-    for stream in (sys.stdout, sys.stderr):  # an ASCII or cp1252 terminal gets "\u2014", not a crash
-        if hasattr(stream, "reconfigure"):
-            stream.reconfigure(errors="backslashreplace")
-    args = _parser().parse_args(argv)
+    restore = [(stream, stream.errors) for stream in (sys.stdout, sys.stderr) if hasattr(stream, "reconfigure")]
+    for stream, _ in restore:  # an ASCII or cp1252 terminal gets "\u2014", not a crash
+        stream.reconfigure(errors="backslashreplace")
     handler = logging.StreamHandler()  # stderr
     handler.setFormatter(logging.Formatter("agent-memory: %(levelname)s: %(message)s"))
     handler.setLevel(logging.WARNING)
     logger = _logger()
     logger.addHandler(handler)
     try:
-        return _run_command(args)
+        return _run_command(_parser().parse_args(argv))
     except AgentMemoryError as exc:
         print(f"agent-memory: {exc}", file=sys.stderr)
         return 1
@@ -3814,6 +3828,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         return 130
     finally:
         logger.removeHandler(handler)
+        for stream, errors in restore:  # a caller's own streams are left as they were
+            stream.reconfigure(errors=errors)
 
 
 if __name__ == "__main__":

@@ -1205,6 +1205,81 @@ class ClientsBoundTheWholeReply(ClientTestCase):
         self.assertEqual(len(server.requests), 2, "a 503 is retried, whatever its body does")
 
 
+    def raw_server(self, handle):
+        """A loopback server that passes each connection, its request unread, to ``handle``."""
+        listener = socket.socket()
+        listener.bind(("127.0.0.1", 0))
+        listener.listen()
+        stop = threading.Event()
+
+        def serve():
+            while not stop.is_set():
+                try:
+                    connection, _ = listener.accept()
+                except OSError:
+                    return
+                with connection:
+                    try:
+                        handle(connection, stop)
+                    except OSError:
+                        pass
+
+        threading.Thread(target=serve, daemon=True).start()
+        self.addCleanup(listener.close)
+        self.addCleanup(stop.set)
+        return listener.getsockname()[1]
+
+    def test_a_reply_shorter_than_its_content_length_is_retried_not_taken(self):
+        # http.client reads an early close as the end; the part that came may even be valid JSON.
+        def short(connection, stop):
+            connection.recv(65536)
+            body = json.dumps(openai_reply("cut")).encode()
+            connection.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: "
+                               + str(len(body) + 50).encode() + b"\r\n\r\n" + body)
+
+        port = self.raw_server(short)
+        client = am.OpenAIClient("m", base_url=f"http://127.0.0.1:{port}/v1", max_retries=1)
+        client._sleep = lambda seconds: None
+        with self.assertRaisesRegex(am.LLMError, "IncompleteRead"):
+            client.simple_call("s", "u")
+
+    def test_a_proxy_that_trickles_its_connect_answer_ends_at_the_deadline(self):
+        def trickle(connection, stop):
+            connection.recv(65536)  # CONNECT llm.invalid:443
+            connection.sendall(b"HTTP/1.1 200 Connection established\r\n")
+            for _ in range(100):  # 10 s of headers, a line at a time
+                if stop.wait(0.1):
+                    return
+                connection.sendall(b"X-Slow: y\r\n")
+
+        port = self.raw_server(trickle)
+        proxy = f"http://127.0.0.1:{port}"
+        with mock.patch.dict(os.environ, {"https_proxy": proxy, "HTTPS_PROXY": proxy, "no_proxy": "",
+                                          "NO_PROXY": ""}):
+            client = am.OpenAIClient("m", base_url="https://llm.invalid/v1", timeout=0.5, max_retries=0)
+            with self.assertRaisesRegex(am.LLMError, r"did not answer within the timeout \(0.5 s\)"):
+                client.simple_call("s", "u")
+
+    @unittest.skipUnless(__import__("shutil").which("openssl"), "needs the openssl command to make a certificate")
+    def test_a_tls_send_cut_by_the_deadline_is_a_timeout_not_a_tls_failure(self):
+        import ssl
+
+        cert, key = ClientsHonourUrllibSettings.make_certificate(self)
+        context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+        context.load_cert_chain(cert, key)
+
+        def never_read(connection, stop):
+            with context.wrap_socket(connection, server_side=True):
+                stop.wait(10)  # the handshake done, the request is never read
+
+        port = self.raw_server(never_read)
+        client = am.OpenAIClient("m", base_url=f"https://127.0.0.1:{port}/v1", timeout=0.5, max_retries=1,
+                                 ssl_context=ssl.create_default_context(cafile=cert))
+        client._sleep = lambda seconds: None
+        with self.assertRaisesRegex(am.LLMError, "did not answer within the timeout"):
+            client.simple_call("s", "x" * 20_000_000)  # more than the socket buffers hold
+
+
 class ClientsFollowNoRedirect(ClientTestCase):
     """A redirect would carry the API key to another host, and turn the POST into a GET."""
 
@@ -1313,6 +1388,14 @@ class ClientsNeverLeakTheKey(ClientTestCase):
                 with self.assertRaises(am.LLMError) as caught:
                     self.client(am.OpenAIClient, server, api_key=SECRET_KEY).simple_call("s", "u")
                 self.assertNotIn(SECRET_KEY[:10], str(caught.exception))
+
+    def test_a_key_the_server_escapes_in_json_is_redacted_too(self):
+        escaped = "".join(f"\\u{ord(c):04x}" for c in SECRET_KEY)  # the same key once json.loads reads it
+        body = '{"error": {"message": "' + "x" * 280 + " key=" + escaped + '"}}'
+        server = ScriptedServer(self, [fail(401, body)])
+        with self.assertRaises(am.LLMError) as caught:
+            self.client(am.OpenAIClient, server, api_key=SECRET_KEY).simple_call("s", "u")
+        self.assertNotIn(SECRET_KEY[:10], str(caught.exception))
 
     def test_key_never_reaches_the_log(self):
         server = ScriptedServer(self, [fail(500, f"upstream rejected {SECRET_KEY}"), ok(openai_reply("ok"))])
@@ -2939,6 +3022,14 @@ class CommandLineEditsMemory(CommandLineTestCase):
         self.assertEqual(result.returncode, 0, result.stderr)
         self.assertIn(b"Ticks done items with \\u2713.", result.stdout)
         self.assertIn(b"[1% \\u2014 24/1,500 chars]", result.stdout)
+
+    def test_a_callers_own_streams_are_left_as_they_were(self):
+        out = io.TextIOWrapper(io.BytesIO(), encoding="ascii", errors="strict")
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(io.StringIO()):
+            self.assertEqual(am.main(["--dir", str(self.mem), "read", "user"]), 0)
+        self.assertEqual(out.errors, "strict")
+        out.flush()
+        self.assertIn(b"[0% \\u2014 0/1,500 chars]", out.buffer.getvalue())
 
     def test_add_replace_remove_and_read(self):
         self.assertEqual(self.run_cli("add", "env", "Postgres 15 runs on port 5432.")[:2],
