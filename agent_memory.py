@@ -535,6 +535,11 @@ def _word_view(folded: str) -> str:
     return _NON_WORD.sub(" ", folded).strip()
 
 
+def _fold(nfkc: str) -> str:
+    """The scan's folded view of NFKC text: case-folded, look-alike letters made Latin, accents gone."""
+    return _COMBINING_MARKS.sub("", nfkc.casefold().translate(_LOOKALIKES))
+
+
 def scan_content(content: str) -> None:
     """Raise ``ScanError`` if ``content`` is unsafe to put in a system prompt.
 
@@ -575,7 +580,7 @@ def scan_content(content: str) -> None:
         if len(nfkc) > _MAX_SCAN_CHARS:
             raise ScanError("too_large", f"content expands to {len(nfkc):,} characters under Unicode "
                                          f"normalisation; the limit is {_MAX_SCAN_CHARS:,}. Store a short summary instead.")
-        folded = _COMBINING_MARKS.sub("", nfkc.casefold().translate(_LOOKALIKES))
+        folded = _fold(nfkc)
     else:
         folded = content.casefold()
     views = {"nfkc": nfkc, "folded": folded}
@@ -631,9 +636,15 @@ def _threat_whole(text: str) -> Optional[str]:
         return _threat(text)
     # An overlap as long as the longest context covers any phrase at a seam. A piece that NFKC
     # lengthens past the scan's limit fails as too_large: withheld, never shown unscanned.
+    # Filler longer than the overlap could part a phrase, so each piece also carries the words
+    # before it, as _tail does.
     piece, overlap = 30_000, _MAX_CONTEXT_CHARS
     for start in range(0, len(text) - overlap, piece - overlap):
-        threat = _threat(text[start:start + piece])
+        back = start  # a word the piece would cut starts it
+        while back > 0 and not _is_gap(text[back - 1]):
+            back -= 1
+        carried = _words_before(text, back, _CONTEXT_WORDS)
+        threat = _threat(" ".join(carried) + " " + text[back:start + piece] if carried else text[back:start + piece])
         if threat is not None:
             return threat
     return None
@@ -697,6 +708,8 @@ def _context(joined: str) -> str:
     context = _tail(joined)
     if _threat(context) is None:
         return context
+    if not joined.endswith(context):  # it carries words from before its cut: keep it all
+        return joined
     earlier = [match.start() for match in _WORD_START.finditer(joined, 0, len(joined) - len(context))]
     while earlier:
         context = joined[earlier.pop():]
@@ -709,15 +722,45 @@ def _tail(text: str) -> str:
     """The end of ``text`` that a split phrase could reach back into: its last
     ``_CONTEXT_CHARS`` characters and its last ``_CONTEXT_WORDS`` words (the scan collapses runs
     of spaces and punctuation, so characters alone would not do), widened to start at a word,
-    but at most the last ``_MAX_CONTEXT_CHARS``."""
+    but at most the last ``_MAX_CONTEXT_CHARS``. If those hold fewer words (filler), the words
+    before them are carried in front, joined by spaces as the scan's word view joins them."""
     if len(text) <= _CONTEXT_CHARS:
         return text
     window = max(0, len(text) - _MAX_CONTEXT_CHARS)
     words = [match.start() for match in _WORD_START.finditer(text, window)]
-    if len(words) < _CONTEXT_WORDS:
-        return text[window:]
-    by_chars = max((start for start in words if start <= len(text) - _CONTEXT_CHARS), default=window)
-    return text[min(by_chars, words[-_CONTEXT_WORDS]):]
+    if len(words) >= _CONTEXT_WORDS:
+        by_chars = max((start for start in words if start <= len(text) - _CONTEXT_CHARS), default=window)
+        return text[min(by_chars, words[-_CONTEXT_WORDS]):]
+    if window == 0:
+        return text
+    cut = window
+    while cut < len(text) and not _is_gap(text[cut]):  # a word cut in two goes whole to the carried ones
+        cut += 1
+    tail = text[cut:]
+    carried = _words_before(text, cut, _CONTEXT_WORDS - len(_word_view(_fold(_nfkc(tail))).split()))
+    return " ".join(carried) + " " + tail if carried else tail
+
+
+def _nfkc(text: str) -> str:
+    return text if text.isascii() else unicodedata.normalize("NFKC", text)
+
+
+def _is_gap(char: str) -> bool:
+    """Is ``char`` a space or punctuation to the scan, which reads "ⓘ" as "i"?"""
+    return not char.isalnum() and not any(c.isalnum() for c in _fold(_nfkc(char)))
+
+
+def _words_before(text: str, end: int, count: int) -> list[str]:
+    """The last ``count`` words of ``text[:end]`` as the scan reads them, ``end`` being a gap;
+    read back a window at a time, so filler of any length costs one pass."""
+    words: list[str] = []
+    while end > 0 and len(words) < count:
+        start = max(0, end - _MAX_CONTEXT_CHARS)
+        while start > 0 and not _is_gap(text[start - 1]):  # a word cut in two is read whole
+            start -= 1
+        words[:0] = _word_view(_fold(_nfkc(text[start:end]))).split()
+        end = start
+    return words[-count:] if count > 0 else []
 
 
 def _check_prompt_order(entries: list[str], updated: list[str], index: int) -> None:
