@@ -603,7 +603,8 @@ def scan_content(content: str) -> None:
 # "all" / "previous instructions ..."), each harmless alone. An entry is shown
 # only if it passes the scan alone and together with the end of the text shown
 # before it: its last 200 characters and 16 words, as far back as a split
-# phrase can reach (the scan collapses runs of spaces and punctuation).
+# phrase can reach (the scan collapses runs of spaces and punctuation, so the
+# words are carried over filler of any length).
 # The snapshot, the buffer, the tool's listing and every write follow this rule.
 
 _CONTEXT_CHARS, _CONTEXT_WORDS, _MAX_CONTEXT_CHARS = 200, 16, 4_000
