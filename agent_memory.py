@@ -866,6 +866,7 @@ _SYNONYM_GROUPS = [
     "run execute",
     "start launch",
     "short concise brief terse",
+    "mm millimetre millimeter", "cm centimetre centimeter", "km kilometre kilometer", "kg kilogram kilo",
     "reply answer response",
     "british uk",
     "email mail",
