@@ -1657,6 +1657,7 @@ class FeaturesReadValuesOneWay(unittest.TestCase):
             ("In the fourth year of a PhD.", "A 4th-year PhD student.", "4"),
             ("Wants UK spelling.", "Wants British spelling.", "british"),
             ("Keep replies terse.", "Keep answers short.", "reply"),
+            ("Dimensions in mm.", "Dimensions in millimetres.", "mm"),
         ]
         for one, other, key in same:
             with self.subTest(one=one):
