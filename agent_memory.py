@@ -1676,17 +1676,24 @@ def _usage_text(used: int, limit: int) -> str:
     return f"[{100 * used // limit}% — {used:,}/{limit:,} chars]"
 
 
+_QUOTED_MAX = 40  # entries an error message lists; a file of thousands would drown the model
+
+
 def _quoted_entries(entries: list[str], indexes: Iterable[int], width: int) -> str:
     """Numbered entries quoted for a message, "1. '…'; 3. '…'": an entry the prompt leaves out
     is not shown, and if the entries side by side would fail the scan, only their numbers are."""
     threats = {hidden.at: hidden.threat for hidden in _prompt_order(entries)[1]}
-    numbers = [index + 1 for index in indexes]
+    indexes = list(indexes)
+    more = f"; and {len(indexes) - _QUOTED_MAX:,} more (read lists them all)" if len(indexes) > _QUOTED_MAX else ""
+    indexes = indexes[:_QUOTED_MAX]
     listed = "; ".join(f"{index + 1}. " + (f"[not shown: it fails the security scan ({threats[index]})]"
                                             if index in threats else repr(_preview(entries[index], width)))
                        for index in indexes)
     if _threat(listed) is not None:
-        return f"entries {', '.join(map(str, numbers))} (not quoted: side by side they fail the security scan)"
-    return listed
+        listed = (f"entries {', '.join(str(index + 1) for index in indexes)} (not quoted: side by side they fail "
+                  "the security scan)")
+    return listed + more
+
 
 
 def _quoted(entry: Optional[str], width: int = 120) -> str:

@@ -2982,6 +2982,14 @@ class ToolNeverRaises(ToolTestCase):
                 self.assertIn(expected, self.error(tool, args))
         self.assertEqual(snapshot(self.mem), {})
 
+    def test_a_capacity_error_lists_at_most_forty_entries(self):
+        tool = self.tool(facts_limit_env=400, merge_on_write=False)
+        for number in range(60):
+            tool.manager._facts.add("env", f"e{number}")
+        error = self.error(tool, {"action": "add", "target": "env", "content": "x" * 100})
+        self.assertIn("40. 'e39'; and 20 more (read lists them all)", error)
+        self.assertNotIn("'e40'", error)
+
     def test_failed_operations_say_why_and_what_to_do(self):
         tool = self.tool(facts_limit_env=60)
         self.seed(tool.manager, "env", ["Uses Go 1.22 with modules.", "Tests run with make test."])
