@@ -432,7 +432,7 @@ _RULE_TABLE = [
      r"(?:vorherigen|bisherigen|instructions pr[ée]c[ée]dentes|instrucciones anteriores)"
      r"|忽略(?:之前|以上|先前|上面|前面)的?(?:所有)?(?:指令|指示|说明|规则)"),
     ("prompt_injection", "an instruction to hide something from the user", "words",
-     ("tell", "inform", "mention", "reveal", "without", "know", "from the user"),
+     ("user",),  # in every phrase; a trigger of several words would miss "from the  user"
      r"\b(?:do not|don t|never) (?:tell|inform|mention (?:this |it )?to|reveal (?:this |it )?to) the user\b(?! s\b)"
      r"|\b(?:do not|don t|never) let the user (?:know|see|find out|notice)\b"
      r"|\b(?:keep|hide) (?:this|it|that) (?:secret |hidden )?from the user\b"
@@ -460,7 +460,7 @@ _RULE_TABLE = [
      r"(?:(?:ba|z|k|da|fi)?sh|python[0-9.]{0,4}|perl|ruby|node|php|iex|invoke-expression)\b"
      r"|\b(?:(?:ba|z|da)?sh|source|\.)\s{1,5}<\(\s{0,5}(?:curl|wget)\b"
      r"|\b(?:ba|z|da)?sh\s{1,5}-c\s{1,5}[\"']?\$\(\s{0,5}(?:curl|wget)\b"),
-    ("exfiltration", "a reverse shell", "folded", ("/dev/tcp", "-e ", "--exec", "--sh-exec", "mkfifo", "socat"),
+    ("exfiltration", "a reverse shell", "folded", ("/dev/tcp", "-e", "mkfifo", "socat"),  # "-e" then a tab, too
      r"/dev/tcp/|\bnc(?:at)?\b[^\n]{0,80}\s(?:-e|--exec|--sh-exec)\s|\bmkfifo\b[^\n]{0,120}\bnc(?:at)?\b"
      r"|\bsocat\b[^\n]{0,120}\bexec:"),
     ("exfiltration", "an instruction to send secrets somewhere", "folded",
@@ -803,15 +803,20 @@ def _check_prompt_order(entries: list[str], updated: list[str], index: int) -> N
 
 def _refuse_neighbours(culprit: _Hidden, updated: list[str], index: int) -> None:
     """Raise the ``ScanError`` of an entry hidden by its context, worded for the write at ``index``."""
+    # The scan's own message would quote the phrase the two make together, which neither holds
+    # alone: the refusal names the entry and the threat instead.
     try:
         scan_content(culprit.context + ENTRY_SEP + updated[culprit.at])
     except ScanError as exc:
+        advice = (f"fails the security scan ({exc.threat}), as the prompt would show them one after the other. "
+                  "Write the fact so that it reads as a plain fact next to that entry, or change that entry first")
         if culprit.at == index:
             raise ScanError(exc.threat, f"together with the entries the prompt shows before it (entry "
-                                        f"{culprit.after + 1}: {_quoted(updated[culprit.after], 60)}), {exc}") from None
+                                        f"{culprit.after + 1}: {_quoted(updated[culprit.after], 60)}), it "
+                                        f"{advice}") from None
         if culprit.after == index:
             raise ScanError(exc.threat, f"together with entry {culprit.at + 1}, {_quoted(updated[culprit.at], 60)}"
-                                        f", which the prompt shows after it, {exc}") from None
+                                        f", which the prompt shows after it, it {advice}") from None
         # The write changed which entries meet: an entry it hid before now shows, next to a later one.
         raise ScanError(exc.threat, f"this write would leave entry {culprit.at + 1} out of the prompt: it would "
                                     f"follow entry {culprit.after + 1} there, and together they fail the security "
@@ -911,7 +916,7 @@ def _thousands(match: re.Match[str]) -> str:
 
 _PHRASES: list[tuple[re.Pattern[str], Any]] = [
     (_Regex(r"(?<=\d),(?=\d{3}\b)"), ""),  # "2,500" is 2500, so "2,500-3,500" is a range of two numbers
-    (_Regex(r"\b(\d+(?:\.\d{1,3})?)[kK]\b"), _thousands),
+    (_Regex(r"\b(\d{1,15}(?:\.\d{1,3})?)[kK]\b"), _thousands),  # int() refuses 4,300 digits and more
     (_Regex(r"\b(\d+(?:\.\d+)?)(fps|ms|[kmgt]b|px|[kmg]?hz|rpm|kg|km|cm|mm)\b", re.IGNORECASE), r"\1 \2"),  # "30fps"
     (_Regex(r"\bend-to-end\b", re.IGNORECASE), "e2e"),
     (_Regex(r"\b(\d+)\s?-?(?:h|hrs?|hours?)\b", re.IGNORECASE), r"\1 hours"),  # "12h", "12-hour"
@@ -2283,7 +2288,7 @@ def llm_ranker(llm: LLMClient) -> RankStrategy:
             return []
         leading = re.match(r"\d+(?:\s*[,;]?\s*\d+)*", text)  # "3, 1" but not the dates in "3 (2026-01-02)"
         chosen: list[EpisodeMeta] = []
-        for number in re.findall(r"\d+", leading.group()) if leading else ():
+        for number in re.findall(r"\d{1,6}", leading.group()) if leading else ():
             index = int(number) - 1
             if 0 <= index < len(shown) and shown[index] not in chosen:
                 chosen.append(shown[index])
@@ -3236,7 +3241,11 @@ class MemoryManager:
             merged = _merge_text(entries[index], content)
             if merged == entries[index]:
                 return WriteResult("duplicate", merged, index, similarity)
-            scan_content(merged)
+            threat = _threat(merged)
+            if threat is not None:  # not quoted: the phrase is made by the two, neither holds it alone
+                raise ScanError(threat, f"merged into entry {index + 1}, {_quoted(entries[index], 60)}, the fact "
+                                        f"fails the security scan ({threat}); write it so that it reads as a "
+                                        "plain fact next to that entry")
             return self._store(target, entries[index], merged, "merged", similarity, content)
         if action == "replace":
             return self._store(target, entries[index], content, "replaced", similarity, content)
