@@ -797,11 +797,11 @@ def _check_prompt_order(entries: list[str], updated: list[str], index: int) -> N
     if culprit.after is None:  # it fails alone: callers scan a new text first, and one shown before passed
         scan_content(updated[culprit.at])
     else:
-        _refuse_neighbours(culprit, updated, index)
+        _refuse_neighbours(culprit, culprit.after, updated, index)
     raise AssertionError("an entry _prompt_order hid passes the scan")
 
 
-def _refuse_neighbours(culprit: _Hidden, updated: list[str], index: int) -> None:
+def _refuse_neighbours(culprit: _Hidden, after: int, updated: list[str], index: int) -> None:
     """Raise the ``ScanError`` of an entry hidden by its context, worded for the write at ``index``."""
     # The scan's own message would quote the phrase the two make together, which neither holds
     # alone: the refusal names the entry and the threat instead.
@@ -812,14 +812,14 @@ def _refuse_neighbours(culprit: _Hidden, updated: list[str], index: int) -> None
                   "Write the fact so that it reads as a plain fact next to that entry, or change that entry first")
         if culprit.at == index:
             raise ScanError(exc.threat, f"together with the entries the prompt shows before it (entry "
-                                        f"{culprit.after + 1}: {_quoted(updated[culprit.after], 60)}), it "
+                                        f"{after + 1}: {_quoted(updated[after], 60)}), it "
                                         f"{advice}") from None
-        if culprit.after == index:
+        if after == index:
             raise ScanError(exc.threat, f"together with entry {culprit.at + 1}, {_quoted(updated[culprit.at], 60)}"
                                         f", which the prompt shows after it, it {advice}") from None
         # The write changed which entries meet: an entry it hid before now shows, next to a later one.
         raise ScanError(exc.threat, f"this write would leave entry {culprit.at + 1} out of the prompt: it would "
-                                    f"follow entry {culprit.after + 1} there, and together they fail the security "
+                                    f"follow entry {after + 1} there, and together they fail the security "
                                     f"scan ({exc.threat}). Ask the user to review the file") from None
 
 
@@ -2543,7 +2543,7 @@ def _opener(ssl_context: Any) -> Any:
             def __init__(self, *args: Any, watch: _Watch, **kwargs: Any) -> None:
                 super().__init__(*args, **kwargs)
                 self._watch = watch
-                create = self._create_connection
+                create = self._create_connection  # type: ignore[has-type]  # set by http.client
 
                 def create_watched(*args: Any, **kwargs: Any) -> Any:
                     sock = create(*args, **kwargs)
@@ -2566,7 +2566,8 @@ def _opener(ssl_context: Any) -> Any:
 
     class HTTPSHandler(urllib.request.HTTPSHandler):
         def https_open(self, req: Any) -> Any:
-            return self.do_open(functools.partial(secure, watch=req.watch), req, context=self._context)
+            return self.do_open(functools.partial(secure, watch=req.watch), req,
+                                context=self._context)  # type: ignore[attr-defined]  # urllib's own
 
     class NoRedirects(urllib.request.HTTPRedirectHandler):
         def redirect_request(self, *args: Any) -> None:
@@ -2579,7 +2580,8 @@ def _read_bounded(response: Any) -> bytes:
     """Read a reply body, refusing more than 8 MiB, or less than its Content-Length promised."""
     import http.client
 
-    chunks, size = [], 0
+    chunks: list[bytes] = []
+    size = 0
     while True:
         chunk = response.read1(65536)
         if not chunk:
