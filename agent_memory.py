@@ -609,7 +609,6 @@ def scan_content(content: str) -> None:
 
 _CONTEXT_CHARS, _CONTEXT_WORDS, _MAX_CONTEXT_CHARS = 200, 16, 4_000
 _CLOCK = _Regex(r"\d\d:\d\d")  # a buffer line's time, kept by its placeholder
-_WORD_START = _Regex(r"(?<![^\W_])[^\W_]")  # a word is letters and digits: the scan reads "_" as a space
 
 
 def _threat(text: str) -> Optional[str]:
@@ -909,6 +908,8 @@ _SYNONYMS = {word: group.split()[0] for group in _SYNONYM_GROUPS for word in gro
 # Days and seasons are values, however they are written: "every monday", "opens in autumn".
 _CALENDAR_WORDS = frozenset("monday tuesday wednesday thursday friday saturday sunday spring summer autumn winter"
                             .split())
+
+
 def _thousands(match: re.Match[str]) -> str:
     whole, _, fraction = match.group(1).partition(".")
     return str(int(whole + fraction.ljust(3, "0")))  # "2.5k" is 2500, exactly
@@ -961,14 +962,14 @@ def _stem(word: str) -> str:
 
 
 def _word_key(word: str) -> str:
-    """The key of a lower-case word: its synonym group's first word, or its stem without a
-    final "e", so that "configure", "configures" and "configured" all give "configur"."""
+    """The key of a lower-case word: its synonym group's first word, or its stem ("prefers" and
+    "preferred" give "prefer"), unless the stem is a stop word or a negation ("noted" is not "not")."""
     if word in _SYNONYMS:
         return _SYNONYMS[word]
     key = _stem(word)
     if key in _SYNONYMS:
         return _SYNONYMS[key]
-    return word if key in _STOP_WORDS or key in _NEGATIONS else key  # "noted" and "note" are not "not"
+    return word if key in _STOP_WORDS or key in _NEGATIONS else key
 
 
 # Verbs a fact or an instruction opens with: capitalised at the start of a
@@ -1698,7 +1699,6 @@ def _quoted_entries(entries: list[str], indexes: Iterable[int], width: int) -> s
         listed = (f"entries {', '.join(str(index + 1) for index in indexes)} (not quoted: side by side they fail "
                   "the security scan)")
     return listed + more
-
 
 
 def _quoted(entry: Optional[str], width: int = 120) -> str:
