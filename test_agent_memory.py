@@ -1182,34 +1182,23 @@ class ClientsBoundTheWholeReply(ClientTestCase):
 
     def test_trickling_headers_end_at_the_deadline(self):
         # The socket's timeout restarts with every byte; only the call's deadline stops this.
-        listener = socket.socket()
-        listener.bind(("127.0.0.1", 0))
-        listener.listen()
-        stop = threading.Event()
+        finished = threading.Event()
 
-        def serve():
-            connection, _ = listener.accept()
-            with connection:
-                connection.recv(65536)
-                connection.sendall(b"HTTP/1.1 200 OK\r\nX-Slow: ")
-                for _ in range(100):  # 10 s of one header, a byte at a time
-                    if stop.wait(0.1):
-                        return
-                    try:
-                        connection.sendall(b"a")
-                    except OSError:
-                        return
+        def trickle(connection, stop):
+            connection.recv(65536)
+            connection.sendall(b"HTTP/1.1 200 OK\r\nX-Slow: ")
+            for _ in range(100):  # 10 s of one header, a byte at a time
+                if stop.wait(0.1):
+                    return
+                connection.sendall(b"a")
+            finished.set()
 
-        thread = threading.Thread(target=serve, daemon=True)
-        thread.start()
-        self.addCleanup(listener.close)
-        self.addCleanup(stop.set)
-        client = am.OpenAIClient("m", base_url=f"http://127.0.0.1:{listener.getsockname()[1]}/v1", timeout=0.5,
-                                 max_retries=0)
+        port = self.raw_server(trickle)
+        client = am.OpenAIClient("m", base_url=f"http://127.0.0.1:{port}/v1", timeout=0.5, max_retries=0)
         with self.assertRaises(am.LLMError) as caught:
             client.simple_call("s", "u")
         self.assertIn("did not answer within the timeout (0.5 s)", str(caught.exception))
-        self.assertFalse(stop.is_set())  # it ended before the server finished
+        self.assertFalse(finished.is_set())  # it ended before the server finished
 
     def test_an_error_whose_explanation_stalls_is_an_llm_error(self):
         server = ScriptedServer(self, [(503, {"error": {"message": "overloaded"}}, {}, 0, 0.2)])
