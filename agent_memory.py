@@ -120,7 +120,8 @@ class _Regex:
     __slots__ = ("_pattern", "_flags", "_compiled")
 
     def __init__(self, pattern: str, flags: int = 0) -> None:
-        self._pattern, self._flags, self._compiled = pattern, flags, None
+        self._pattern, self._flags = pattern, flags
+        self._compiled: Optional[re.Pattern[str]] = None
 
     def __getattr__(self, name: str) -> Any:  # search, finditer, sub, ... of the compiled pattern
         if self._compiled is None:
@@ -915,7 +916,7 @@ def _thousands(match: re.Match[str]) -> str:
     return str(int(whole + fraction.ljust(3, "0")))  # "2.5k" is 2500, exactly
 
 
-_PHRASES: list[tuple[re.Pattern[str], Any]] = [
+_PHRASES: list[tuple[_Regex, Any]] = [
     (_Regex(r"(?<=\d),(?=\d{3}\b)"), ""),  # "2,500" is 2500, so "2,500-3,500" is a range of two numbers
     (_Regex(r"\b(\d{1,15}(?:\.\d{1,3})?)[kK]\b"), _thousands),  # int() refuses 4,300 digits and more
     (_Regex(r"\b(\d+(?:\.\d+)?)(fps|ms|[kmgt]b|px|[kmg]?hz|rpm|kg|km|cm|mm)\b", re.IGNORECASE), r"\1 \2"),  # "30fps"
@@ -1366,7 +1367,7 @@ def _unit_cosines(query: Sequence[float], vectors: list[tuple[float, ...]]) -> l
 def _unmatched(tokens: frozenset[str], one: _Analysis, other: _Analysis) -> set[str]:
     """The ``tokens`` of ``one`` that ``other`` does not mention, initials included both ways:
     "Home Assistant OS" mentions "HA", and "HA" mentions "Home Assistant"."""
-    covered = set()
+    covered: set[str] = set()
     for run in one.runs:
         for start in range(len(run) - 1):
             for end in range(start + 2, len(run) + 1):
@@ -3493,6 +3494,7 @@ class MemoryTool:
         import json
 
         refused = False
+        reply: dict[str, Any]
         try:
             message = self._run(self._arguments(args))
         except AgentMemoryError as exc:
