@@ -1389,6 +1389,14 @@ def _opposed(a: _Analysis, b: _Analysis) -> bool:
     return any(_OPPOSITES[word] & (b.polar - a.polar) for word in a.polar - b.polar)
 
 
+def _says_more(old: Optional[str], new: str) -> bool:
+    """Does ``old`` hold a content word, number or name that ``new`` does not?"""
+    if old is None:
+        return False
+    before = _analyse(old)
+    return bool(_unmatched(before.keys, before, _analyse(new)))
+
+
 def _values_and_names(text: str) -> frozenset[str]:
     """The numbers, names and identifiers of ``text``: what a faithful rewording must keep."""
     analysis = _analyse(text)
@@ -3565,6 +3573,10 @@ class MemoryTool:
                 done += (f". It is close to the entry {_quoted(result.close_to)}: if the new fact changes a value "
                          "in it, remove that entry (action remove) so memory does not hold both; if it says the "
                          "same, remove the new one")
+            if result.action == "replaced" and _says_more(result.previous, result.entry):
+                # The LLM judged the new fact an update of the old one, which said more than the new one does.
+                return (f"{done}. Whatever else the old entry said is no longer stored: if any of it still holds, "
+                        f"put it back (action replace). {self._usage(target)} Done.")
             return f"{done}. {self._usage(target)} Done; no need to repeat it."
         if action == "replace":
             result = memory.replace_fact(target, args["old_text"], args["content"])

@@ -2981,6 +2981,17 @@ class ToolNeverRaises(ToolTestCase):
                 self.assertIn(expected, self.error(tool, args))
         self.assertEqual(snapshot(self.mem), {})
 
+    def test_an_update_the_llm_judged_says_what_the_old_entry_held(self):
+        # "replace" keeps only the new text: the model is told, instead of "no need to repeat it".
+        tool = self.tool(scripted_llm("replace"))
+        self.ok(tool, {"action": "add", "target": "env", "content": "Postgres 15 runs on port 5432, database shopdb."})
+        said = self.ok(tool, {"action": "add", "target": "env", "content": "Postgres now listens on port 5433."})
+        self.assertIn("'Postgres 15 runs on port 5432, database shopdb.' is now 'Postgres now listens on port 5433.'",
+                      said)
+        self.assertIn("Whatever else the old entry said is no longer stored: if any of it still holds, put it "
+                      "back (action replace)", said)
+        self.assertNotIn("no need to repeat it", said)
+
     def test_a_capacity_error_lists_at_most_forty_entries(self):
         tool = self.tool(facts_limit_env=400, merge_on_write=False)
         for number in range(60):
