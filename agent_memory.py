@@ -1516,9 +1516,13 @@ def _check_directory(directory: Union[str, os.PathLike[str]]) -> str:
     if not directory.strip():
         raise InvalidInputError("the memory directory is an empty path; give one, such as ~/.agent_memory")
     directory = os.path.expanduser(directory)
-    if os.path.exists(directory) and not os.path.isdir(directory):
-        raise InvalidInputError(f"the memory directory {directory} is a file, not a directory; give the path "
-                                "of a directory (it is created if missing)")
+    existing = directory  # the directory, or the nearest of its parents that exists
+    while existing and not os.path.exists(existing) and os.path.dirname(existing) != existing:
+        existing = os.path.dirname(existing)
+    if existing and os.path.exists(existing) and not os.path.isdir(existing):
+        where = "" if existing == directory else f" is inside {existing}, which"
+        raise InvalidInputError(f"the memory directory {directory}{where} is a file, not a directory; give the "
+                                "path of a directory (it is created if missing)")
     return directory
 
 

@@ -3174,7 +3174,8 @@ class CommandLineEditsMemory(CommandLineTestCase):
 
     def test_a_directory_path_that_is_wrong_is_named(self):
         (self.tmp / "a-file").write_text("x", encoding="utf-8")
-        for path, words in ((str(self.tmp / "a-file"), "is a file, not a directory"), ("", "is an empty path")):
+        for path, words in ((str(self.tmp / "a-file"), "is a file, not a directory"), ("", "is an empty path"),
+                            (str(self.tmp / "a-file" / "sub"), f"is inside {self.tmp / 'a-file'}, which is a file")):
             with self.subTest(path=path):
                 with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()) as err:
                     self.assertEqual(am.main(["--dir", path, "read"]), 1)
