@@ -853,7 +853,7 @@ a an the and or but nor if of to in on at by for with from as is are was were be
 these those there here into onto over under than then so such can will would should could may might must do
 does did done has have had having i me my we our you your he him his she her they them their what which who
 whom when where why how all any both each few more most other some own same just also only via per about
-after before during while up down out off again once e g i e etc user users project
+after before during while up down out off again once e g i e etc user users project us
 """.split())
 _NEGATIONS = frozenset("not no never without nor dislike dislikes disliked hate hates avoid avoids n't don't "
                        "doesn't isn't aren't won't can't cannot banned forbidden prohibited disallowed".split())
@@ -892,7 +892,7 @@ _SYNONYM_GROUPS = [
     "short concise brief terse",
     "mm millimetre millimeter", "cm centimetre centimeter", "km kilometre kilometer", "kg kilogram kilo",
     "reply answer response",
-    "british uk",
+    "british uk", "american america us usa",
     "email mail",
     "message dm",
     "deploy deployment",
@@ -916,13 +916,34 @@ def _thousands(match: re.Match[str]) -> str:
     return str(int(whole + fraction.ljust(3, "0")))  # "2.5k" is 2500, exactly
 
 
+_RATE_BEFORE = _Regex(r"(?:\d\S*\s+[^\W\d]+|[\d$€£¥]|\b(?:once|twice|times|per|every|each))\W*$",
+                      re.IGNORECASE)
+
+
+def _one_unit(match: re.Match[str]) -> str:
+    """"an hour" is "1 hour" and "a day ahead" is "1 day ahead"; a rate ("$90 an hour", "twice a day") stays."""
+    if _RATE_BEFORE.search(match.string, max(0, match.start() - 40), match.start()):
+        return match.group()
+    return "1 " + match.group(1)
+
+
+def _larger_unit(match: re.Match[str]) -> str:
+    """A whole number of a larger unit: "60 minutes" is "1 hours", "48 hours" is "2 days"."""
+    number, unit = int(match.group(1)), match.group(2)
+    size, larger = (60, "hours") if unit == "minutes" else (24, "days")
+    return f"{number // size} {larger}" if number % size == 0 else match.group()
+
+
 _PHRASES: list[tuple[_Regex, Any]] = [
+    (_Regex(r"\bhalf(?: an |-)hour\b", re.IGNORECASE), "30 minutes"),
+    (_Regex(r"\b(?:an?|one)\s(hour|day|week)\b", re.IGNORECASE), _one_unit),
     (_Regex(r"(?<=\d),(?=\d{3}\b)"), ""),  # "2,500" is 2500, so "2,500-3,500" is a range of two numbers
     (_Regex(r"\b(\d{1,15}(?:\.\d{1,3})?)[kK]\b"), _thousands),  # int() refuses 4,300 digits and more
     (_Regex(r"\b(\d+(?:\.\d+)?)(fps|ms|[kmgt]b|px|[kmg]?hz|rpm|kg|km|cm|mm)\b", re.IGNORECASE), r"\1 \2"),  # "30fps"
     (_Regex(r"\bend-to-end\b", re.IGNORECASE), "e2e"),
     (_Regex(r"\b(\d+)\s?-?(?:h|hrs?|hours?)\b", re.IGNORECASE), r"\1 hours"),  # "12h", "12-hour"
     (_Regex(r"\b(\d+)\s?-?(?:mins?|minutes?)\b", re.IGNORECASE), r"\1 minutes"),
+    (_Regex(r"\b(\d{1,9}) (minutes|hours)\b"), _larger_unit),
 ]
 # "3:30-4:30pm" is "15:30-16:30"; "7pm" is "19:00".
 _TIME_RANGE_12H = _Regex(r"\b(\d{1,2})(?::(\d\d))?(\s?[–-]\s?|\s to\s)(?=\d{1,2}(?::\d\d)?\s?([ap])\.?m\b)",
@@ -1085,6 +1106,8 @@ def _normalise(text: str) -> str:
 def _atom_kind_and_key(atom: str, in_code: bool, sentence_start: bool) -> tuple[str, str]:
     """What an atom is (number, name, code or word) and its normalised key."""
     lowered = _CONTRACTION.sub("", atom.casefold())
+    if atom.isupper() and lowered in _SYNONYMS:  # "US" is "American"; "us" is a stop word
+        return "name", _SYNONYMS[lowered]
     if lowered in _STOP_WORDS or lowered in _NEGATIONS or "'" in lowered:  # "'" is left in "can't" only
         return "stop", lowered
     if not lowered.isalpha():  # atoms are letters or digits: this one holds a digit
@@ -1152,7 +1175,7 @@ def _analyse_text(text: str) -> _Analysis:
         keys.add(key)
     _end_run(run, run_opens_sentence, runs, featured)
     for value in _whole_values(text, code_spans):  # "us-east-1" differs from "eu-central-1" as a whole
-        keys.add(value)
+        keys.update((value, value.rpartition("/")[2]))  # "Boot.unity" mentions "Assets/Scenes/Boot.unity"
         specific.add(value)
         names.add(value)
     for capitalised_run in featured:

@@ -1655,6 +1655,11 @@ class FeaturesReadValuesOneWay(unittest.TestCase):
             ("Capped at 30fps.", "Capped at 30 fps.", "30"),
             ("In the fourth year of a PhD.", "A 4th-year PhD student.", "4"),
             ("Wants UK spelling.", "Wants British spelling.", "british"),
+            ("Not the US names.", "Not the American names.", "american"),
+            ("Sessions run an hour.", "Sessions run 60 minutes.", "1"),
+            ("Follow-ups take half an hour.", "Follow-ups take 30 min.", "30"),
+            ("Send agendas a day ahead.", "Send agendas 24h ahead.", "1"),
+            ("Posted within two days.", "Posted within 48 hours.", "2"),
             ("Keep replies terse.", "Keep answers short.", "reply"),
             ("Dimensions in mm.", "Dimensions in millimetres.", "mm"),
         ]
@@ -1662,6 +1667,13 @@ class FeaturesReadValuesOneWay(unittest.TestCase):
             with self.subTest(one=one):
                 self.assertIn(key, am._analyse(one).keys)
                 self.assertIn(key, am._analyse(other).keys)
+
+    def test_a_rate_is_not_a_duration(self):
+        for rate in ("Bills $90 an hour.", "Takes it twice a day.", "Aims for 150 reviews a day.",
+                     "Works 8 hours a day."):
+            with self.subTest(rate=rate):
+                self.assertNotIn("1", am._analyse(rate).keys)
+        self.assertEqual(am._analyse("Runs 90 minutes.").keys, {"run", "90", "minute"})  # not a whole hour
 
     def test_a_list_or_a_range_of_numbers_is_its_numbers(self):
         self.assertEqual(am._analyse("Ports 8000,8001").keys, {"port", "8000", "8001"})
@@ -1671,6 +1683,7 @@ class FeaturesReadValuesOneWay(unittest.TestCase):
     def test_stop_words_and_contractions_carry_no_meaning(self):
         keys = am._analyse("This was what it does and has; they're fine, we'll see, Redis's port").keys
         self.assertEqual(keys, am._analyse("fine see Redis port").keys)
+        self.assertEqual(am._analyse("Tell us first").keys, {"tell", "first"})  # "us", unlike "US"
         for negated in ("Don't use tabs.", "Doesn\u2019t use tabs.", "Uses spaces rather than tabs."):
             with self.subTest(negated=negated):
                 self.assertTrue(am._analyse(negated).negated)
@@ -1698,6 +1711,12 @@ class FeaturesReadValuesOneWay(unittest.TestCase):
         old, new = am._analyse("Home Assistant OS VM at 192.168.10.20:8123."), am._analyse("HA OS is at 192.168.10.20:8123.")
         self.assertEqual(am._unmatched(new.names, new, old), set())
         self.assertEqual(am._unmatched(old.names, old, new), {"vm"})
+
+    def test_a_file_name_mentions_its_path(self):
+        old = am._analyse("Main scene is `Assets/Scenes/Boot.unity`; it must be first in build settings.")
+        new = am._analyse("Boot.unity has to be scene index 0 in build settings.")
+        self.assertNotIn("boot.unity", am._unmatched(new.names, new, old))
+        self.assertTrue(am._conflict("Logs go to `/var/log/app.log`.", "Logs go to `/srv/app.log`."))
 
     def test_identifiers_count_whole(self):
         self.assertIn("us-east-1", am._analyse("DR lives in us-east-1.").specific)
