@@ -952,6 +952,8 @@ _TIME_12H = _Regex(r"\b(\d{1,2})(?::(\d\d))?\s?([ap])\.?m\b\.?", re.IGNORECASE)
 _ATOM = _Regex(r"\b[vV]?\d+(?:[.:/]\d+)+|[^\W_]+(?:'(?:s|t|re|ll|ve|d|m)\b)?")  # "Redis's", "don't"
 _CONTRACTION = _Regex(r"'(?:s|re|ll|ve|d|m)$")  # "they're" is "they"; "don't" stays, a negation
 _SENTENCE_END = _Regex(r"[.;:!?](?:\s|$)")
+_CLAUSE_END = _Regex(r"[,.;:!?](?:\s|$)|\s[–—-]\s")
+_ADDING_MARKERS = _Regex(r"\b(?:also|too|as well|another)\b", re.IGNORECASE)  # "... is also in the notebook"
 _UPDATE_MARKERS = _Regex(
     r"\b(?:now|moved|switched|changed|upgraded|downgraded|bumped|raised|increased|decreased|reduced|lowered|cut|"
     r"replaced|renamed|migrated|no longer|instead|anymore|any more|has started|have started|started using|"
@@ -1080,8 +1082,10 @@ class _Analysis(NamedTuple):
     names: frozenset[str]  # the surest of them: names inside a sentence, URLs, paths, identifiers
     runs: tuple[tuple[str, ...], ...]  # runs of capitalised words, for initials
     polar: frozenset[str]  # words with an opposite: "before", "after", "enabled", …
+    clauses: tuple[frozenset[str], ...]  # the keys of each clause, for where a number stands
     negated: bool
     updating: bool  # says that something changed: "now", "moved to", "no longer"
+    adding: bool  # says it is one more of a kind: "also", "too", "another"
 
 
 def _analyse(text: str) -> _Analysis:
@@ -1149,6 +1153,8 @@ def _analyse_text(text: str) -> _Analysis:
     run: list[str] = []
     run_opens_sentence = False
     sentence_start, previous_end = True, 0
+    clauses: list[frozenset[str]] = []
+    clause: set[str] = set()
     for match in _ATOM.finditer(text):
         atom, gap = match.group(), text[previous_end:match.start()]
         previous_end = match.end()
@@ -1156,6 +1162,9 @@ def _analyse_text(text: str) -> _Analysis:
             code_at += 1
         if _SENTENCE_END.search(gap):
             sentence_start = True
+        if _CLAUSE_END.search(gap) and clause:
+            clauses.append(frozenset(clause))
+            clause = set()
         kind, key = _atom_kind_and_key(atom, _inside(code_spans, code_at, match.start()), sentence_start)
         capitalised = atom[0].isupper()
         if capitalised and atom[0].isalpha() and run and not sentence_start and not gap.strip(" -"):
@@ -1173,7 +1182,10 @@ def _analyse_text(text: str) -> _Analysis:
             names.add(key)
         counts["w:" + key] = counts.get("w:" + key, 0) + _KIND_WEIGHTS[kind]
         keys.add(key)
+        clause.add(key)
     _end_run(run, run_opens_sentence, runs, featured)
+    if clause:
+        clauses.append(frozenset(clause))
     for value in _whole_values(text, code_spans):  # "us-east-1" differs from "eu-central-1" as a whole
         keys.update((value, value.rpartition("/")[2]))  # "Boot.unity" mentions "Assets/Scenes/Boot.unity"
         specific.add(value)
@@ -1196,8 +1208,10 @@ def _analyse_text(text: str) -> _Analysis:
         names=frozenset(names),
         runs=tuple(runs),
         polar=frozenset(word for word in folded_words if word in _OPPOSITES),
+        clauses=tuple(clauses),
         negated=any(word in _NEGATIONS for word in folded_words) or bool(_CONTRAST.search(text.casefold())),
         updating=bool(_UPDATE_MARKERS.search(text)),
+        adding=bool(_ADDING_MARKERS.search(text)),
     )
 
 
@@ -1412,6 +1426,27 @@ def _opposed(a: _Analysis, b: _Analysis) -> bool:
     return any(_OPPOSITES[word] & (b.polar - a.polar) for word in a.polar - b.polar)
 
 
+def _number_places(analysis: _Analysis) -> dict[str, set[str]]:
+    """Each number's clause-mates: in "defaults to 2x; 4x and 8x are options", 2 stands with "default"."""
+    places: dict[str, set[str]] = {}
+    for clause in analysis.clauses:
+        for key in clause:
+            if key[0].isdigit():
+                places.setdefault(key, set()).update(word for word in clause if not word[0].isdigit())
+    return places
+
+
+def _numbers_moved(a: _Analysis, b: _Analysis) -> bool:
+    """Do the same words put a number among different words ("defaults to 2x; 4x and 8x are options" /
+    "defaults to 4x; 2x and 8x are options")? Such a pair says everything the other says, word for word,
+    so a merge would keep the old text and drop the new value."""
+    if a.keys != b.keys:
+        return False
+    places = _number_places(b)
+    return any(mates and places.get(number) and not mates & places[number]
+               for number, mates in _number_places(a).items())
+
+
 def _says_more(old: Optional[str], new: str) -> bool:
     """Does ``old`` hold a content word, number or name that ``new`` does not?"""
     if old is None:
@@ -1429,7 +1464,8 @@ def _values_and_names(text: str) -> frozenset[str]:
 def _conflict(old: str, new: str) -> bool:
     """Do two texts disagree (values, names, negation, opposites), or does ``new`` announce a change?"""
     a, b = _analyse(old), _analyse(new)
-    return _specifics_differ(a, b) or a.negated != b.negated or _opposed(a, b) or b.updating
+    return (_specifics_differ(a, b) or a.negated != b.negated or _opposed(a, b) or b.updating
+            or _numbers_moved(a, b))
 
 
 class MergeDetector:
@@ -1483,7 +1519,7 @@ class MergeDetector:
         similarity = similarities[best]
         old, new = _analyse(self._corpus[best]), _analyse(entry)
         if similarity >= self.merge_threshold:
-            action = "judge" if _conflict(self._corpus[best], entry) else "merge"
+            action = "judge" if _conflict(self._corpus[best], entry) or new.adding else "merge"
         elif new.updating and old.specific & new.specific:
             action = "judge"  # "Postgres now listens on 5433": an update of this entry, however few words match
         elif similarity <= self.add_threshold or _specifics_differ(old, new, surest=True):

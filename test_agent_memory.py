@@ -1797,6 +1797,9 @@ class ContradictionsAreNeverMerged(unittest.TestCase):
         ("Standup is every monday at 9:30.", "Standup is every tuesday at 9:30."),
         ("Logs are written as JSON rather than plain text.", "Logs are written as JSON and plain text."),
         ("Legacy `Input.GetAxis` calls are banned.", "Legacy `Input.GetAxis` calls are used."),
+        # the same words, the numbers in each other's places: a merge would keep the old text
+        ("Oversampling defaults to 2x; 4x and 8x are user options.",
+         "Oversampling defaults to 4x; 2x and 8x are user options."),
     ]
 
     def test_no_conflicting_pair_is_auto_merged(self):
@@ -1807,6 +1810,14 @@ class ContradictionsAreNeverMerged(unittest.TestCase):
             with self.subTest(new=new):
                 self.assertNotEqual(action, "merge", f"{similarity:.2f}")
                 self.assertTrue(am._conflict(old, new))
+
+    def test_one_more_of_a_kind_is_not_merged(self):
+        detector = am.MergeDetector()
+        detector.fit(["Mixes her own glazes; the house celadon recipe is in the 'Glazes' notebook."])
+        action, _, similarity = detector.classify("The house tenmoku recipe is also in the 'Glazes' notebook.")
+        self.assertGreaterEqual(similarity, am.MERGE_THRESHOLD)
+        self.assertEqual(action, "judge")
+        self.assertFalse(am._conflict("Uses ruff.", "Also uses ruff."))  # a judge's "merge" still holds
 
     def test_agreeing_pairs_do_not_conflict(self):
         for old, new in [("Project uses Go 1.22.", "The project is built with Go 1.22."),
@@ -1819,7 +1830,10 @@ class ContradictionsAreNeverMerged(unittest.TestCase):
                          # "rather than" and "not" say the same
                          ("Wants hints rather than full solutions.", "Give hints, not full solutions."),
                          # a "/" between words is no path
-                         ("Built with Xcode 15.4 and Swift 5.10.", "Built with Xcode 15.4 / Swift 5.10.")]:
+                         ("Built with Xcode 15.4 and Swift 5.10.", "Built with Xcode 15.4 / Swift 5.10."),
+                         # the same numbers in the same places, the words reordered
+                         ("Background jobs use Oban; queues: default 10, mailers 5.",
+                          "Use Oban for background jobs (default queue 10, mailers 5).")]:
             with self.subTest(new=new):
                 self.assertFalse(am._conflict(old, new))
 
