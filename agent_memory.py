@@ -1677,34 +1677,50 @@ def _fsync_dir(directory: str) -> None:
         _logger().debug("cannot fsync directory %s: %s", directory, exc)
 
 
-def _atomic_write(path: str, text: Union[str, bytes]) -> None:
-    """Replace ``path`` with ``text`` so that a crash leaves the old or the new file.
+_CHECK_DISK = "Check the folder's permissions and free space, then try again."
 
-    A symlink is followed: its target is replaced, the link stays.
-    """
+
+def _write_temp(path: str, data: bytes) -> str:
+    """A new file beside ``path`` holding ``data``, flushed to disk: ``.<name>.<random>.tmp``."""
     import tempfile
 
-    path = os.path.realpath(path)
     directory, name = os.path.split(path)
-    data = text.encode("utf-8") if isinstance(text, str) else text
     try:
         fd, tmp = tempfile.mkstemp(dir=directory, prefix=f".{name}.", suffix=".tmp")
     except OSError as exc:
-        raise AgentMemoryError(f"cannot write in {directory}: {exc.strerror or exc}; "
-                               "check its permissions and free space") from None
+        raise AgentMemoryError(f"cannot write in {directory}: {exc.strerror or exc}. {_CHECK_DISK}") from None
     try:
         with os.fdopen(fd, "wb") as handle:
             handle.write(data)
             handle.flush()
             os.fsync(handle.fileno())
+    except BaseException as exc:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        if isinstance(exc, OSError):
+            raise AgentMemoryError(f"cannot write {path}: {exc.strerror or exc}; the file is unchanged. "
+                                   f"{_CHECK_DISK}") from None
+        raise
+    return tmp
+
+
+def _atomic_write(path: str, text: Union[str, bytes]) -> None:
+    """Replace ``path`` with ``text`` so that a crash leaves the old or the new file.
+
+    A symlink is followed: its target is replaced, the link stays.
+    """
+    path = os.path.realpath(path)
+    tmp = _write_temp(path, text.encode("utf-8") if isinstance(text, str) else text)
+    try:
         os.replace(tmp, path)
     except BaseException as exc:
         with contextlib.suppress(OSError):
             os.unlink(tmp)
         if isinstance(exc, OSError):
-            raise AgentMemoryError(f"cannot write {path}: {exc.strerror or exc}; the file is unchanged") from None
+            raise AgentMemoryError(f"cannot write {path}: {exc.strerror or exc}; the file is unchanged. "
+                                   f"{_CHECK_DISK}") from None
         raise
-    _fsync_dir(directory)
+    _fsync_dir(os.path.dirname(path))
 
 
 @contextlib.contextmanager
@@ -1712,15 +1728,24 @@ def _locked(directory: str) -> Iterator[None]:
     """Hold the directory's cross-process lock (creating the directory if needed)."""
     if not os.path.isdir(directory):
         _make_dir(directory)
+    path = os.path.join(directory, _LOCK_NAME)
     try:
-        fd = os.open(os.path.join(directory, _LOCK_NAME), os.O_RDWR | os.O_CREAT, 0o600)
+        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
     except OSError as exc:
-        raise AgentMemoryError(f"cannot open lock file in {directory}: {exc.strerror or exc}") from None
+        raise AgentMemoryError(f"cannot open the lock file {path}: {exc.strerror or exc}; check the folder's "
+                               "permissions (the lock file must be a file you can write)") from None
     try:
-        _lock_fd(fd)
+        try:
+            _lock_fd(fd)
+        except OSError as exc:  # some network and FUSE file systems cannot lock
+            raise AgentMemoryError(f"cannot lock {path}: {exc.strerror or exc}; this file system may not "
+                                   "support locks: keep the memory directory on a local disk") from None
         yield
     finally:
-        os.close(fd)  # closing the descriptor releases the lock
+        try:
+            os.close(fd)  # closing the descriptor releases the lock
+        except OSError as exc:  # the work is done (or failed on its own): nothing to undo
+            _logger().debug("cannot close %s: %s", path, exc)
 
 
 if os.name == "nt":  # pragma: no cover - exercised on Windows only
@@ -1743,6 +1768,18 @@ else:
         import fcntl
 
         fcntl.flock(fd, fcntl.LOCK_EX)
+
+
+_FACTS_LEFT_BY_A_CRASH = _Regex(r"\.(?:user|env)\.md\.[A-Za-z0-9_]+\.tmp")  # _write_temp's names
+
+
+def _sweep(directory: str, left_by_a_crash: _Regex) -> None:
+    """Remove temporary files a crash left in ``directory``. Called under its lock, so none is in use."""
+    with contextlib.suppress(OSError):
+        for name in os.listdir(directory):
+            if left_by_a_crash.fullmatch(name):
+                with contextlib.suppress(OSError):
+                    os.unlink(os.path.join(directory, name))
 
 
 def _size(entries: list[str]) -> int:
@@ -1914,6 +1951,7 @@ class FactStore:
                 return entries
             self._check_size(target, entries, updated)
             _atomic_write(path, ENTRY_SEP.join(updated) + "\n" if updated else "")
+            _sweep(self._dir, _FACTS_LEFT_BY_A_CRASH)
             return updated
 
     def _check_size(self, target: str, entries: list[str], updated: list[str]) -> None:
@@ -2007,7 +2045,7 @@ _SUMMARY_CHARS = 200  # EpisodeMeta.summary, for listings
 _DEDUP_MIN_KEYS = 5
 _MAX_EPISODE_CHARS = 20_000
 _SESSION_ID = _Regex(r"[A-Za-z0-9][A-Za-z0-9._-]*")
-_LEFT_BY_A_CRASH = _Regex(r"\.(?:[A-Za-z0-9][A-Za-z0-9._-]*\.md|index\.json)\.[A-Za-z0-9_]+\.tmp")  # _atomic_write's
+_LEFT_BY_A_CRASH = _Regex(r"\.(?:[A-Za-z0-9][A-Za-z0-9._-]*\.md|index\.json)\.[A-Za-z0-9_]+\.tmp")  # _write_temp's
 _DEVICE_NAMES = frozenset("con prn aux nul com1 com2 com3 com4 com5 com6 com7 com8 com9 lpt1 lpt2 lpt3 lpt4 lpt5 "
                           "lpt6 lpt7 lpt8 lpt9".split())  # Windows opens these as devices, whatever follows a dot
 
@@ -2101,22 +2139,57 @@ class EpisodeStore:
                                and not self._expired(old) and not self._duplicate(keys, old["keys"])]
             if self._max:
                 del kept[self._max:]
+            if os.path.islink(path):  # written through, a link could overwrite any file, user.md included
+                raise AgentMemoryError(f"the episode file {path} is a symbolic link; remove the link, "
+                                       "or use another session id")
             try:
                 before = _read_bytes(path)
             except OSError as exc:
                 raise AgentMemoryError(f"cannot read the episode file {path}: {exc.strerror}; move it aside, "
                                        "or use another session id") from None
-            _atomic_write(path, summary + "\n")
-            try:
-                self._save(kept)
-            except BaseException:  # put the episode file back as it was: a failed write changes nothing
-                with contextlib.suppress(OSError, AgentMemoryError):
-                    if before is None:
-                        os.unlink(path)
-                    else:
-                        _atomic_write(path, before)
-                raise
+            self._replace_both(path, (summary + "\n").encode("utf-8"), before, kept)
             self._remove_dropped(records, kept, path)
+
+    def _replace_both(self, path: str, episode: bytes, before: Optional[bytes],
+                      records: list[dict[str, Any]]) -> None:
+        """Replace the episode file and the index together: both change, or neither does.
+
+        Everything that needs disk space is written first, the way back (the
+        old episode) included; after that only renames remain, which a full
+        disk does not stop, so a failure or an interrupt between them can put
+        the episode file back.
+        """
+        import json
+
+        index = os.path.join(self._dir, _INDEX_NAME)
+        lines = ",\n".join(json.dumps(record, ensure_ascii=False) for record in records)  # one episode a line
+        staged: list[str] = []
+        replaced = False
+        try:
+            staged.append(_write_temp(path, episode))
+            staged.append(_write_temp(index, f'{{"version": 1, "episodes": [\n{lines}\n]}}\n'.encode("utf-8")))
+            if before is not None:
+                staged.append(_write_temp(path, before))
+            try:
+                os.replace(staged[0], path)
+                replaced = True
+                os.replace(staged[1], index)
+            except BaseException as exc:
+                if replaced:
+                    with contextlib.suppress(OSError):
+                        if before is None:
+                            os.unlink(path)
+                        else:
+                            os.replace(staged[2], path)
+                if isinstance(exc, OSError):
+                    raise AgentMemoryError(f"cannot write the episode {path}: {exc.strerror or exc}; nothing "
+                                           f"changed. {_CHECK_DISK}") from None
+                raise
+        finally:
+            for tmp in staged:  # those renamed into place are gone already
+                with contextlib.suppress(OSError):
+                    os.unlink(tmp)
+        _fsync_dir(self._dir)
 
     def _remove_dropped(self, records: list[dict[str, Any]], kept: list[dict[str, Any]], written: str) -> None:
         """Remove the files of the episodes a write dropped, and temporary files a crash left.
@@ -2141,11 +2214,7 @@ class EpisodeStore:
                         pass
                     except OSError as exc:  # no longer listed, so no longer read; only the disk space stays
                         _logger().warning("could not remove the dropped episode file %s: %s", path, exc)
-        with contextlib.suppress(OSError):
-            for name in os.listdir(self._dir):
-                if _LEFT_BY_A_CRASH.fullmatch(name):
-                    with contextlib.suppress(OSError):
-                        os.unlink(os.path.join(self._dir, name))
+        _sweep(self._dir, _LEFT_BY_A_CRASH)
 
     def write_if_enough(self, session_id: str, summary: str, turns: int) -> None:
         """``write``, only when ``turns`` is at least ``min_turns`` (3 unless set)."""
@@ -2239,6 +2308,10 @@ class EpisodeStore:
         except (ValueError, RecursionError) as exc:
             raise AgentMemoryError(damaged.format(f"not JSON: {exc}")) from None
         records = data.get("episodes") if isinstance(data, dict) else None
+        if isinstance(records, list) and data.get("version", 1) != 1:  # rewritten, it would lose what it added
+            raise AgentMemoryError(f"the episode index {path} has version {data['version']!r}, and this "
+                                   "agent_memory reads version 1; use the agent_memory that wrote it, or move "
+                                   "the index aside to start a new one")
         if not isinstance(records, list):
             raise AgentMemoryError(damaged.format('no "episodes" list'))
         for number, record in enumerate(records, 1):
@@ -2247,11 +2320,6 @@ class EpisodeStore:
                 raise AgentMemoryError(damaged.format(f"record {number}: {problem}"))
         return records
 
-    def _save(self, records: list[dict[str, Any]]) -> None:
-        import json
-
-        lines = ",\n".join(json.dumps(record, ensure_ascii=False) for record in records)  # one episode a line
-        _atomic_write(os.path.join(self._dir, _INDEX_NAME), f'{{"version": 1, "episodes": [\n{lines}\n]}}\n')
 
 
 def _record_problem(record: Any) -> str:

@@ -8,6 +8,7 @@ tests on 127.0.0.1.
 from __future__ import annotations
 
 import ast
+import errno
 import json
 import math
 import os
@@ -802,6 +803,37 @@ class FailedWritesChangeNothing(TempDirTestCase):
                 self.store.add("env", "third entry")
         self.assertIn("Permission denied", str(caught.exception))
         self.assert_unchanged()
+
+    def test_a_file_system_that_cannot_lock_is_an_agent_memory_error(self):
+        with mock.patch.object(am, "_lock_fd", side_effect=OSError(errno.ENOLCK, "No locks available")):
+            with self.assertRaisesRegex(am.AgentMemoryError, "cannot lock .* may not support locks: keep the "
+                                                             "memory directory on a local disk"):
+                self.store.add("env", "third entry")
+        self.assert_unchanged()
+
+    def test_a_lock_that_fails_to_close_does_not_fail_the_write(self):
+        real_close = os.close
+        lock_fds = []
+
+        def lock_fd(fd):
+            lock_fds.append(fd)
+
+        def close(fd):
+            real_close(fd)
+            if fd in lock_fds:
+                raise OSError(errno.EIO, "Input/output error")
+
+        with mock.patch.object(am, "_lock_fd", lock_fd), mock.patch.object(am.os, "close", close):
+            self.store.add("env", "third entry")
+        self.assertEqual(self.store.entries("env"), ["first entry", "second entry", "third entry"])
+
+    def test_a_write_removes_what_a_crash_left(self):
+        left = [self.mem / ".user.md.k2j4h5_q.tmp", self.mem / ".env.md.abcdefgh.tmp"]
+        kept = [self.mem / "notes.tmp", self.mem / ".user.md.bak"]
+        for path in left + kept:
+            path.write_text("half a file", encoding="utf-8")
+        self.store.add("env", "third entry")
+        self.assertEqual([path.exists() for path in left + kept], [False, False, True, True])
 
     def test_a_refused_write_to_a_new_directory_creates_nothing(self):
         fresh = self.tmp / "fresh"
@@ -2507,10 +2539,59 @@ class EpisodesRefuseBadInput(EpisodeTestCase):
         store = self.store()
         store.write("s-1", "Fixed the Postgres pool size.", 5)
         before = snapshot(self.mem)
-        with mock.patch.object(am.EpisodeStore, "_save", side_effect=am.AgentMemoryError("disk full")):
-            for session_id in ("s-1", "s-2"):  # an existing episode and a new one
-                with self.subTest(session_id=session_id), self.assertRaises(am.AgentMemoryError):
+        index = str(self.mem / "episodes" / "index.json")
+        real_replace, real_mkstemp = os.replace, tempfile.mkstemp
+
+        def index_rename_raises(error):
+            def replace(source, target):
+                if target == index:
+                    raise error
+                real_replace(source, target)
+            return mock.patch.object(os, "replace", replace)
+
+        def disk_full_after(files):  # the first temporary files fit, the next does not
+            calls = iter(range(files + 1))
+
+            def mkstemp(*args, **kwargs):
+                if next(calls) == files:
+                    raise OSError(errno.ENOSPC, "No space left on device")
+                return real_mkstemp(*args, **kwargs)
+            return mock.patch.object(tempfile, "mkstemp", mkstemp)
+
+        for session_id in ("s-1", "s-2"):  # an existing episode and a new one
+            faults = [(index_rename_raises(OSError(errno.EIO, "Input/output error")), am.AgentMemoryError),
+                      (index_rename_raises(KeyboardInterrupt()), KeyboardInterrupt),
+                      (disk_full_after(0), am.AgentMemoryError), (disk_full_after(1), am.AgentMemoryError)]
+            if session_id == "s-1":  # the old episode, kept to put back, is the third file
+                faults.append((disk_full_after(2), am.AgentMemoryError))
+            for number, (fault, raised) in enumerate(faults):
+                with self.subTest(session_id=session_id, fault=number), fault, self.assertRaises(raised):
                     store.write(session_id, "A different summary about Kafka.", 3)
+                self.assertEqual(snapshot(self.mem), before)  # no temporary file left either
+        self.assertEqual(store.read("s-1"), "Fixed the Postgres pool size.")
+        self.assertEqual([m.session_id for m in store.search("postgres")], ["s-1"])
+
+    def test_an_episode_file_that_is_a_link_is_not_written_through(self):
+        store = self.store()
+        store.write("s-0", "Set up the project.", 5)
+        (self.mem / "user.md").write_text("Prefers tea.\n", encoding="utf-8")
+        try:
+            os.symlink(self.mem / "user.md", self.mem / "episodes" / "s-1.md")
+        except OSError as exc:  # Windows without the privilege
+            self.skipTest(f"cannot make a symbolic link: {exc}")
+        before = snapshot(self.mem)
+        with self.assertRaisesRegex(am.AgentMemoryError, "s-1.md is a symbolic link; remove the link"):
+            store.write("s-1", "Fixed the Postgres pool size.", 5)
+        self.assertEqual(snapshot(self.mem), before)
+
+    def test_an_index_of_a_newer_version_is_not_rewritten(self):
+        store = self.store()
+        store.write("s-1", "Fixed the Postgres pool size.", 5)
+        index = self.mem / "episodes" / "index.json"
+        index.write_text(index.read_text(encoding="utf-8").replace('"version": 1', '"version": 2'), encoding="utf-8")
+        before = snapshot(self.mem)
+        with self.assertRaisesRegex(am.AgentMemoryError, "has version 2, and this agent_memory reads version 1"):
+            store.write("s-2", "Another summary.", 3)
         self.assertEqual(snapshot(self.mem), before)
 
 
