@@ -1355,13 +1355,17 @@ class RandomProjections:
 
 def cosine(a: Sequence[float], b: Sequence[float]) -> float:
     """Cosine similarity in [-1, 1]; 0.0 if either vector is all zeros or the lengths differ."""
-    if len(a) != len(b) or not a:
-        return 0.0
-    norm_a = math.sqrt(sum(map(operator.mul, a, a)))
-    norm_b = math.sqrt(sum(map(operator.mul, b, b)))
-    if not norm_a or not norm_b:
-        return 0.0
-    return max(-1.0, min(1.0, sum(map(operator.mul, a, b)) / (norm_a * norm_b)))
+    try:
+        if len(a) != len(b) or not a:
+            return 0.0
+        norm_a = math.sqrt(sum(map(operator.mul, a, a)))
+        norm_b = math.sqrt(sum(map(operator.mul, b, b)))
+        if not norm_a or not norm_b:
+            return 0.0
+        return max(-1.0, min(1.0, sum(map(operator.mul, a, b)) / (norm_a * norm_b)))
+    except TypeError:  # None, a number, a list of strings
+        raise InvalidInputError("cosine needs two sequences of numbers, such as RandomProjections.embed "
+                                "gives") from None
 
 
 def _unit_cosines(query: Sequence[float], vectors: list[tuple[float, ...]]) -> list[float]:
@@ -1660,7 +1664,8 @@ def _make_dir(directory: str) -> None:
     try:
         os.makedirs(directory, mode=0o700, exist_ok=True)
     except OSError as exc:
-        raise AgentMemoryError(f"cannot create memory directory {directory}: {exc.strerror or exc}") from None
+        raise AgentMemoryError(f"cannot create the memory directory {directory}: {exc.strerror or exc}; create it "
+                               "yourself, or use one you can write (on the command line: --dir or $AGENT_MEMORY_DIR)") from None
 
 
 def _fsync_dir(directory: str) -> None:
@@ -2022,6 +2027,9 @@ def _one_line(text: str) -> str:
 
 def format_buffer_line(role: str, message: str) -> str:
     """``"HH:MM  role  message"`` with the current UTC time, on one line."""
+    for name, value in (("role", role), ("message", message)):
+        if not isinstance(value, str):
+            raise InvalidInputError(f"{name} must be a string, got {type(value).__name__}")
     return f"{time.strftime('%H:%M', time.gmtime())}  {_one_line(role)}  {_one_line(message)}"
 
 
@@ -2058,6 +2066,9 @@ class EpisodeMeta:
     turns: int
     created_at: datetime.datetime  # timezone-aware, UTC
     summary: str
+    # The words, numbers and names of the whole summary, as the index keeps them, so that an offline
+    # ranking of a listing (llm_ranker's fallback) finds what the store's own search finds.
+    _keys: frozenset[str] = dataclasses.field(default=frozenset(), repr=False, compare=False)
 
 
 RankStrategy = Callable[[str, list[EpisodeMeta]], list[EpisodeMeta]]
@@ -2350,7 +2361,7 @@ def _created_at(record: dict[str, Any]) -> datetime.datetime:
 
 def _meta(record: dict[str, Any]) -> EpisodeMeta:
     created = _created_at(record).astimezone(datetime.timezone.utc)
-    return EpisodeMeta(record["session_id"], record["turns"], created, record["summary"])
+    return EpisodeMeta(record["session_id"], record["turns"], created, record["summary"], frozenset(record["keys"]))
 
 
 def _key_cosine(one: Sequence[str], other: Sequence[str]) -> float:
@@ -2381,8 +2392,8 @@ def _rank_offline(query: str, records: list[dict[str, Any]]) -> tuple[list[dict[
 
 
 def _rank_metas_offline(query: str, episodes: list[EpisodeMeta]) -> list[EpisodeMeta]:
-    """The offline ranking, from the listing summaries alone (what a ``RankStrategy`` is given)."""
-    records = [{"keys": _analyse(meta.summary).keys} for meta in episodes]
+    """The offline ranking of a listing: the store's own, for episodes it listed."""
+    records = [{"keys": meta._keys or _analyse(meta.summary).keys} for meta in episodes]
     ranked, relevant = _rank_offline(query, records)
     order = {id(record): meta for record, meta in zip(records, episodes)}
     return [order[id(record)] for record in ranked[:relevant]]
@@ -3164,8 +3175,12 @@ class MemoryManager:
         self._detectors = {target: MergeDetector(merge_threshold=config.merge_threshold,
                                                  add_threshold=config.add_threshold) for target in _TARGETS}
         self._buffer = Buffer(config.buffer_lines if config.buffer_enabled else 0)
+        episodes = os.path.join(self._facts._dir, "episodes")
+        if os.path.lexists(episodes) and not os.path.isdir(episodes):
+            raise AgentMemoryError(f"{episodes} is a file, where memory keeps its episodes folder; move the file "
+                                   "aside (rename it), then try again")
         self._episodes = EpisodeStore(
-            os.path.join(self._facts._dir, "episodes"),
+            episodes,
             llm_ranker(self._resting_llm) if llm is not None and config.llm_search else None,
             min_turns=config.min_turns_for_extraction, max_episodes=config.max_episodes,
             ttl_days=config.episode_ttl_days, dedup_threshold=config.episode_dedup_threshold)
@@ -3363,6 +3378,8 @@ class MemoryManager:
         scan_content(content)
         if content in entries:
             return WriteResult("duplicate", content, entries.index(content), 1.0)
+        if _size(entries) > self._facts._caps[target]:  # over-full (edited by hand): no write that grows it can
+            self._facts._check_size(target, entries, entries + [content])  # pass, so spare the comparison
         action, index, similarity, unsure = "add", -1, None, False
         # Only the entries the prompt shows are compared: one that fails the scan (a hand edit) is
         # never merged into, quoted back as "already present", or sent to the LLM.
@@ -3745,7 +3762,10 @@ class MemoryTool:
         return f"{target}: {_usage_text(used, limit)}\n{self._listing(entries)}", True
 
     def _usage(self, target: str) -> str:
-        return _usage_text(*self.manager._facts._usage(target))
+        try:
+            return _usage_text(*self.manager._facts._usage(target))
+        except AgentMemoryError:  # the change is made; only the figure is missing
+            return "[usage unknown: the file cannot be read just now]"
 
     @staticmethod
     def _listing(entries: list[str]) -> str:

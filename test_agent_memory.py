@@ -1766,6 +1766,9 @@ class CosineIsWellBehaved(unittest.TestCase):
         self.assertEqual(am.cosine([1.0], [1.0, 2.0]), 0.0)
         self.assertEqual(am.cosine([], []), 0.0)
         self.assertLessEqual(am.cosine([1e-300, 1e300], [1e-300, 1e300]), 1.0)
+        for a, b in ((None, [1.0]), (["a"], ["b"]), ([1.0], 5)):
+            with self.subTest(a=a, b=b), self.assertRaisesRegex(am.InvalidInputError, "two sequences of numbers"):
+                am.cosine(a, b)
 
 
 class MergeDetectorClassifies(unittest.TestCase):
@@ -2378,6 +2381,26 @@ class PromptBlockIsAFrozenSnapshot(ManagerTestCase):
         self.assertIn("Uses Go 1.22.", block)
 
 
+class ManagerNamesWhatIsInTheWay(ManagerTestCase):
+    def test_an_over_full_file_refuses_an_add_before_comparing(self):
+        self.mem.mkdir()
+        entries = [f"Hand-written note number {n} about the build." for n in range(100)]
+        (self.mem / "env.md").write_text("\n§\n".join(entries), encoding="utf-8")
+        memory = self.manager()
+        with mock.patch.object(am.MergeDetector, "fit", side_effect=AssertionError("compared")), \
+                self.assertRaises(am.CapacityError):
+            memory.add_fact("env", "Builds run on Linux.")
+        self.assertEqual(memory.add_fact("env", entries[3]).action, "duplicate")  # nothing to grow
+
+
+    def test_a_file_where_the_episodes_folder_goes(self):
+        self.mem.mkdir()
+        (self.mem / "episodes").write_text("notes", encoding="utf-8")
+        with self.assertRaisesRegex(am.AgentMemoryError, "episodes is a file, where memory keeps its episodes "
+                                                         "folder; move the file aside"):
+            self.manager()
+
+
 class BufferLivesInTheSession(ManagerTestCase):
     def test_lines_are_formatted_kept_in_order_and_evicted_at_the_cap(self):
         memory = self.manager(buffer_lines=2)
@@ -2774,6 +2797,20 @@ class LLMRankerReadsOnlyValidNumbers(unittest.TestCase):
     def test_out_of_range_and_repeated_numbers_are_skipped(self):
         self.assertEqual(self.rank("2, 2, 0, 7, 1")[0], ["s-1", "s-0"])
 
+
+class LLMRankerFallsBackToTheStoresOwnRanking(EpisodeTestCase):
+    def test_words_past_the_listing_summary_still_count(self):
+        summary = "Sped up CI. " + "Cached the dependencies and split the test jobs. " * 5 + "Kafka offsets reset."
+        self.assertGreater(summary.index("Kafka"), 200)  # beyond the listing's summary
+        offline = self.store()
+        offline.write("ci", summary, 5)
+        offline.write("docs", "Wrote the onboarding guide.", 4)
+        for reply in (RuntimeError("timeout"), "n/a"):
+            with self.subTest(reply=reply):
+                ranked = self.store(rank_fn=am.llm_ranker(scripted_llm(reply)))
+                self.assertEqual([m.session_id for m in offline.search("kafka offset")], ["ci"])
+                self.assertEqual([m.session_id for m in ranked.search("kafka offset")], ["ci"])
+
     def test_at_most_thirty_episodes_are_shown(self):
         many = [am.EpisodeMeta(f"s-{n}", 3, datetime(2026, 1, 1, tzinfo=timezone.utc), f"S {n}") for n in range(40)]
         llm = scripted_llm("31")
@@ -2926,6 +2963,25 @@ class ToolDescribesItself(ToolTestCase):
 
 
 class ToolSaysWhatHappened(ToolTestCase):
+    def test_a_done_change_is_reported_done_when_the_file_cannot_be_read_after(self):
+        tool = self.tool()
+        self.ok(tool, {"action": "add", "target": "env", "content": "Postgres 15 runs on port 5432."})
+        real_read = am._read_text
+        writes = []
+
+        def read_fails_after_a_write(path):
+            if writes:
+                raise am.AgentMemoryError(f"cannot read {path}: Input/output error")
+            return real_read(path)
+
+        real_write = am._atomic_write
+        with mock.patch.object(am, "_read_text", read_fails_after_a_write), \
+                mock.patch.object(am, "_atomic_write", lambda *a: (real_write(*a), writes.append(a))):
+            message = self.ok(tool, {"action": "remove", "target": "env", "old_text": "5432"})
+        self.assertEqual(message, "Removed 'Postgres 15 runs on port 5432.' from env. "
+                                  "[usage unknown: the file cannot be read just now] Done.")
+        self.assertEqual(am.FactStore(self.mem).entries("env"), [])
+
     def test_add_merge_duplicate_and_update(self):
         tool = self.tool(scripted_llm("replace"))
         message = self.ok(tool, {"action": "add", "target": "env", "content": "Postgres 15 runs on port 5432."})
