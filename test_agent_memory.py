@@ -944,6 +944,11 @@ class BufferKeepsTheNewestLines(unittest.TestCase):
         buffer.clear()
         self.assertEqual(buffer.lines(), [])
 
+    def test_format_buffer_line_refuses_what_is_not_text(self):
+        for role, message in ((5, "x"), ("user", None)):
+            with self.subTest(role=role, message=message), self.assertRaises(am.InvalidInputError):
+                am.format_buffer_line(role, message)
+
     def test_format_buffer_line_uses_utc(self):
         code = "import agent_memory; print(agent_memory.format_buffer_line('user', 'asked\\nabout X'))"
         env = dict(os.environ, TZ="XST-05:45", PYTHONPATH=str(HERE))  # a local time 5h45 ahead of UTC
