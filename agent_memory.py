@@ -935,6 +935,7 @@ def _larger_unit(match: re.Match[str]) -> str:
 
 
 _PHRASES: list[tuple[_Regex, Any]] = [
+    (_Regex(r"\b(?:[A-Z]\.){2,}(?![\w.])"), lambda match: match.group().replace(".", "")),  # "N.I.N.A." is "NINA"
     (_Regex(r"\bhalf(?: an |-)hour\b", re.IGNORECASE), "30 minutes"),
     (_Regex(r"\b(?:an?|one)\s(hour|day|week)\b", re.IGNORECASE), _one_unit),
     (_Regex(r"(?<=\d),(?=\d{3}\b)"), ""),  # "2,500" is 2500, so "2,500-3,500" is a range of two numbers
@@ -1011,6 +1012,7 @@ _TOKEN = _Regex(r"\S+")
 _BACKTICKS = _Regex(r"`[^`]*`")
 _NOT_IDENTIFIER = _Regex(r"[^\w.-]+")
 _NUMBER_NOISE = _Regex(r"^v(?=\d)|^0(?=\d:)|:00$|(?<=\d)(?:st|nd|rd|th)$")
+_NOT_A_PATH = _Regex(r"[$€£¥]?\d[\d,]*(?:\.\d+)?/(?:\d+|[^\W\d_]{1,5})")  # "24/7", "$150/mo", not "10.0.0.0/16"
 _NUMBER_RANGE = _Regex(r"\d+(?:\.\d+)?-\d+(?:\.\d+)?")  # "2500-3500": two numbers, each a key
 _NUMBER_AND_UNIT = _Regex(r"v?\d+(?:[.,]\d+)*(?:-[^\W\d_]+)?")
 
@@ -1042,6 +1044,8 @@ def _whole_values(text: str, code_spans: list[tuple[int, int]]) -> set[str]:
     values = set()
     for start, end in code_spans:
         span = text[start:end].strip("`'\"()[]<>,;:.").casefold()
+        if _NOT_A_PATH.fullmatch(span):
+            continue
         if "/" in span and any(c.isalnum() for c in span):  # a path or URL; a lone "/" between words is none
             values.add(span.rstrip("/"))
         elif len(span) > 3 and _CODE_NAME.fullmatch(span) and not _NUMBER_AND_UNIT.fullmatch(span):

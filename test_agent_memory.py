@@ -1697,6 +1697,7 @@ class FeaturesReadValuesOneWay(unittest.TestCase):
             ("Follow-ups take half an hour.", "Follow-ups take 30 min.", "30"),
             ("Send agendas a day ahead.", "Send agendas 24h ahead.", "1"),
             ("Posted within two days.", "Posted within 48 hours.", "2"),
+            ("Captures with N.I.N.A. nightly.", "Captures with NINA nightly.", "nina"),
             ("Keep replies terse.", "Keep answers short.", "reply"),
             ("Dimensions in mm.", "Dimensions in millimetres.", "mm"),
         ]
@@ -1754,6 +1755,12 @@ class FeaturesReadValuesOneWay(unittest.TestCase):
         new = am._analyse("Boot.unity has to be scene index 0 in build settings.")
         self.assertNotIn("boot.unity", am._unmatched(new.names, new, old))
         self.assertTrue(am._conflict("Logs go to `/var/log/app.log`.", "Logs go to `/srv/app.log`."))
+
+    def test_a_rate_or_a_fraction_is_no_path(self):
+        for text in ("Access is 24/7.", "Members pay $150/mo.", "Rated 4.5/5 by users."):
+            with self.subTest(text=text):
+                self.assertEqual(am._analyse(text).names, set())
+        self.assertIn("10.42.0.0/16", am._analyse("Sandbox VPC CIDR is 10.42.0.0/16.").names)
 
     def test_identifiers_count_whole(self):
         self.assertIn("us-east-1", am._analyse("DR lives in us-east-1.").specific)

@@ -108,8 +108,15 @@ def evaluate(detector, profiles: dict[str, list[str]], writes: list[dict]) -> di
     }
 
 
+def set_number(path: Path) -> int:
+    """0 for the tuning set, N for held-out N ("fact_writes_holdout.jsonl" is held-out 1)."""
+    digits = re.sub(r"\D", "", path.stem)
+    return int(digits) if digits else int("holdout" in path.stem)
+
+
 def main() -> None:
-    paths = [Path(arg) for arg in sys.argv[1:] if not arg.startswith("-")] or sorted(HERE.glob("fact_writes*.jsonl"))
+    paths = [Path(arg) for arg in sys.argv[1:] if not arg.startswith("-")] or sorted(
+        HERE.glob("fact_writes*.jsonl"), key=set_number)
     verbose = "-v" in sys.argv
     for path in paths:
         profiles, writes = load(path)
