@@ -934,7 +934,20 @@ def _larger_unit(match: re.Match[str]) -> str:
     return f"{number // size} {larger}" if number % size == 0 else match.group()
 
 
+_DAYS = ("Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday")
+_DAY = r"\b(monday|mon|tuesday|tues|tue|wednesday|wed|thursday|thurs|thur|thu|friday|fri|saturday|sat|sunday|sun)s?\b\.?"
+
+
+def _day_range(match: re.Match[str]) -> str:
+    """"Mon–Wed" is "Monday, Tuesday, Wednesday": each day of the range is a value."""
+    first, last = ([day[:3] for day in _DAYS].index(match.group(n)[:3].title()) for n in (1, 2))
+    return ", ".join(_DAYS[first:last + 1]) if first < last else match.group()
+
+
 _PHRASES: list[tuple[_Regex, Any]] = [
+    (_Regex(rf"{_DAY}\s?(?:–|-|to|through|thru)\s?{_DAY}", re.IGNORECASE), _day_range),
+    (_Regex(r"\bweekends?\b", re.IGNORECASE), "Saturday, Sunday"),
+    (_Regex(r"\bweekdays\b", re.IGNORECASE), "Monday, Tuesday, Wednesday, Thursday, Friday"),
     (_Regex(r"\b(?:[A-Z]\.){2,}(?![\w.])"), lambda match: match.group().replace(".", "")),  # "N.I.N.A." is "NINA"
     (_Regex(r"\bhalf(?: an |-)hour\b", re.IGNORECASE), "30 minutes"),
     (_Regex(r"\b(?:an?|one)\s(hour|day|week)\b", re.IGNORECASE), _one_unit),
@@ -992,7 +1005,7 @@ def _word_key(word: str) -> str:
     if word in _SYNONYMS:
         return _SYNONYMS[word]
     key = _stem(word)
-    if key in _SYNONYMS:
+    if key in _SYNONYMS and len(key) > 3:  # "wedding" stems to "wed", which is no Wednesday
         return _SYNONYMS[key]
     return word if key in _STOP_WORDS or key in _NEGATIONS else key
 

@@ -1698,6 +1698,8 @@ class FeaturesReadValuesOneWay(unittest.TestCase):
             ("Send agendas a day ahead.", "Send agendas 24h ahead.", "1"),
             ("Posted within two days.", "Posted within 48 hours.", "2"),
             ("Captures with N.I.N.A. nightly.", "Captures with NINA nightly.", "nina"),
+            ("Calls Tue–Thu.", "Calls Tuesday to Thursday.", "wednesday"),
+            ("No calls at weekends.", "No calls on Saturdays or Sundays.", "sunday"),
             ("Keep replies terse.", "Keep answers short.", "reply"),
             ("Dimensions in mm.", "Dimensions in millimetres.", "mm"),
         ]
@@ -1755,6 +1757,11 @@ class FeaturesReadValuesOneWay(unittest.TestCase):
         new = am._analyse("Boot.unity has to be scene index 0 in build settings.")
         self.assertNotIn("boot.unity", am._unmatched(new.names, new, old))
         self.assertTrue(am._conflict("Logs go to `/var/log/app.log`.", "Logs go to `/srv/app.log`."))
+
+    def test_only_days_make_a_range_of_days(self):
+        self.assertNotIn("wednesday", am._analyse("Moved the wedding to Friday.").keys)
+        self.assertEqual(am._analyse("Sun to Wed").keys, {"sunday", "wednesday"})  # no week wraps round
+        self.assertTrue(am._conflict("Works weekdays.", "Works weekends."))
 
     def test_a_rate_or_a_fraction_is_no_path(self):
         for text in ("Access is 24/7.", "Members pay $150/mo.", "Rated 4.5/5 by users."):
