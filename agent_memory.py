@@ -890,7 +890,7 @@ _SYNONYM_GROUPS = [
     "run execute",
     "start launch",
     "short concise brief terse",
-    "mm millimetre millimeter", "cm centimetre centimeter", "km kilometre kilometer", "kg kilogram kilo",
+    "mm millimetre millimeter", "cm centimetre centimeter", "km kilometre kilometer", "kg kilogram kilo", "ft foot feet", "lb pound",
     "reply answer response",
     "british uk", "american america us usa",
     "email mail",
@@ -953,7 +953,7 @@ _PHRASES: list[tuple[_Regex, Any]] = [
     (_Regex(r"\b(?:an?|one)\s(hour|day|week)\b", re.IGNORECASE), _one_unit),
     (_Regex(r"(?<=\d),(?=\d{3}\b)"), ""),  # "2,500" is 2500, so "2,500-3,500" is a range of two numbers
     (_Regex(r"\b(\d{1,15}(?:\.\d{1,3})?)[kK]\b"), _thousands),  # int() refuses 4,300 digits and more
-    (_Regex(r"\b(\d+(?:\.\d+)?)(fps|ms|[kmgt]b|px|[kmg]?hz|rpm|kg|km|cm|mm)\b", re.IGNORECASE), r"\1 \2"),  # "30fps"
+    (_Regex(r"\b(\d+(?:\.\d+)?)(fps|ms|[kmgt]b|px|[kmg]?hz|rpm|kg|km|cm|mm|ft|lbs?)\b", re.IGNORECASE), r"\1 \2"),  # "30fps"
     (_Regex(r"\bend-to-end\b", re.IGNORECASE), "e2e"),
     (_Regex(r"\b(\d+)\s?-?(?:h|hrs?|hours?)\b", re.IGNORECASE), r"\1 hours"),  # "12h", "12-hour"
     (_Regex(r"\b(\d+)\s?-?(?:mins?|minutes?)\b", re.IGNORECASE), r"\1 minutes"),

@@ -1702,6 +1702,7 @@ class FeaturesReadValuesOneWay(unittest.TestCase):
             ("No calls at weekends.", "No calls on Saturdays or Sundays.", "sunday"),
             ("Keep replies terse.", "Keep answers short.", "reply"),
             ("Dimensions in mm.", "Dimensions in millimetres.", "mm"),
+            ("Altitudes in ft.", "Altitudes in feet.", "ft"),
         ]
         for one, other, key in same:
             with self.subTest(one=one):
