@@ -970,7 +970,7 @@ _CLAUSE_END = _Regex(r"[,.;:!?](?:\s|$)|\s[–—-]\s")
 _ADDING_MARKERS = _Regex(r"\b(?:also|too|as well|another)\b", re.IGNORECASE)  # "... is also in the notebook"
 _UPDATE_MARKERS = _Regex(
     r"\b(?:now|moved|switched|changed|upgraded|downgraded|bumped|raised|increased|decreased|reduced|lowered|cut|"
-    r"replaced|renamed|migrated|no longer|instead|anymore|any more|has started|have started|started using|"
+    r"replaced|swapped|renamed|migrated|no longer|instead|anymore|any more|has started|have started|started using|"
     r"stopped|updated|extended|shortened|postponed|rescheduled|delayed|slipped|pushed back|brought forward|left|"
     r"took over|from \S+ to)\b",
     re.IGNORECASE,
@@ -1025,6 +1025,7 @@ _TOKEN = _Regex(r"\S+")
 _BACKTICKS = _Regex(r"`[^`]*`")
 _NOT_IDENTIFIER = _Regex(r"[^\w.-]+")
 _NUMBER_NOISE = _Regex(r"^v(?=\d)|^0(?=\d:)|:00$|(?<=\d)(?:st|nd|rd|th)$")
+_HANDLE = _Regex(r"[#@][^\W\d_][\w-]*(?<![-_])")
 _NOT_A_PATH = _Regex(r"[$€£¥]?\d[\d,]*(?:\.\d+)?/(?:\d+|[^\W\d_]{1,5})")  # "24/7", "$150/mo", not "10.0.0.0/16"
 _NUMBER_RANGE = _Regex(r"\d+(?:\.\d+)?-\d+(?:\.\d+)?")  # "2500-3500": two numbers, each a key
 _NUMBER_AND_UNIT = _Regex(r"v?\d+(?:[.,]\d+)*(?:-[^\W\d_]+)?")
@@ -1064,6 +1065,9 @@ def _whole_values(text: str, code_spans: list[tuple[int, int]]) -> set[str]:
         elif len(span) > 3 and _CODE_NAME.fullmatch(span) and not _NUMBER_AND_UNIT.fullmatch(span):
             values.add(span)  # longer than "e.g", and not a version such as "3.11"
     for match in _TOKEN.finditer(text):
+        handle = _HANDLE.match(match.group())
+        if handle:  # a Slack channel or a handle names one thing: "#data-alerts", "@ops-team"
+            values.add(handle.group().casefold())
         for piece in _NOT_IDENTIFIER.split(match.group().casefold()):
             piece = piece.strip(".-")
             if (any(c.isdigit() for c in piece) and _COMPOUND.fullmatch(piece)
@@ -1497,7 +1501,9 @@ class MergeDetector:
 
     - ``"merge"``: similarity >= merge_threshold and the two do not conflict
       (no differing number, name or identifier, negation or opposite word, and
-      nothing saying "changed");
+      nothing saying "changed" or "also"); or, between the thresholds, a fact
+      its entry already says but for one word, with no conflict either (a
+      short restatement of a long entry, whose cosine is low);
     - ``"judge"``, a question for an LLM: a conflicting pair however similar; a
       new fact that says something changed about a name or number of its best
       match however dissimilar; the rest of the band between the thresholds;
@@ -1543,6 +1549,9 @@ class MergeDetector:
             action = "judge" if _conflict(self._corpus[best], entry) or new.adding else "merge"
         elif new.updating and old.specific & new.specific:
             action = "judge"  # "Postgres now listens on 5433": an update of this entry, however few words match
+        elif (similarity > self.add_threshold and len(new.keys - old.keys) <= 1 and not new.adding
+              and not _conflict(self._corpus[best], entry)):
+            action = "merge"  # "Jonas Albrecht does the fact-checking": the entry says it all but one word
         elif similarity <= self.add_threshold or _specifics_differ(old, new, surest=True):
             action = "add"
         else:

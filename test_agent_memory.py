@@ -1818,9 +1818,22 @@ class MergeDetectorClassifies(unittest.TestCase):
 
     def test_thresholds_are_respected(self):
         strict = self.detector(merge_threshold=0.999, add_threshold=0.001)
-        action, _, similarity = strict.classify("PostgreSQL 15 runs in a Docker container on port 5432.")
+        action, _, similarity = strict.classify("PostgreSQL 15 runs in a Docker container on port 5432 locally.")
         self.assertLess(similarity, 0.999)
         self.assertEqual(action, "judge")
+
+    def test_a_fact_its_entry_already_says_merges_between_the_thresholds(self):
+        detector = am.MergeDetector()
+        detector.fit(["Reports go to PM Kofi and design lead Sara; readout meetings are Thursdays at 2pm.",
+                      "Recruits through User Interviews."])
+        action, index, similarity = detector.classify("Readouts happen Thursdays at 14:00.")  # one word more
+        self.assertLess(similarity, am.MERGE_THRESHOLD)
+        self.assertEqual((action, index), ("merge", 0))
+        for other in ("Readouts happen Thursdays at 15:00.",  # a value the entry lacks
+                      "Readouts also happen Thursdays at 14:00.",  # one more of a kind
+                      "Readouts and retros happen Thursdays at 14:00."):  # two words more
+            with self.subTest(other=other):
+                self.assertNotEqual(detector.classify(other)[0], "merge")
 
     def test_bad_thresholds_are_invalid_input(self):
         for kwargs in ({"merge_threshold": 0.3, "add_threshold": 0.7}, {"merge_threshold": 1.5},
@@ -1852,6 +1865,8 @@ class ContradictionsAreNeverMerged(unittest.TestCase):
         ("Standup is every monday at 9:30.", "Standup is every tuesday at 9:30."),
         ("Logs are written as JSON rather than plain text.", "Logs are written as JSON and plain text."),
         ("Legacy `Input.GetAxis` calls are banned.", "Legacy `Input.GetAxis` calls are used."),
+        ("Escalate outages to @ops-team in Slack.", "Escalate outages to @db-team in Slack."),
+        ("Honeybadger reports production errors.", "Honeybadger was swapped for Sentry for production errors."),
         # the same words, the numbers in each other's places: a merge would keep the old text
         ("Oversampling defaults to 2x; 4x and 8x are user options.",
          "Oversampling defaults to 4x; 2x and 8x are user options."),
