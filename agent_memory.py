@@ -1137,8 +1137,9 @@ def _atom_kind_and_key(atom: str, in_code: bool, sentence_start: bool) -> tuple[
         return "stop", lowered
     if not lowered.isalpha():  # atoms are letters or digits: this one holds a digit
         return "number", _number_key(lowered)
-    if atom.isupper() and len(atom) >= 2 or atom[-1] == "s" and len(atom) >= 3 and atom[:-1].isupper():
-        acronym = lowered[:-1] if atom.endswith("s") else lowered  # "LTS" stays, "PRs" is "pr"
+    bare = _CONTRACTION.sub("", atom)  # "IPA's" is "IPA"
+    if bare.isupper() and len(bare) >= 2 or bare[-1] == "s" and len(bare) >= 3 and bare[:-1].isupper():
+        acronym = lowered[:-1] if bare.endswith("s") else lowered  # "LTS" stays, "PRs" is "pr"
         return "name", _SYNONYMS.get(acronym, acronym)
     key = _word_key(lowered)
     if key.isdigit():  # "three" is 3

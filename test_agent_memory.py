@@ -1734,6 +1734,7 @@ class FeaturesReadValuesOneWay(unittest.TestCase):
     def test_acronyms_and_initials(self):
         self.assertIn("lts", am._analyse("Unity 2022.3 LTS.").keys)
         self.assertIn("pr", am._analyse("Alice reviews PRs.").keys)
+        self.assertIn("ipa", am._analyse("Tap 1 is the house IPA's.").keys)  # a possessive is no plural
         self.assertIn("fcm", am._analyse("Push uses Firebase Cloud Messaging.").keys)
 
     def test_code_names_and_paths_count_whole(self):
