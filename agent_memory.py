@@ -890,9 +890,9 @@ _SYNONYM_GROUPS = [
     "run execute",
     "start launch",
     "short concise brief terse",
-    "mm millimetre millimeter", "cm centimetre centimeter", "km kilometre kilometer", "kg kilogram kilo", "ft foot feet", "lb pound",
+    "mm millimetre millimeter", "cm centimetre centimeter", "km kilometre kilometer", "kg kilogram kilo", "ft foot feet",
     "reply answer response",
-    "british uk", "american america us usa",
+    "british uk", "american us usa",
     "email mail",
     "message dm",
     "deploy deployment",
@@ -916,48 +916,54 @@ def _thousands(match: re.Match[str]) -> str:
     return str(int(whole + fraction.ljust(3, "0")))  # "2.5k" is 2500, exactly
 
 
-_RATE_BEFORE = _Regex(r"(?:\d\S*\s+[^\W\d]+|[\d$€£¥]|\b(?:once|twice|times|per|every|each))\W*$",
-                      re.IGNORECASE)
+_RATE_BEFORE = _Regex(r"(?:\d\S*\s+[^\W\d]+|\d|\b(?:once|twice|times|per|every|each))\W*$", re.IGNORECASE)
+_RANGE_BEFORE = _Regex(r"(?:[-–—]|\bto|\band|\bor)\s*$", re.IGNORECASE)
+_CURRENCIES = {"$": "USD", "€": "EUR", "£": "GBP", "¥": "JPY"}
 
 
-def _one_unit(match: re.Match[str]) -> str:
-    """"an hour" is "1 hour" and "a day ahead" is "1 day ahead"; a rate ("$90 an hour", "twice a day") stays."""
+def _one_hour(match: re.Match[str]) -> str:
+    """"an hour" is "1 hour", so it meets "60 minutes"; a rate ("USD 90 an hour", "twice an hour") stays."""
     if _RATE_BEFORE.search(match.string, max(0, match.start() - 40), match.start()):
         return match.group()
-    return "1 " + match.group(1)
+    return "1 hour"
 
 
-def _larger_unit(match: re.Match[str]) -> str:
-    """A whole number of a larger unit: "60 minutes" is "1 hours", "48 hours" is "2 days"."""
-    number, unit = int(match.group(1)), match.group(2)
-    size, larger = (60, "hours") if unit == "minutes" else (24, "days")
-    return f"{number // size} {larger}" if number % size == 0 else match.group()
+def _whole_hours(match: re.Match[str]) -> str:
+    """"120 minutes" is "2 hours"; the end of a range ("30-60 minutes") stays, or the range would change."""
+    minutes = int(match.group(1))
+    if minutes % 60 or _RANGE_BEFORE.search(match.string, max(0, match.start() - 6), match.start()):
+        return match.group()
+    return f"{minutes // 60} hours"
 
 
 _DAYS = ("Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday")
+_DAY_NUMBERS = {day[:3].lower(): number for number, day in enumerate(_DAYS)}
 _DAY = r"\b(monday|mon|tuesday|tues|tue|wednesday|wed|thursday|thurs|thur|thu|friday|fri|saturday|sat|sunday|sun)s?\b\.?"
 
 
 def _day_range(match: re.Match[str]) -> str:
-    """"Mon–Wed" is "Monday, Tuesday, Wednesday": each day of the range is a value."""
-    first, last = ([day[:3] for day in _DAYS].index(match.group(n)[:3].title()) for n in (1, 2))
-    return ", ".join(_DAYS[first:last + 1]) if first < last else match.group()
+    """"Mon–Wed" is "Monday, Tuesday, Wednesday"; "Fri–Mon" runs through the weekend."""
+    first, last = (_DAY_NUMBERS[match.group(n)[:3].lower()] for n in (1, 2))
+    return ", ".join(_DAYS[(first + step) % 7] for step in range((last - first) % 7 + 1))
 
 
+# re.ASCII: with IGNORECASE alone, "ı" (a dotless i) would match "i", and "Frı" name no day.
 _PHRASES: list[tuple[_Regex, Any]] = [
-    (_Regex(rf"{_DAY}\s?(?:–|-|to|through|thru)\s?{_DAY}", re.IGNORECASE), _day_range),
+    (_Regex(r"(?<!\w)([$€£¥])\s?(?=\d)"), lambda match: _CURRENCIES[match.group(1)] + " "),  # "$90" is "USD 90"
+    (_Regex(rf"{_DAY}\s?(?:–|—|-|to|through|thru|till|until)\s?{_DAY}", re.IGNORECASE | re.ASCII), _day_range),
+    (_Regex(rf"\bbetween\s{_DAY}\sand\s{_DAY}", re.IGNORECASE | re.ASCII), _day_range),
     (_Regex(r"\bweekends?\b", re.IGNORECASE), "Saturday, Sunday"),
     (_Regex(r"\bweekdays\b", re.IGNORECASE), "Monday, Tuesday, Wednesday, Thursday, Friday"),
-    (_Regex(r"\b(?:[A-Z]\.){2,}(?![\w.])"), lambda match: match.group().replace(".", "")),  # "N.I.N.A." is "NINA"
+    (_Regex(r"(?<![\w.])(?:[A-Z]\.){2,}(?![\w.])"), lambda match: match.group().replace(".", "")),  # "N.I.N.A."
     (_Regex(r"\bhalf(?: an |-)hour\b", re.IGNORECASE), "30 minutes"),
-    (_Regex(r"\b(?:an?|one)\s(hour|day|week)\b", re.IGNORECASE), _one_unit),
+    (_Regex(r"\b(?:an|one)\shour\b", re.IGNORECASE), _one_hour),
     (_Regex(r"(?<=\d),(?=\d{3}\b)"), ""),  # "2,500" is 2500, so "2,500-3,500" is a range of two numbers
     (_Regex(r"\b(\d{1,15}(?:\.\d{1,3})?)[kK]\b"), _thousands),  # int() refuses 4,300 digits and more
-    (_Regex(r"\b(\d+(?:\.\d+)?)(fps|ms|[kmgt]b|px|[kmg]?hz|rpm|kg|km|cm|mm|ft|lbs?)\b", re.IGNORECASE), r"\1 \2"),  # "30fps"
+    (_Regex(r"\b(\d+(?:\.\d+)?)(fps|ms|[kmgt]b|px|[kmg]?hz|rpm|kg|km|cm|mm|ft)\b", re.IGNORECASE), r"\1 \2"),
     (_Regex(r"\bend-to-end\b", re.IGNORECASE), "e2e"),
     (_Regex(r"\b(\d+)\s?-?(?:h|hrs?|hours?)\b", re.IGNORECASE), r"\1 hours"),  # "12h", "12-hour"
     (_Regex(r"\b(\d+)\s?-?(?:mins?|minutes?)\b", re.IGNORECASE), r"\1 minutes"),
-    (_Regex(r"\b(\d{1,9}) (minutes|hours)\b"), _larger_unit),
+    (_Regex(r"\b(\d{1,9}) minutes\b"), _whole_hours),
 ]
 # "3:30-4:30pm" is "15:30-16:30"; "7pm" is "19:00".
 _TIME_RANGE_12H = _Regex(r"\b(\d{1,2})(?::(\d\d))?(\s?[–-]\s?|\s to\s)(?=\d{1,2}(?::\d\d)?\s?([ap])\.?m\b)",
@@ -966,7 +972,6 @@ _TIME_12H = _Regex(r"\b(\d{1,2})(?::(\d\d))?\s?([ap])\.?m\b\.?", re.IGNORECASE)
 _ATOM = _Regex(r"\b[vV]?\d+(?:[.:/]\d+)+|[^\W_]+(?:'(?:s|t|re|ll|ve|d|m)\b)?")  # "Redis's", "don't"
 _CONTRACTION = _Regex(r"'(?:s|re|ll|ve|d|m)$")  # "they're" is "they"; "don't" stays, a negation
 _SENTENCE_END = _Regex(r"[.;:!?](?:\s|$)")
-_CLAUSE_END = _Regex(r"[,.;:!?](?:\s|$)|\s[–—-]\s")
 _ADDING_MARKERS = _Regex(r"\b(?:also|too|as well|another)\b", re.IGNORECASE)  # "... is also in the notebook"
 _UPDATE_MARKERS = _Regex(
     r"\b(?:now|moved|switched|changed|upgraded|downgraded|bumped|raised|increased|decreased|reduced|lowered|cut|"
@@ -1026,7 +1031,7 @@ _BACKTICKS = _Regex(r"`[^`]*`")
 _NOT_IDENTIFIER = _Regex(r"[^\w.-]+")
 _NUMBER_NOISE = _Regex(r"^v(?=\d)|^0(?=\d:)|:00$|(?<=\d)(?:st|nd|rd|th)$")
 _HANDLE = _Regex(r"[#@][^\W\d_][\w-]*(?<![-_])")
-_NOT_A_PATH = _Regex(r"[$€£¥]?\d[\d,]*(?:\.\d+)?/(?:\d+|[^\W\d_]{1,5})")  # "24/7", "$150/mo", not "10.0.0.0/16"
+_NOT_A_PATH = _Regex(r"\d[\d,]*(?:\.\d+)?/(?:\d+|[^\W\d_]{1,5})")  # "24/7", "150/mo", not "10.0.0.0/16"
 _NUMBER_RANGE = _Regex(r"\d+(?:\.\d+)?-\d+(?:\.\d+)?")  # "2500-3500": two numbers, each a key
 _NUMBER_AND_UNIT = _Regex(r"v?\d+(?:[.,]\d+)*(?:-[^\W\d_]+)?")
 
@@ -1103,7 +1108,8 @@ class _Analysis(NamedTuple):
     names: frozenset[str]  # the surest of them: names inside a sentence, URLs, paths, identifiers
     runs: tuple[tuple[str, ...], ...]  # runs of capitalised words, for initials
     polar: frozenset[str]  # words with an opposite: "before", "after", "enabled", …
-    clauses: tuple[frozenset[str], ...]  # the keys of each clause, for where a number stands
+    values: tuple[str, ...]  # the specific keys in the order the text gives them
+    skeleton: tuple[str, ...]  # the other keys, in order: "Staging runs on port # and prod on port #"
     negated: bool
     updating: bool  # says that something changed: "now", "moved to", "no longer"
     adding: bool  # says it is one more of a kind: "also", "too", "another"
@@ -1131,16 +1137,15 @@ def _normalise(text: str) -> str:
 def _atom_kind_and_key(atom: str, in_code: bool, sentence_start: bool) -> tuple[str, str]:
     """What an atom is (number, name, code or word) and its normalised key."""
     lowered = _CONTRACTION.sub("", atom.casefold())
-    if atom.isupper() and lowered in _SYNONYMS:  # "US" is "American"; "us" is a stop word
-        return "name", _SYNONYMS[lowered]
+    bare = _CONTRACTION.sub("", atom)  # "IPA's" is "IPA"
+    if ((bare.isupper() and len(bare) >= 2 or bare[-1] == "s" and len(bare) >= 3 and bare[:-1].isupper())
+            and lowered.isalpha() and lowered not in _NEGATIONS):  # an acronym, even "IT" or "US"
+        acronym = lowered[:-1] if bare.endswith("s") else lowered  # "LTS" stays, "PRs" is "pr"
+        return "name", _SYNONYMS.get(acronym, acronym)
     if lowered in _STOP_WORDS or lowered in _NEGATIONS or "'" in lowered:  # "'" is left in "can't" only
         return "stop", lowered
     if not lowered.isalpha():  # atoms are letters or digits: this one holds a digit
         return "number", _number_key(lowered)
-    bare = _CONTRACTION.sub("", atom)  # "IPA's" is "IPA"
-    if bare.isupper() and len(bare) >= 2 or bare[-1] == "s" and len(bare) >= 3 and bare[:-1].isupper():
-        acronym = lowered[:-1] if bare.endswith("s") else lowered  # "LTS" stays, "PRs" is "pr"
-        return "name", _SYNONYMS.get(acronym, acronym)
     key = _word_key(lowered)
     if key.isdigit():  # "three" is 3
         return "number", key
@@ -1175,8 +1180,8 @@ def _analyse_text(text: str) -> _Analysis:
     run: list[str] = []
     run_opens_sentence = False
     sentence_start, previous_end = True, 0
-    clauses: list[frozenset[str]] = []
-    clause: set[str] = set()
+    values: list[str] = []
+    skeleton: list[str] = []
     for match in _ATOM.finditer(text):
         atom, gap = match.group(), text[previous_end:match.start()]
         previous_end = match.end()
@@ -1184,9 +1189,6 @@ def _analyse_text(text: str) -> _Analysis:
             code_at += 1
         if _SENTENCE_END.search(gap):
             sentence_start = True
-        if _CLAUSE_END.search(gap) and clause:
-            clauses.append(frozenset(clause))
-            clause = set()
         kind, key = _atom_kind_and_key(atom, _inside(code_spans, code_at, match.start()), sentence_start)
         capitalised = atom[0].isupper()
         if capitalised and atom[0].isalpha() and run and not sentence_start and not gap.strip(" -"):
@@ -1196,18 +1198,18 @@ def _analyse_text(text: str) -> _Analysis:
             run = [key] if capitalised and atom[0].isalpha() else []
             run_opens_sentence = sentence_start
         sentence_start = False
-        if kind == "stop" or key in _STOP_WORDS or key in _NEGATIONS:
+        if kind == "stop" or kind != "name" and (key in _STOP_WORDS or key in _NEGATIONS):
             continue
         if kind != "word" or capitalised and key not in _OPENING_WORDS:
             specific.add(key)
+            values.append(key)
+        else:
+            skeleton.append(key)
         if kind == "name":
             names.add(key)
         counts["w:" + key] = counts.get("w:" + key, 0) + _KIND_WEIGHTS[kind]
         keys.add(key)
-        clause.add(key)
     _end_run(run, run_opens_sentence, runs, featured)
-    if clause:
-        clauses.append(frozenset(clause))
     for value in _whole_values(text, code_spans):  # "us-east-1" differs from "eu-central-1" as a whole
         keys.update((value, value.rpartition("/")[2]))  # "Boot.unity" mentions "Assets/Scenes/Boot.unity"
         specific.add(value)
@@ -1230,7 +1232,8 @@ def _analyse_text(text: str) -> _Analysis:
         names=frozenset(names),
         runs=tuple(runs),
         polar=frozenset(word for word in folded_words if word in _OPPOSITES),
-        clauses=tuple(clauses),
+        values=tuple(values),
+        skeleton=tuple(skeleton),
         negated=any(word in _NEGATIONS for word in folded_words) or bool(_CONTRAST.search(text.casefold())),
         updating=bool(_UPDATE_MARKERS.search(text)),
         adding=bool(_ADDING_MARKERS.search(text)),
@@ -1380,14 +1383,18 @@ def cosine(a: Sequence[float], b: Sequence[float]) -> float:
     try:
         if len(a) != len(b) or not a:
             return 0.0
-        norm_a = math.sqrt(sum(map(operator.mul, a, a)))
-        norm_b = math.sqrt(sum(map(operator.mul, b, b)))
-        if not norm_a or not norm_b:
-            return 0.0
-        return max(-1.0, min(1.0, sum(map(operator.mul, a, b)) / (norm_a * norm_b)))
-    except TypeError:  # None, a number, a list of strings
+        a, b = [float(x) for x in a], [float(x) for x in b]
+    except (TypeError, ValueError, OverflowError):  # None, a number, a list of strings, 10**400
         raise InvalidInputError("cosine needs two sequences of numbers, such as RandomProjections.embed "
                                 "gives") from None
+    if not all(map(math.isfinite, a)) or not all(map(math.isfinite, b)):
+        raise InvalidInputError("cosine needs finite numbers; the vectors hold a NaN or an infinity")
+    scale_a, scale_b = max(map(abs, a)), max(map(abs, b))
+    if not scale_a or not scale_b:
+        return 0.0
+    a, b = [x / scale_a for x in a], [x / scale_b for x in b]  # so that no product overflows
+    norm = math.sqrt(sum(map(operator.mul, a, a))) * math.sqrt(sum(map(operator.mul, b, b)))
+    return max(-1.0, min(1.0, sum(map(operator.mul, a, b)) / norm))
 
 
 def _unit_cosines(query: Sequence[float], vectors: list[tuple[float, ...]]) -> list[float]:
@@ -1452,25 +1459,11 @@ def _opposed(a: _Analysis, b: _Analysis) -> bool:
     return any(_OPPOSITES[word] & (b.polar - a.polar) for word in a.polar - b.polar)
 
 
-def _number_places(analysis: _Analysis) -> dict[str, set[str]]:
-    """Each number's clause-mates: in "defaults to 2x; 4x and 8x are options", 2 stands with "default"."""
-    places: dict[str, set[str]] = {}
-    for clause in analysis.clauses:
-        for key in clause:
-            if key[0].isdigit():
-                places.setdefault(key, set()).update(word for word in clause if not word[0].isdigit())
-    return places
-
-
-def _numbers_moved(a: _Analysis, b: _Analysis) -> bool:
-    """Do the same words put a number among different words ("defaults to 2x; 4x and 8x are options" /
-    "defaults to 4x; 2x and 8x are options")? Such a pair says everything the other says, word for word,
-    so a merge would keep the old text and drop the new value."""
-    if a.keys != b.keys:
-        return False
-    places = _number_places(b)
-    return any(mates and places.get(number) and not mates & places[number]
-               for number, mates in _number_places(a).items())
+def _values_swapped(a: _Analysis, b: _Analysis) -> bool:
+    """Do the same words put the same values in other places ("port 8080 for staging and 9090 for
+    prod" / "port 9090 for staging and 8080 for prod")? Each says everything the other says, word for
+    word, so a merge would keep the old text and drop the new."""
+    return a.skeleton == b.skeleton and a.values != b.values and sorted(a.values) == sorted(b.values)
 
 
 def _says_more(old: Optional[str], new: str) -> bool:
@@ -1490,8 +1483,9 @@ def _values_and_names(text: str) -> frozenset[str]:
 def _conflict(old: str, new: str) -> bool:
     """Do two texts disagree (values, names, negation, opposites), or does ``new`` announce a change?"""
     a, b = _analyse(old), _analyse(new)
+    days, other_days = a.keys & _CALENDAR_WORDS, b.keys & _CALENDAR_WORDS
     return (_specifics_differ(a, b) or a.negated != b.negated or _opposed(a, b) or b.updating
-            or _numbers_moved(a, b))
+            or _values_swapped(a, b) or bool(days and other_days and days != other_days))
 
 
 class MergeDetector:
@@ -1550,9 +1544,9 @@ class MergeDetector:
             action = "judge" if _conflict(self._corpus[best], entry) or new.adding else "merge"
         elif new.updating and old.specific & new.specific:
             action = "judge"  # "Postgres now listens on 5433": an update of this entry, however few words match
-        elif (similarity > self.add_threshold and len(new.keys - old.keys) <= 1 and not new.adding
+        elif (similarity > self.add_threshold and new.keys <= old.keys and not new.adding
               and not _conflict(self._corpus[best], entry)):
-            action = "merge"  # "Jonas Albrecht does the fact-checking": the entry says it all but one word
+            action = "merge"  # "gRPC listens on 9090": its entry says all that and more
         elif similarity <= self.add_threshold or _specifics_differ(old, new, surest=True):
             action = "add"
         else:
@@ -2093,9 +2087,6 @@ class EpisodeMeta:
     turns: int
     created_at: datetime.datetime  # timezone-aware, UTC
     summary: str
-    # The words, numbers and names of the whole summary, as the index keeps them, so that an offline
-    # ranking of a listing (llm_ranker's fallback) finds what the store's own search finds.
-    _keys: frozenset[str] = dataclasses.field(default=frozenset(), repr=False, compare=False)
 
 
 RankStrategy = Callable[[str, list[EpisodeMeta]], list[EpisodeMeta]]
@@ -2213,16 +2204,22 @@ class EpisodeStore:
                 replaced = True
                 os.replace(staged[1], index)
             except BaseException as exc:
+                restored = not replaced
                 if replaced:
                     with contextlib.suppress(OSError):
                         if before is None:
                             os.unlink(path)
                         else:
                             os.replace(staged[2], path)
-                if isinstance(exc, OSError):
-                    raise AgentMemoryError(f"cannot write the episode {path}: {exc.strerror or exc}; nothing "
-                                           f"changed. {_CHECK_DISK}") from None
-                raise
+                        restored = True
+                if not isinstance(exc, OSError):
+                    raise
+                if not restored:  # two faults in a row: say what is on disk
+                    raise AgentMemoryError(f"cannot write the episode index in {self._dir}, nor put {path} back: "
+                                           "the file holds the new summary, the index the old record. Write "
+                                           f"the episode again. {_CHECK_DISK}") from None
+                raise AgentMemoryError(f"cannot write the episode {path}: {exc.strerror or exc}; nothing "
+                                       f"changed. {_CHECK_DISK}") from None
         finally:
             for tmp in staged:  # those renamed into place are gone already
                 with contextlib.suppress(OSError):
@@ -2388,7 +2385,12 @@ def _created_at(record: dict[str, Any]) -> datetime.datetime:
 
 def _meta(record: dict[str, Any]) -> EpisodeMeta:
     created = _created_at(record).astimezone(datetime.timezone.utc)
-    return EpisodeMeta(record["session_id"], record["turns"], created, record["summary"], frozenset(record["keys"]))
+    meta = EpisodeMeta(record["session_id"], record["turns"], created, record["summary"])
+    # The words, numbers and names of the whole summary, as the index keeps them, so that an offline
+    # ranking of a listing (llm_ranker's fallback) finds what the store's own search finds. Not a
+    # field: the record stays the four the API names, for asdict() and json.dumps.
+    object.__setattr__(meta, "_keys", frozenset(record["keys"]))
+    return meta
 
 
 def _key_cosine(one: Sequence[str], other: Sequence[str]) -> float:
@@ -2420,7 +2422,7 @@ def _rank_offline(query: str, records: list[dict[str, Any]]) -> tuple[list[dict[
 
 def _rank_metas_offline(query: str, episodes: list[EpisodeMeta]) -> list[EpisodeMeta]:
     """The offline ranking of a listing: the store's own, for episodes it listed."""
-    records = [{"keys": meta._keys or _analyse(meta.summary).keys} for meta in episodes]
+    records = [{"keys": getattr(meta, "_keys", None) or _analyse(meta.summary).keys} for meta in episodes]
     ranked, relevant = _rank_offline(query, records)
     order = {id(record): meta for record, meta in zip(records, episodes)}
     return [order[id(record)] for record in ranked[:relevant]]
