@@ -917,21 +917,23 @@ def _thousands(match: re.Match[str]) -> str:
 
 
 _RATE_BEFORE = _Regex(r"(?:\d\S*\s+[^\W\d]+|\d|\b(?:once|twice|times|per|every|each))\W*$", re.IGNORECASE)
-_RANGE_BEFORE = _Regex(r"(?:[-–—]|\bto|\band|\bor)\s*$", re.IGNORECASE)
-_CURRENCIES = {"$": "USD", "€": "EUR", "£": "GBP", "¥": "JPY"}
+_RANGE_BEFORE = _Regex(r"\d\s*(?:[-–—]|\bto|\band|\bor)\s*$", re.IGNORECASE)  # "30 to 60 minutes", not "set to 60"
+_CURRENCIES = {"$": "USD", "US$": "USD", "A$": "AUD", "C$": "CAD", "NZ$": "NZD", "HK$": "HKD", "€": "EUR", "£": "GBP",
+               "¥": "JPY", "₹": "INR", "₩": "KRW", "₽": "RUB", "₺": "TRY", "₪": "ILS", "₫": "VND", "฿": "THB"}
+_CURRENCY = r"(?:US|A|C|NZ|HK)?\$|[€£¥₹₩₽₺₪₫฿]"
 
 
-def _one_hour(match: re.Match[str]) -> str:
-    """"an hour" is "1 hour", so it meets "60 minutes"; a rate ("USD 90 an hour", "twice an hour") stays."""
+def _one_unit(match: re.Match[str]) -> str:
+    """"an hour" is "1 hour" and "a week" is "1 week"; a rate ("USD 90 an hour", "twice a week") stays."""
     if _RATE_BEFORE.search(match.string, max(0, match.start() - 40), match.start()):
         return match.group()
-    return "1 hour"
+    return "1 " + match.group(1)
 
 
 def _whole_hours(match: re.Match[str]) -> str:
     """"120 minutes" is "2 hours"; the end of a range ("30-60 minutes") stays, or the range would change."""
     minutes = int(match.group(1))
-    if minutes % 60 or _RANGE_BEFORE.search(match.string, max(0, match.start() - 6), match.start()):
+    if minutes % 60 or _RANGE_BEFORE.search(match.string, max(0, match.start() - 12), match.start()):
         return match.group()
     return f"{minutes // 60} hours"
 
@@ -949,17 +951,19 @@ def _day_range(match: re.Match[str]) -> str:
 
 # re.ASCII: with IGNORECASE alone, "ı" (a dotless i) would match "i", and "Frı" name no day.
 _PHRASES: list[tuple[_Regex, Any]] = [
-    (_Regex(r"(?<!\w)([$€£¥])\s?(?=\d)"), lambda match: _CURRENCIES[match.group(1)] + " "),  # "$90" is "USD 90"
+    (_Regex(rf"(?<![\w$])({_CURRENCY})\s?(?=\d)"), lambda match: _CURRENCIES[match.group(1)] + " "),  # "USD 90"
+    (_Regex(rf"(?<=\d)\s?({_CURRENCY})(?![\w$])"), lambda match: " " + _CURRENCIES[match.group(1)]),  # "90 €"
     (_Regex(rf"{_DAY}\s?(?:–|—|-|to|through|thru|till|until)\s?{_DAY}", re.IGNORECASE | re.ASCII), _day_range),
     (_Regex(rf"\bbetween\s{_DAY}\sand\s{_DAY}", re.IGNORECASE | re.ASCII), _day_range),
     (_Regex(r"\bweekends?\b", re.IGNORECASE), "Saturday, Sunday"),
-    (_Regex(r"\bweekdays\b", re.IGNORECASE), "Monday, Tuesday, Wednesday, Thursday, Friday"),
+    (_Regex(r"\bweekdays?\b", re.IGNORECASE), "Monday, Tuesday, Wednesday, Thursday, Friday"),
+    (_Regex(r"\bevery (?:other|second)\b|\balternate\b", re.IGNORECASE), "every 2"),  # "every other week"
     (_Regex(r"(?<![\w.])(?:[A-Z]\.){2,}(?![\w.])"), lambda match: match.group().replace(".", "")),  # "N.I.N.A."
     (_Regex(r"\bhalf(?: an |-)hour\b", re.IGNORECASE), "30 minutes"),
-    (_Regex(r"\b(?:an|one)\shour\b", re.IGNORECASE), _one_hour),
+    (_Regex(r"\b(?:an?|one)\s(hour|day|week|month|year)\b", re.IGNORECASE), _one_unit),
     (_Regex(r"(?<=\d),(?=\d{3}\b)"), ""),  # "2,500" is 2500, so "2,500-3,500" is a range of two numbers
     (_Regex(r"\b(\d{1,15}(?:\.\d{1,3})?)[kK]\b"), _thousands),  # int() refuses 4,300 digits and more
-    (_Regex(r"\b(\d+(?:\.\d+)?)(fps|ms|[kmgt]b|px|[kmg]?hz|rpm|kg|km|cm|mm|ft)\b", re.IGNORECASE), r"\1 \2"),
+    (_Regex(r"\b(\d+(?:\.\d+)?)(fps|ms|[kmgt]b|px|[kmg]?hz|rpm|kg|km|cm|mm|ft|lbs?)\b", re.IGNORECASE), r"\1 \2"),
     (_Regex(r"\bend-to-end\b", re.IGNORECASE), "e2e"),
     (_Regex(r"\b(\d+)\s?-?(?:h|hrs?|hours?)\b", re.IGNORECASE), r"\1 hours"),  # "12h", "12-hour"
     (_Regex(r"\b(\d+)\s?-?(?:mins?|minutes?)\b", re.IGNORECASE), r"\1 minutes"),
@@ -980,6 +984,8 @@ _UPDATE_MARKERS = _Regex(
     r"took over|from \S+ to)\b",
     re.IGNORECASE,
 )
+_UNITS = frozenset("ms second sec minute min hour day week month year kb mb gb tb px fps hz rpm kg km cm mm ft lb "
+                   "percent".split())
 _KIND_WEIGHTS = {"word": 10, "name": 20, "code": 20, "number": 30}  # integers keep the sums exact
 _BUCKET_BITS = 20
 
@@ -1108,8 +1114,8 @@ class _Analysis(NamedTuple):
     names: frozenset[str]  # the surest of them: names inside a sentence, URLs, paths, identifiers
     runs: tuple[tuple[str, ...], ...]  # runs of capitalised words, for initials
     polar: frozenset[str]  # words with an opposite: "before", "after", "enabled", …
-    values: tuple[str, ...]  # the specific keys in the order the text gives them
-    skeleton: tuple[str, ...]  # the other keys, in order: "Staging runs on port # and prod on port #"
+    skeleton: tuple[str, ...]  # the plain words, in order: "Staging runs on port # and prod on port #"
+    slots: tuple[tuple[str, ...], ...]  # the specific keys between them (and sentence ends), each slot sorted
     negated: bool
     updating: bool  # says that something changed: "now", "moved to", "no longer"
     adding: bool  # says it is one more of a kind: "also", "too", "another"
@@ -1180,8 +1186,10 @@ def _analyse_text(text: str) -> _Analysis:
     run: list[str] = []
     run_opens_sentence = False
     sentence_start, previous_end = True, 0
-    values: list[str] = []
     skeleton: list[str] = []
+    slots: list[tuple[str, ...]] = []  # the values between two skeleton words or sentence ends
+    slot: list[str] = []
+    last_kind = ""
     for match in _ATOM.finditer(text):
         atom, gap = match.group(), text[previous_end:match.start()]
         previous_end = match.end()
@@ -1189,6 +1197,9 @@ def _analyse_text(text: str) -> _Analysis:
             code_at += 1
         if _SENTENCE_END.search(gap):
             sentence_start = True
+            skeleton.append(".")  # where sentences end is part of the template
+            slots.append(tuple(sorted(slot)))
+            slot = []
         kind, key = _atom_kind_and_key(atom, _inside(code_spans, code_at, match.start()), sentence_start)
         capitalised = atom[0].isupper()
         if capitalised and atom[0].isalpha() and run and not sentence_start and not gap.strip(" -"):
@@ -1202,14 +1213,21 @@ def _analyse_text(text: str) -> _Analysis:
             continue
         if kind != "word" or capitalised and key not in _OPENING_WORDS:
             specific.add(key)
-            values.append(key)
+            slot.append(key)
         else:
             skeleton.append(key)
+            slots.append(tuple(sorted(slot)))
+            slot = []
+        if last_kind == "number" and key in _UNITS:  # "24 hours" and "24 minutes" are two values
+            keys.add(f"{last_key} {key}")
+            specific.add(f"{last_key} {key}")
+        last_kind, last_key = kind, key
         if kind == "name":
             names.add(key)
         counts["w:" + key] = counts.get("w:" + key, 0) + _KIND_WEIGHTS[kind]
         keys.add(key)
     _end_run(run, run_opens_sentence, runs, featured)
+    slots.append(tuple(sorted(slot)))
     for value in _whole_values(text, code_spans):  # "us-east-1" differs from "eu-central-1" as a whole
         keys.update((value, value.rpartition("/")[2]))  # "Boot.unity" mentions "Assets/Scenes/Boot.unity"
         specific.add(value)
@@ -1232,8 +1250,8 @@ def _analyse_text(text: str) -> _Analysis:
         names=frozenset(names),
         runs=tuple(runs),
         polar=frozenset(word for word in folded_words if word in _OPPOSITES),
-        values=tuple(values),
         skeleton=tuple(skeleton),
+        slots=tuple(slots),
         negated=any(word in _NEGATIONS for word in folded_words) or bool(_CONTRAST.search(text.casefold())),
         updating=bool(_UPDATE_MARKERS.search(text)),
         adding=bool(_ADDING_MARKERS.search(text)),
@@ -1460,10 +1478,12 @@ def _opposed(a: _Analysis, b: _Analysis) -> bool:
 
 
 def _values_swapped(a: _Analysis, b: _Analysis) -> bool:
-    """Do the same words put the same values in other places ("port 8080 for staging and 9090 for
-    prod" / "port 9090 for staging and 8080 for prod")? Each says everything the other says, word for
-    word, so a merge would keep the old text and drop the new."""
-    return a.skeleton == b.skeleton and a.values != b.values and sorted(a.values) == sorted(b.values)
+    """Do the same words hold the same values, exchanged ("Staging runs on port 8080 and prod on port
+    9090" / "... 9090 ... 8080")? Each says everything the other says, word for word, so a merge would
+    keep the old text and drop the new. A list in another order ("Alice and Bob" / "Bob and Alice")
+    moves no value past a word, and "Uses Go 1.22" / "Go 1.22 is used" exchanges nothing."""
+    return (a.skeleton == b.skeleton and a.slots != b.slots and list(map(len, a.slots)) == list(map(len, b.slots))
+            and sorted(key for slot in a.slots for key in slot) == sorted(key for slot in b.slots for key in slot))
 
 
 def _says_more(old: Optional[str], new: str) -> bool:

@@ -1715,7 +1715,7 @@ class FeaturesReadValuesOneWay(unittest.TestCase):
                      "Works 8 hours a day."):
             with self.subTest(rate=rate):
                 self.assertNotIn("1", am._analyse(rate).keys)
-        self.assertEqual(am._analyse("Runs 90 minutes.").keys, {"run", "90", "minute"})  # not a whole hour
+        self.assertEqual(am._analyse("Runs 90 minutes.").keys, {"run", "90", "minute", "90 minute"})  # not 1.5 hours
 
     def test_a_list_or_a_range_of_numbers_is_its_numbers(self):
         self.assertEqual(am._analyse("Ports 8000,8001").keys, {"port", "8000", "8001"})
