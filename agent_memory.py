@@ -855,7 +855,7 @@ does did done has have had having i me my we our you your he him his she her the
 whom when where why how all any both each few more most other some own same just also only via per about
 after before during while up down out off again once e g i e etc user users project us
 """.split())
-_NEGATIONS = frozenset("not no never without nor dislike dislikes disliked hate hates avoid avoids n't don't "
+_NEGATIONS = frozenset("not no none never without nor except excluding dislike dislikes disliked hate hates avoid avoids n't don't "
                        "doesn't isn't aren't won't can't cannot banned forbidden prohibited disallowed".split())
 _CONTRAST = _Regex(r"\b(?:rather than|instead of)\b")  # "grams rather than cups" is "grams, not cups"
 # Words whose opposite flips a fact: "lint before every commit" is not "lint after every commit".
@@ -866,7 +866,7 @@ _OPPOSITE_PAIRS = [
     ("increase", "decrease"), ("true", "false"), ("yes", "no"), ("always", "never"), ("public", "private"),
     ("internal", "external"), ("sync", "async"), ("start", "stop"), ("open", "closed"), ("first", "last"),
     ("light", "dark"), ("tabs", "spaces"), ("only", "also"), ("all", "some"), ("all", "none"),
-    ("early", "late"), ("earlier", "later"), ("morning", "evening"), ("weekdays", "weekends"),
+    ("early", "late"), ("earlier", "later"), ("morning", "evening"), ("biweekly", "every"), ("biweekly", "weekly"),
 ]
 _OPPOSITES: dict[str, set[str]] = {}
 for _one, _other in _OPPOSITE_PAIRS:
@@ -957,7 +957,7 @@ _PHRASES: list[tuple[_Regex, Any]] = [
     (_Regex(rf"\bbetween\s{_DAY}\sand\s{_DAY}", re.IGNORECASE | re.ASCII), _day_range),
     (_Regex(r"\bweekends?\b", re.IGNORECASE), "Saturday, Sunday"),
     (_Regex(r"\bweekdays?\b", re.IGNORECASE), "Monday, Tuesday, Wednesday, Thursday, Friday"),
-    (_Regex(r"\bevery (?:other|second)\b|\balternate\b", re.IGNORECASE), "every 2"),  # "every other week"
+    (_Regex(r"\bevery (?:other|second)\b|\b(?:alternate|fortnightly)\b", re.IGNORECASE), "biweekly"),
     (_Regex(r"(?<![\w.])(?:[A-Z]\.){2,}(?![\w.])"), lambda match: match.group().replace(".", "")),  # "N.I.N.A."
     (_Regex(r"\bhalf(?: an |-)hour\b", re.IGNORECASE), "30 minutes"),
     (_Regex(r"\b(?:an?|one)\s(hour|day|week|month|year)\b", re.IGNORECASE), _one_unit),
@@ -976,7 +976,8 @@ _TIME_12H = _Regex(r"\b(\d{1,2})(?::(\d\d))?\s?([ap])\.?m\b\.?", re.IGNORECASE)
 _ATOM = _Regex(r"\b[vV]?\d+(?:[.:/]\d+)+|[^\W_]+(?:'(?:s|t|re|ll|ve|d|m)\b)?")  # "Redis's", "don't"
 _CONTRACTION = _Regex(r"'(?:s|re|ll|ve|d|m)$")  # "they're" is "they"; "don't" stays, a negation
 _SENTENCE_END = _Regex(r"[.;:!?](?:\s|$)")
-_ADDING_MARKERS = _Regex(r"\b(?:also|too|as well|another)\b", re.IGNORECASE)  # "... is also in the notebook"
+_ADDING_MARKERS = _Regex(r"\b(?:also|too|as well|another|one more|an? (?:second|third|extra|additional|new))\b",
+                         re.IGNORECASE)  # "... is also in the notebook"
 _UPDATE_MARKERS = _Regex(
     r"\b(?:now|moved|switched|changed|upgraded|downgraded|bumped|raised|increased|decreased|reduced|lowered|cut|"
     r"replaced|swapped|renamed|migrated|no longer|instead|anymore|any more|has started|have started|started using|"
@@ -1036,7 +1037,8 @@ _TOKEN = _Regex(r"\S+")
 _BACKTICKS = _Regex(r"`[^`]*`")
 _NOT_IDENTIFIER = _Regex(r"[^\w.-]+")
 _NUMBER_NOISE = _Regex(r"^v(?=\d)|^0(?=\d:)|:00$|(?<=\d)(?:st|nd|rd|th)$")
-_HANDLE = _Regex(r"[#@][^\W\d_][\w-]*(?<![-_])")
+_HANDLE = _Regex(r"[#@][^\W\d_][\w.-]*(?<![-_.])")
+_EMAIL = _Regex(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+")
 _NOT_A_PATH = _Regex(r"\d[\d,]*(?:\.\d+)?/(?:\d+|[^\W\d_]{1,5})")  # "24/7", "150/mo", not "10.0.0.0/16"
 _NUMBER_RANGE = _Regex(r"\d+(?:\.\d+)?-\d+(?:\.\d+)?")  # "2500-3500": two numbers, each a key
 _NUMBER_AND_UNIT = _Regex(r"v?\d+(?:[.,]\d+)*(?:-[^\W\d_]+)?")
@@ -1071,13 +1073,15 @@ def _whole_values(text: str, code_spans: list[tuple[int, int]]) -> set[str]:
         span = text[start:end].strip("`'\"()[]<>,;:.").casefold()
         if _NOT_A_PATH.fullmatch(span):
             continue
-        if "/" in span and any(c.isalnum() for c in span):  # a path or URL; a lone "/" between words is none
-            values.add(span.rstrip("/"))
+        path = span.replace("\\", "/")  # "C:\\dev\\game" is a path too
+        if "/" in path and any(c.isalnum() for c in path):  # a path or URL; a lone "/" between words is none
+            # "dbt/models/" is "dbt/models"; "dist/" keeps its slash, or the word "dist" would mention it
+            values.add(path.rstrip("/") if "/" in path.strip("/") else path)
         elif len(span) > 3 and _CODE_NAME.fullmatch(span) and not _NUMBER_AND_UNIT.fullmatch(span):
             values.add(span)  # longer than "e.g", and not a version such as "3.11"
     for match in _TOKEN.finditer(text):
-        handle = _HANDLE.match(match.group())
-        if handle:  # a Slack channel or a handle names one thing: "#data-alerts", "@ops-team"
+        handle = _HANDLE.match(match.group()) or _EMAIL.search(match.group())
+        if handle:  # a Slack channel, a handle or an address names one thing: "#data-alerts", "@ops-team"
             values.add(handle.group().casefold())
         for piece in _NOT_IDENTIFIER.split(match.group().casefold()):
             piece = piece.strip(".-")
@@ -1157,6 +1161,8 @@ def _atom_kind_and_key(atom: str, in_code: bool, sentence_start: bool) -> tuple[
         return "number", key
     if in_code:
         return "code", key
+    if atom[0].islower() and not atom.islower():  # "iOS", "macOS", "eSUN": specific, though no sure name
+        return "code", key
     if atom[0].isupper() and not sentence_start or key in _CALENDAR_WORDS or lowered in _CALENDAR_WORDS:
         return "name", key
     return "word", key
@@ -1229,7 +1235,9 @@ def _analyse_text(text: str) -> _Analysis:
     _end_run(run, run_opens_sentence, runs, featured)
     slots.append(tuple(sorted(slot)))
     for value in _whole_values(text, code_spans):  # "us-east-1" differs from "eu-central-1" as a whole
-        keys.update((value, value.rpartition("/")[2]))  # "Boot.unity" mentions "Assets/Scenes/Boot.unity"
+        keys.add(value)
+        if "/" in value.strip("/"):  # "Boot.unity" mentions "Assets/Scenes/Boot.unity"
+            keys.add(value.rpartition("/")[2])
         specific.add(value)
         names.add(value)
     for capitalised_run in featured:
@@ -1486,6 +1494,12 @@ def _values_swapped(a: _Analysis, b: _Analysis) -> bool:
             and sorted(key for slot in a.slots for key in slot) == sorted(key for slot in b.slots for key in slot))
 
 
+def _only_numbers_shared(a: _Analysis, b: _Analysis) -> bool:
+    """Do two texts share nothing but numbers ("Log retention is 30 days" / "The monorepo holds 30
+    services")? In short texts a shared number can outweigh every word."""
+    return all(key[0].isdigit() for key in a.keys & b.keys)
+
+
 def _says_more(old: Optional[str], new: str) -> bool:
     """Does ``old`` hold a content word, number or name that ``new`` does not?"""
     if old is None:
@@ -1561,7 +1575,8 @@ class MergeDetector:
         similarity = similarities[best]
         old, new = _analyse(self._corpus[best]), _analyse(entry)
         if similarity >= self.merge_threshold:
-            action = "judge" if _conflict(self._corpus[best], entry) or new.adding else "merge"
+            unsure = _conflict(self._corpus[best], entry) or new.adding or _only_numbers_shared(old, new)
+            action = "judge" if unsure else "merge"
         elif new.updating and old.specific & new.specific:
             action = "judge"  # "Postgres now listens on 5433": an update of this entry, however few words match
         elif (similarity > self.add_threshold and new.keys <= old.keys and not new.adding

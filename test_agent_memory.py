@@ -1887,6 +1887,17 @@ class ContradictionsAreNeverMerged(unittest.TestCase):
         ("Sales team covers the US.", "Sales team covers the Americas."),
         ("Backups run on weekends.", "Backups run on Saturdays."),
         ("Open Sun\u2013Thu.", "Open Sunday and Thursday."),
+        # found by a second reviewer
+        ("Session tokens expire after 24 hours.", "Session tokens expire after 24 minutes."),
+        ("Set the request timeout to 60 seconds.", "Set the request timeout to 60 minutes."),
+        ("Session tokens expire after 7 days.", "Session tokens expire after a day."),
+        ("The hotel costs $90 a night.", "The hotel costs 90\u20ac a night."),
+        ("Deploys are allowed on weekdays except Friday.", "Deploys are allowed on weekdays."),
+        ("Backups run every other weekend.", "Backups run every weekend."),
+        ("Build output goes to dist/.", "Build output goes to build/."),
+        ("Contact alice@example.com for access.", "Contact alice@eu.example.com for access."),
+        ("The repo lives at C:\\dev\\game\\client.", "The repo lives at C:\\dev\\game."),
+        ("Builds target iOS 17.", "Builds target macOS 17."),
         # the same words, the numbers in each other's places: a merge would keep the old text
         ("Oversampling defaults to 2x; 4x and 8x are user options.",
          "Oversampling defaults to 4x; 2x and 8x are user options."),
@@ -1900,6 +1911,14 @@ class ContradictionsAreNeverMerged(unittest.TestCase):
             with self.subTest(new=new):
                 self.assertNotEqual(action, "merge", f"{similarity:.2f}")
                 self.assertTrue(am._conflict(old, new))
+
+    def test_a_second_of_a_kind_or_a_shared_number_alone_is_not_merged(self):
+        for old, new in (("The lab has a Raspberry Pi 4 for sensors.", "The lab has a second Raspberry Pi 4 for sensors."),
+                         ("Log retention is 30 days.", "The monorepo holds 30 services.")):
+            detector = am.MergeDetector()
+            detector.fit([old, "An unrelated entry about the office coffee machine."])
+            with self.subTest(new=new):
+                self.assertNotEqual(detector.classify(new)[0], "merge")
 
     def test_one_more_of_a_kind_is_not_merged(self):
         detector = am.MergeDetector()
@@ -1921,6 +1940,10 @@ class ContradictionsAreNeverMerged(unittest.TestCase):
                          ("Wants hints rather than full solutions.", "Give hints, not full solutions."),
                          # a "/" between words is no path
                          ("Built with Xcode 15.4 and Swift 5.10.", "Built with Xcode 15.4 / Swift 5.10."),
+                         # a list in another order exchanges no value; a currency is one however written
+                         ("Alice and Bob review PRs.", "Bob and Alice review PRs."),
+                         ("Costs US$12 a month.", "Costs $12 a month."),
+                         ("Costs $90.", "Costs 90 USD."),
                          # the same numbers in the same places, the words reordered
                          ("Background jobs use Oban; queues: default 10, mailers 5.",
                           "Use Oban for background jobs (default queue 10, mailers 5).")]:
