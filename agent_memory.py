@@ -1038,7 +1038,7 @@ _BACKTICKS = _Regex(r"`[^`]*`")
 _NOT_IDENTIFIER = _Regex(r"[^\w.-]+")
 _NUMBER_NOISE = _Regex(r"^v(?=\d)|^0(?=\d:)|:00$|(?<=\d)(?:st|nd|rd|th)$")
 _HANDLE = _Regex(r"[#@][^\W\d_][\w.-]*(?<![-_.])")
-_EMAIL = _Regex(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+")
+_EMAIL = _Regex(r"(?<![\w.+-])[\w.+-]+@[\w-]+(?:\.[\w-]+)+")  # from a run's start only: linear
 _NOT_A_PATH = _Regex(r"\d[\d,]*(?:\.\d+)?/(?:\d+|[^\W\d_]{1,5})")  # "24/7", "150/mo", not "10.0.0.0/16"
 _NUMBER_RANGE = _Regex(r"\d+(?:\.\d+)?-\d+(?:\.\d+)?")  # "2500-3500": two numbers, each a key
 _NUMBER_AND_UNIT = _Regex(r"v?\d+(?:[.,]\d+)*(?:-[^\W\d_]+)?")
