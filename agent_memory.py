@@ -1750,11 +1750,18 @@ def _write_temp(path: str, data: bytes) -> str:
         fd, tmp = tempfile.mkstemp(dir=directory, prefix=f".{name}.", suffix=".tmp")
     except OSError as exc:
         raise AgentMemoryError(f"cannot write in {directory}: {exc.strerror or exc}. {_CHECK_DISK}") from None
+    with _discarded_on_failure(tmp, path), os.fdopen(fd, "wb") as handle:
+        handle.write(data)
+        handle.flush()
+        os.fsync(handle.fileno())
+    return tmp
+
+
+@contextlib.contextmanager
+def _discarded_on_failure(tmp: str, path: str) -> Iterator[None]:
+    """Remove the temporary file ``tmp`` if the block fails; an OSError says ``path`` is unchanged."""
     try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-            handle.flush()
-            os.fsync(handle.fileno())
+        yield
     except BaseException as exc:
         with contextlib.suppress(OSError):
             os.unlink(tmp)
@@ -1762,7 +1769,6 @@ def _write_temp(path: str, data: bytes) -> str:
             raise AgentMemoryError(f"cannot write {path}: {exc.strerror or exc}; the file is unchanged. "
                                    f"{_CHECK_DISK}") from None
         raise
-    return tmp
 
 
 def _atomic_write(path: str, text: Union[str, bytes]) -> None:
@@ -1772,15 +1778,8 @@ def _atomic_write(path: str, text: Union[str, bytes]) -> None:
     """
     path = os.path.realpath(path)
     tmp = _write_temp(path, text.encode("utf-8") if isinstance(text, str) else text)
-    try:
+    with _discarded_on_failure(tmp, path):
         os.replace(tmp, path)
-    except BaseException as exc:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        if isinstance(exc, OSError):
-            raise AgentMemoryError(f"cannot write {path}: {exc.strerror or exc}; the file is unchanged. "
-                                   f"{_CHECK_DISK}") from None
-        raise
     _fsync_dir(os.path.dirname(path))
 
 
