@@ -855,8 +855,8 @@ does did done has have had having i me my we our you your he him his she her the
 whom when where why how all any both each few more most other some own same just also only via per about
 after before during while up down out off again once e g i e etc user users project us
 """.split())
-_NEGATIONS = frozenset("not no none never without nor except excluding dislike dislikes disliked hate hates avoid avoids n't don't "
-                       "doesn't isn't aren't won't can't cannot banned forbidden prohibited disallowed".split())
+_NEGATIONS = frozenset("not no none never without nor except excluding dislike dislikes disliked hate hates avoid "
+                       "avoids n't don't doesn't isn't aren't won't can't cannot banned forbidden prohibited disallowed".split())
 _CONTRAST = _Regex(r"\b(?:rather than|instead of)\b")  # "grams rather than cups" is "grams, not cups"
 # Words whose opposite flips a fact: "lint before every commit" is not "lint after every commit".
 _OPPOSITE_PAIRS = [
@@ -890,7 +890,8 @@ _SYNONYM_GROUPS = [
     "run execute",
     "start launch",
     "short concise brief terse",
-    "mm millimetre millimeter", "cm centimetre centimeter", "km kilometre kilometer", "kg kilogram kilo", "ft foot feet",
+    "mm millimetre millimeter", "cm centimetre centimeter", "km kilometre kilometer", "kg kilogram kilo",
+    "ft foot feet",
     "reply answer response",
     "british uk", "american us usa",
     "email mail",
@@ -940,7 +941,8 @@ def _whole_hours(match: re.Match[str]) -> str:
 
 _DAYS = ("Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday")
 _DAY_NUMBERS = {day[:3].lower(): number for number, day in enumerate(_DAYS)}
-_DAY = r"\b(monday|mon|tuesday|tues|tue|wednesday|wed|thursday|thurs|thur|thu|friday|fri|saturday|sat|sunday|sun)s?\b\.?"
+_DAY = (r"\b(monday|mon|tuesday|tues|tue|wednesday|wed|thursday|thurs|thur|thu|friday|fri|saturday|sat|sunday|sun)"
+        r"s?\b\.?")
 
 
 def _day_range(match: re.Match[str]) -> str:
@@ -1195,7 +1197,7 @@ def _analyse_text(text: str) -> _Analysis:
     skeleton: list[str] = []
     slots: list[tuple[str, ...]] = []  # the values between two skeleton words or sentence ends
     slot: list[str] = []
-    last_kind = ""
+    last_kind = last_key = ""
     for match in _ATOM.finditer(text):
         atom, gap = match.group(), text[previous_end:match.start()]
         previous_end = match.end()
@@ -1720,8 +1722,9 @@ def _make_dir(directory: str) -> None:
     try:
         os.makedirs(directory, mode=0o700, exist_ok=True)
     except OSError as exc:
-        raise AgentMemoryError(f"cannot create the memory directory {directory}: {exc.strerror or exc}; create it "
-                               "yourself, or use one you can write (on the command line: --dir or $AGENT_MEMORY_DIR)") from None
+        raise AgentMemoryError(f"cannot create the memory directory {directory}: {exc.strerror or exc}; create "
+                               "it yourself, or use one you can write (on the command line: --dir or "
+                               "$AGENT_MEMORY_DIR)") from None
 
 
 def _fsync_dir(directory: str) -> None:

@@ -1913,7 +1913,8 @@ class ContradictionsAreNeverMerged(unittest.TestCase):
                 self.assertTrue(am._conflict(old, new))
 
     def test_a_second_of_a_kind_or_a_shared_number_alone_is_not_merged(self):
-        for old, new in (("The lab has a Raspberry Pi 4 for sensors.", "The lab has a second Raspberry Pi 4 for sensors."),
+        for old, new in (("The lab has a Raspberry Pi 4 for sensors.",
+                          "The lab has a second Raspberry Pi 4 for sensors."),
                          ("Log retention is 30 days.", "The monorepo holds 30 services.")):
             detector = am.MergeDetector()
             detector.fit([old, "An unrelated entry about the office coffee machine."])
