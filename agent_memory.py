@@ -856,7 +856,8 @@ whom when where why how all any both each few more most other some own same just
 after before during while up down out off again once e g i e etc user users project us
 """.split())
 _NEGATIONS = frozenset("not no none never without nor except excluding dislike dislikes disliked hate hates avoid "
-                       "avoids n't don't doesn't isn't aren't won't can't cannot banned forbidden prohibited disallowed".split())
+                       "avoids n't don't doesn't isn't aren't won't can't cannot banned forbidden prohibited "
+                       "disallowed".split())
 _CONTRAST = _Regex(r"\b(?:rather than|instead of)\b")  # "grams rather than cups" is "grams, not cups"
 # Words whose opposite flips a fact: "lint before every commit" is not "lint after every commit".
 _OPPOSITE_PAIRS = [
@@ -1517,7 +1518,8 @@ def _values_and_names(text: str) -> frozenset[str]:
 
 
 def _conflict(old: str, new: str) -> bool:
-    """Do two texts disagree (values, names, negation, opposites), or does ``new`` announce a change?"""
+    """Do two texts disagree (values, names, days, negation, opposites, values exchanged), or does
+    ``new`` announce a change?"""
     a, b = _analyse(old), _analyse(new)
     days, other_days = a.keys & _CALENDAR_WORDS, b.keys & _CALENDAR_WORDS
     return (_specifics_differ(a, b) or a.negated != b.negated or _opposed(a, b) or b.updating
@@ -1532,9 +1534,10 @@ class MergeDetector:
 
     - ``"merge"``: similarity >= merge_threshold and the two do not conflict
       (no differing number, name or identifier, negation or opposite word, and
-      nothing saying "changed" or "also"); or, between the thresholds, a fact
-      its entry already says but for one word, with no conflict either (a
-      short restatement of a long entry, whose cosine is low);
+      nothing saying "changed" or "also", and more in common than a number);
+      or, between the thresholds, a fact whose every word, number and name its
+      entry already holds, with no conflict either (a short restatement of a
+      long entry, whose cosine is low);
     - ``"judge"``, a question for an LLM: a conflicting pair however similar; a
       new fact that says something changed about a name or number of its best
       match however dissimilar; the rest of the band between the thresholds;
@@ -2391,7 +2394,6 @@ class EpisodeStore:
             if problem:
                 raise AgentMemoryError(damaged.format(f"record {number}: {problem}"))
         return records
-
 
 
 def _record_problem(record: Any) -> str:
