@@ -1448,10 +1448,14 @@ def _unit_cosines(query: Sequence[float], vectors: list[tuple[float, ...]]) -> l
 # longer") is never merged automatically: it is an update or a different fact,
 # a question for the LLM; so is a new fact that announces a change to a name
 # or number of its best match, however few words they share ("Postgres now
-# listens on 5433"). And a middle-band pair whose specific tokens disagree
-# while nothing says "changed" is a sibling fact with the same template
-# ("Staging deploys run on Fridays" / "Production deploys run on Tuesdays"),
-# added without asking.
+# listens on 5433"). Nor is a pair whose days differ, whose values are
+# exchanged in the same words ("port 8080 for staging, 9090 for prod" / "9090
+# for staging, 8080 for prod"), that shares nothing but a number, or whose new
+# text says it is one more of a kind ("also", "a second"). A middle-band pair
+# whose names disagree while nothing says "changed" is a sibling fact with the
+# same template ("Webhooks for Stripe are handled in app/webhooks/stripe.rb" /
+# "... Paddle ... paddle.rb"), added without asking; a middle-band fact whose
+# every word its entry holds is a short restatement, merged (a duplicate).
 #
 # What counts as a value: numbers, names inside a sentence, identifiers (a
 # code name such as "app.example.ios" counts whole, so "app.example.ios.widgets"
