@@ -1213,8 +1213,6 @@ def _analyse_text(text: str) -> _Analysis:
         capitalised = atom[0].isupper()
         if capitalised and atom[0].isalpha() and run and not sentence_start and not gap.strip(" -"):
             run.append(key)  # punctuation, a small word or a sentence start ends a run
-        elif run and atom in ("of", "for") and not gap.strip(" -"):
-            pass  # but not "of" inside a name: "Court of Master Sommeliers" is "CMS"
         else:
             _end_run(run, run_opens_sentence, runs, featured)
             run = [key] if capitalised and atom[0].isalpha() else []
