@@ -858,6 +858,9 @@ after before during while up down out off again once e g i e etc user users proj
 _NEGATIONS = frozenset("not no none never without nor except excluding dislike dislikes disliked hate hates avoid "
                        "avoids n't don't doesn't isn't aren't won't can't cannot banned forbidden prohibited "
                        "disallowed".split())
+# Negations typed without the apostrophe ("doesnt"); "n't" itself ends every other ("hasn't", "wasn't").
+_NEGATIONS_UNMARKED = frozenset("dont doesnt didnt isnt arent wasnt werent wont cant couldnt shouldnt wouldnt "
+                                "hasnt havent hadnt mustnt".split())
 _CONTRAST = _Regex(r"\b(?:rather than|instead of)\b")  # "grams rather than cups" is "grams, not cups"
 # Words whose opposite flips a fact: "lint before every commit" is not "lint after every commit".
 _OPPOSITE_PAIRS = [
@@ -868,6 +871,7 @@ _OPPOSITE_PAIRS = [
     ("internal", "external"), ("sync", "async"), ("start", "stop"), ("open", "closed"), ("first", "last"),
     ("light", "dark"), ("tabs", "spaces"), ("only", "also"), ("all", "some"), ("all", "none"),
     ("early", "late"), ("earlier", "later"), ("morning", "evening"), ("biweekly", "every"), ("biweekly", "weekly"),
+    ("incl", "excl"), ("inc", "exc"), ("including", "excluding"), ("inclusive", "exclusive"),
 ]
 _OPPOSITES: dict[str, set[str]] = {}
 for _one, _other in _OPPOSITE_PAIRS:
@@ -979,6 +983,7 @@ _TIME_12H = _Regex(r"\b(\d{1,2})(?::(\d\d))?\s?([ap])\.?m\b\.?", re.IGNORECASE)
 _ATOM = _Regex(r"\b[vV]?\d+(?:[.:/]\d+)+|[^\W_]+(?:'(?:s|t|re|ll|ve|d|m)\b)?")  # "Redis's", "don't"
 _CONTRACTION = _Regex(r"'(?:s|re|ll|ve|d|m)$")  # "they're" is "they"; "don't" stays, a negation
 _SENTENCE_END = _Regex(r"[.;:!?](?:\s|$)")
+_EXCEPTED = _Regex(r"\b(?:except|excluding|but not|other than|apart from)\s+(?:on\s+|for\s+)?(\w+)", re.IGNORECASE)
 _ADDING_MARKERS = _Regex(r"\b(?:also|too|as well|another|one more|an? (?:second|third|extra|additional|new))\b",
                          re.IGNORECASE)  # "... is also in the notebook"
 _UPDATE_MARKERS = _Regex(
@@ -988,8 +993,8 @@ _UPDATE_MARKERS = _Regex(
     r"took over|from \S+ to)\b",
     re.IGNORECASE,
 )
-_UNITS = frozenset("ms second sec minute min hour day week month year kb mb gb tb px fps hz rpm kg km cm mm ft lb "
-                   "percent".split())
+_UNITS = frozenset("ms millisecond s second sec minute min hour day week month year kb mb gb tb px fps hz rpm kg km "
+                   "cm mm ft lb percent thousand million billion trillion bn".split())
 _KIND_WEIGHTS = {"word": 10, "name": 20, "code": 20, "number": 30}  # integers keep the sums exact
 _BUCKET_BITS = 20
 
@@ -1126,6 +1131,7 @@ class _Analysis(NamedTuple):
     negated: bool
     updating: bool  # says that something changed: "now", "moved to", "no longer"
     adding: bool  # says it is one more of a kind: "also", "too", "another"
+    days: frozenset[str]  # the days and seasons it names, less those it excepts ("weekdays except Friday")
 
 
 def _analyse(text: str) -> _Analysis:
@@ -1155,6 +1161,8 @@ def _atom_kind_and_key(atom: str, in_code: bool, sentence_start: bool) -> tuple[
             and lowered.isalpha() and lowered not in _NEGATIONS):  # an acronym, even "IT" or "US"
         acronym = lowered[:-1] if bare.endswith("s") else lowered  # "LTS" stays, "PRs" is "pr"
         return "name", _SYNONYMS.get(acronym, acronym)
+    if atom == "May" and not sentence_start:  # the month, not the verb
+        return "name", "may"
     if lowered in _STOP_WORDS or lowered in _NEGATIONS or "'" in lowered:  # "'" is left in "can't" only
         return "stop", lowered
     if not lowered.isalpha():  # atoms are letters or digits: this one holds a digit
@@ -1263,9 +1271,11 @@ def _analyse_text(text: str) -> _Analysis:
         polar=frozenset(word for word in folded_words if word in _OPPOSITES),
         skeleton=tuple(skeleton),
         slots=tuple(slots),
-        negated=any(word in _NEGATIONS for word in folded_words) or bool(_CONTRAST.search(text.casefold())),
+        negated=(any(word in _NEGATIONS or word.endswith("n't") or word in _NEGATIONS_UNMARKED for word in folded_words)
+                 or bool(_CONTRAST.search(text.casefold()))),
         updating=bool(_UPDATE_MARKERS.search(text)),
         adding=bool(_ADDING_MARKERS.search(text)),
+        days=frozenset(keys & _CALENDAR_WORDS) - {_word_key(word.casefold()) for word in _EXCEPTED.findall(text)},
     )
 
 
@@ -1525,9 +1535,8 @@ def _conflict(old: str, new: str) -> bool:
     """Do two texts disagree (values, names, days, negation, opposites, values exchanged), or does
     ``new`` announce a change?"""
     a, b = _analyse(old), _analyse(new)
-    days, other_days = a.keys & _CALENDAR_WORDS, b.keys & _CALENDAR_WORDS
     return (_specifics_differ(a, b) or a.negated != b.negated or _opposed(a, b) or b.updating
-            or _values_swapped(a, b) or bool(days and other_days and days != other_days))
+            or _values_swapped(a, b) or bool(a.days and b.days and a.days != b.days))
 
 
 class MergeDetector:

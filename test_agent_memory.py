@@ -1898,6 +1898,14 @@ class ContradictionsAreNeverMerged(unittest.TestCase):
         ("Contact alice@example.com for access.", "Contact alice@eu.example.com for access."),
         ("The repo lives at C:\\dev\\game\\client.", "The repo lives at C:\\dev\\game."),
         ("Builds target iOS 17.", "Builds target macOS 17."),
+        # found by a third reviewer
+        ("The build did pass on CI.", "The build didn't pass on CI."),
+        ("The project has tests for the parser.", "The project hasnt tests for the parser."),
+        ("Cache entries expire after 300 seconds.", "Cache entries expire after 300 milliseconds."),
+        ("Timeout is 30 s.", "Timeout is 30 ms."),
+        ("The quote is \u20ac900 excl. VAT.", "The quote is \u20ac900 incl. VAT."),
+        ("Deploys are allowed on weekdays except Friday.", "Deploys are allowed on weekdays except Monday."),
+        ("The conference is in March.", "The conference is in May."),
         # the same words, the numbers in each other's places: a merge would keep the old text
         ("Oversampling defaults to 2x; 4x and 8x are user options.",
          "Oversampling defaults to 4x; 2x and 8x are user options."),
