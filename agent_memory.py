@@ -855,7 +855,7 @@ does did done has have had having i me my we our you your he him his she her the
 whom when where why how all any both each few more most other some own same just also only via per about
 after before during while up down out off again once e g i e etc user users project us
 """.split())
-_NEGATIONS = frozenset("not no none never without nor except excluding dislike dislikes disliked hate hates avoid "
+_NEGATIONS = frozenset("not no none never without nor dislike dislikes disliked hate hates avoid "
                        "avoids n't don't doesn't isn't aren't won't can't cannot banned forbidden prohibited "
                        "disallowed".split())
 # Negations typed without the apostrophe ("doesnt"); "n't" itself ends every other ("hasn't", "wasn't").
@@ -871,7 +871,8 @@ _OPPOSITE_PAIRS = [
     ("internal", "external"), ("sync", "async"), ("start", "stop"), ("open", "closed"), ("first", "last"),
     ("light", "dark"), ("tabs", "spaces"), ("only", "also"), ("all", "some"), ("all", "none"),
     ("early", "late"), ("earlier", "later"), ("morning", "evening"), ("biweekly", "every"), ("biweekly", "weekly"),
-    ("incl", "excl"), ("inc", "exc"), ("including", "excluding"), ("inclusive", "exclusive"),
+    ("incl", "excl"), ("incl", "excluding"), ("including", "excl"), ("including", "excluding"),
+    ("inclusive", "exclusive"),
 ]
 _OPPOSITES: dict[str, set[str]] = {}
 for _one, _other in _OPPOSITE_PAIRS:
@@ -896,7 +897,7 @@ _SYNONYM_GROUPS = [
     "start launch",
     "short concise brief terse",
     "mm millimetre millimeter", "cm centimetre centimeter", "km kilometre kilometer", "kg kilogram kilo",
-    "ft foot feet",
+    "ft foot feet", "second sec secs s", "ms millisecond msec", "billion bn",
     "reply answer response",
     "british uk", "american us usa",
     "email mail",
@@ -1477,17 +1478,20 @@ def _unit_cosines(query: Sequence[float], vectors: list[tuple[float, ...]]) -> l
 # "grams, not cups" agree.
 
 
+_INITIALS_MAX = 8  # letters in the longest initialism looked for: a long run of names costs no more than a short one
+
+
 def _unmatched(tokens: frozenset[str], one: _Analysis, other: _Analysis) -> set[str]:
     """The ``tokens`` of ``one`` that ``other`` does not mention, initials included both ways:
     "Home Assistant OS" mentions "HA", and "HA" mentions "Home Assistant"."""
     covered: set[str] = set()
     for run in one.runs:
         for start in range(len(run) - 1):
-            for end in range(start + 2, len(run) + 1):
+            for end in range(start + 2, min(len(run), start + _INITIALS_MAX) + 1):
                 if "".join(word[0] for word in run[start:end]) in other.keys:
                     covered.update(run[start:end])
-    initials = {"".join(word[0] for word in run[start:end])
-                for run in other.runs for start in range(len(run) - 1) for end in range(start + 2, len(run) + 1)}
+    initials = {"".join(word[0] for word in run[start:end]) for run in other.runs for start in range(len(run) - 1)
+                for end in range(start + 2, min(len(run), start + _INITIALS_MAX) + 1)}
     return {key for key in tokens if key not in other.keys and key not in covered and key not in initials}
 
 

@@ -1953,6 +1953,12 @@ class ContradictionsAreNeverMerged(unittest.TestCase):
                          ("Alice and Bob review PRs.", "Bob and Alice review PRs."),
                          ("Costs US$12 a month.", "Costs $12 a month."),
                          ("Costs $90.", "Costs 90 USD."),
+                         # one unit however written; "except" and "other than" except the same day
+                         ("Token lifetime is 3600 s.", "Token lifetime is 3600 seconds."),
+                         ("p99 latency must stay under 200 ms.", "p99 latency must stay under 200 milliseconds."),
+                         ("Prices are \u20ac90 excl. VAT.", "Prices are \u20ac90 excluding VAT."),
+                         ("Deploys are allowed on weekdays except Friday.",
+                          "Deploys are allowed on weekdays other than Friday."),
                          # the same numbers in the same places, the words reordered
                          ("Background jobs use Oban; queues: default 10, mailers 5.",
                           "Use Oban for background jobs (default queue 10, mailers 5).")]:
