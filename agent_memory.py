@@ -855,13 +855,13 @@ does did done has have had having i me my we our you your he him his she her the
 whom when where why how all any both each few more most other some own same just also only via per about
 after before during while up down out off again once e g i e etc user users project us
 """.split())
-_NEGATIONS = frozenset("not no none never without nor dislike dislikes disliked hate hates avoid "
+_NEGATIONS = frozenset("not no none never without nor except excluding excl dislike dislikes disliked hate hates avoid "
                        "avoids n't don't doesn't isn't aren't won't can't cannot banned forbidden prohibited "
                        "disallowed".split())
 # Negations typed without the apostrophe ("doesnt"); "n't" itself ends every other ("hasn't", "wasn't").
 _NEGATIONS_UNMARKED = frozenset("dont doesnt didnt isnt arent wasnt werent wont cant couldnt shouldnt wouldnt "
                                 "hasnt havent hadnt mustnt".split())
-_CONTRAST = _Regex(r"\b(?:rather than|instead of)\b")  # "grams rather than cups" is "grams, not cups"
+_CONTRAST = _Regex(r"\b(?:rather than|instead of|other than|apart from)\b")  # "grams rather than cups" is "grams, not cups"
 # Words whose opposite flips a fact: "lint before every commit" is not "lint after every commit".
 _OPPOSITE_PAIRS = [
     ("before", "after"), ("up", "down"), ("on", "off"), ("in", "out"), ("more", "less"), ("more", "fewer"),
@@ -897,7 +897,7 @@ _SYNONYM_GROUPS = [
     "start launch",
     "short concise brief terse",
     "mm millimetre millimeter", "cm centimetre centimeter", "km kilometre kilometer", "kg kilogram kilo",
-    "ft foot feet", "second sec secs s", "ms millisecond msec", "billion bn",
+    "ft foot feet", "second sec secs s", "month mo", "ms millisecond msec", "billion bn",
     "reply answer response",
     "british uk", "american us usa",
     "email mail",
@@ -1164,6 +1164,8 @@ def _atom_kind_and_key(atom: str, in_code: bool, sentence_start: bool) -> tuple[
         return "name", _SYNONYMS.get(acronym, acronym)
     if atom == "May" and not sentence_start:  # the month, not the verb
         return "name", "may"
+    if len(atom) == 1 and atom.isupper() and atom != "I" and not sentence_start:  # "lot B", "vitamin D"
+        return "name", lowered
     if lowered in _STOP_WORDS or lowered in _NEGATIONS or "'" in lowered:  # "'" is left in "can't" only
         return "stop", lowered
     if not lowered.isalpha():  # atoms are letters or digits: this one holds a digit
@@ -1597,11 +1599,12 @@ class MergeDetector:
         similarity = similarities[best]
         old, new = _analyse(self._corpus[best]), _analyse(entry)
         if similarity >= self.merge_threshold:
-            unsure = _conflict(self._corpus[best], entry) or new.adding or _only_numbers_shared(old, new)
+            unsure = (_conflict(self._corpus[best], entry) or new.adding and not old.adding
+                      or _only_numbers_shared(old, new))
             action = "judge" if unsure else "merge"
         elif new.updating and old.specific & new.specific:
             action = "judge"  # "Postgres now listens on 5433": an update of this entry, however few words match
-        elif (similarity > self.add_threshold and new.keys <= old.keys and not new.adding
+        elif (similarity > self.add_threshold and new.keys <= old.keys and not (new.adding and not old.adding)
               and not _conflict(self._corpus[best], entry)):
             action = "merge"  # "gRPC listens on 9090": its entry says all that and more
         elif similarity <= self.add_threshold or _specifics_differ(old, new, surest=True):

@@ -1906,6 +1906,9 @@ class ContradictionsAreNeverMerged(unittest.TestCase):
         ("The quote is \u20ac900 excl. VAT.", "The quote is \u20ac900 incl. VAT."),
         ("Deploys are allowed on weekdays except Friday.", "Deploys are allowed on weekdays except Monday."),
         ("The conference is in March.", "The conference is in May."),
+        ("Everyone on the team has prod access except Bob.", "Everyone on the team has prod access."),
+        ("Parking is in lot B.", "Parking is in lot A."),
+        ("Takes vitamin D daily.", "Takes vitamin E daily."),
         # the same words, the numbers in each other's places: a merge would keep the old text
         ("Oversampling defaults to 2x; 4x and 8x are user options.",
          "Oversampling defaults to 4x; 2x and 8x are user options."),
@@ -1959,6 +1962,8 @@ class ContradictionsAreNeverMerged(unittest.TestCase):
                          ("Prices are \u20ac90 excl. VAT.", "Prices are \u20ac90 excluding VAT."),
                          ("Deploys are allowed on weekdays except Friday.",
                           "Deploys are allowed on weekdays other than Friday."),
+                         ("The Pro plan is $150/mo.", "The Pro plan costs $150 per month."),
+                         ("CI has an extra runner for iOS builds.", "There is an extra CI runner for iOS builds."),
                          # the same numbers in the same places, the words reordered
                          ("Background jobs use Oban; queues: default 10, mailers 5.",
                           "Use Oban for background jobs (default queue 10, mailers 5).")]:
