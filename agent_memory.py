@@ -855,13 +855,13 @@ does did done has have had having i me my we our you your he him his she her the
 whom when where why how all any both each few more most other some own same just also only via per about
 after before during while up down out off again once e g i e etc user users project us
 """.split())
-_NEGATIONS = frozenset("not no none never without nor except excluding excl dislike dislikes disliked hate hates avoid "
-                       "avoids n't don't doesn't isn't aren't won't can't cannot banned forbidden prohibited "
-                       "disallowed".split())
-# Negations typed without the apostrophe ("doesnt"); "n't" itself ends every other ("hasn't", "wasn't").
-_NEGATIONS_UNMARKED = frozenset("dont doesnt didnt isnt arent wasnt werent wont cant couldnt shouldnt wouldnt "
-                                "hasnt havent hadnt mustnt".split())
-_CONTRAST = _Regex(r"\b(?:rather than|instead of|other than|apart from)\b")  # "grams rather than cups" is "grams, not cups"
+# Negations, also typed without the apostrophe ("doesnt"); "n't" itself ends every other ("hasn't", "wasn't").
+_NEGATIONS = frozenset("""
+not no none never without nor except excluding excl dislike dislikes disliked hate hates avoid avoids banned
+forbidden prohibited disallowed cannot n't don't doesn't isn't aren't won't can't dont doesnt didnt isnt arent
+wasnt werent wont cant couldnt shouldnt wouldnt hasnt havent hadnt mustnt
+""".split())
+_CONTRAST = _Regex(r"\b(?:rather than|instead of|other than|apart from)\b")  # "grams rather than cups": "not cups"
 # Words whose opposite flips a fact: "lint before every commit" is not "lint after every commit".
 _OPPOSITE_PAIRS = [
     ("before", "after"), ("up", "down"), ("on", "off"), ("in", "out"), ("more", "less"), ("more", "fewer"),
@@ -984,7 +984,8 @@ _TIME_12H = _Regex(r"\b(\d{1,2})(?::(\d\d))?\s?([ap])\.?m\b\.?", re.IGNORECASE)
 _ATOM = _Regex(r"\b[vV]?\d+(?:[.:/]\d+)+|[^\W_]+(?:'(?:s|t|re|ll|ve|d|m)\b)?")  # "Redis's", "don't"
 _CONTRACTION = _Regex(r"'(?:s|re|ll|ve|d|m)$")  # "they're" is "they"; "don't" stays, a negation
 _SENTENCE_END = _Regex(r"[.;:!?](?:\s|$)")
-_EXCEPTED = _Regex(r"\b(?:except|excluding|but not|other than|apart from)\s+(?:on\s+|for\s+)?(\w+)", re.IGNORECASE)
+_EXCEPTED = _Regex(r"\b(?:except|excluding|but not|other than|apart from)\s+(?:on\s+|for\s+)?(\w+)",
+                   re.IGNORECASE)
 _ADDING_MARKERS = _Regex(r"\b(?:also|too|as well|another|one more|an? (?:second|third|extra|additional|new))\b",
                          re.IGNORECASE)  # "... is also in the notebook"
 _UPDATE_MARKERS = _Regex(
@@ -1274,7 +1275,7 @@ def _analyse_text(text: str) -> _Analysis:
         polar=frozenset(word for word in folded_words if word in _OPPOSITES),
         skeleton=tuple(skeleton),
         slots=tuple(slots),
-        negated=(any(word in _NEGATIONS or word.endswith("n't") or word in _NEGATIONS_UNMARKED for word in folded_words)
+        negated=(any(word in _NEGATIONS or word.endswith("n't") for word in folded_words)
                  or bool(_CONTRAST.search(text.casefold()))),
         updating=bool(_UPDATE_MARKERS.search(text)),
         adding=bool(_ADDING_MARKERS.search(text)),
@@ -1480,7 +1481,7 @@ def _unit_cosines(query: Sequence[float], vectors: list[tuple[float, ...]]) -> l
 # "grams, not cups" agree.
 
 
-_INITIALS_MAX = 8  # letters in the longest initialism looked for: a long run of names costs no more than a short one
+_INITIALS_MAX = 8  # the longest initialism looked for: a long run of names costs no more than a short one
 
 
 def _unmatched(tokens: frozenset[str], one: _Analysis, other: _Analysis) -> set[str]:
