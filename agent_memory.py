@@ -1599,13 +1599,13 @@ class MergeDetector:
         best = max(range(len(similarities)), key=similarities.__getitem__)
         similarity = similarities[best]
         old, new = _analyse(self._corpus[best]), _analyse(entry)
+        one_more = new.adding and not old.adding  # "a second monitor" beside an entry that names one
         if similarity >= self.merge_threshold:
-            unsure = (_conflict(self._corpus[best], entry) or new.adding and not old.adding
-                      or _only_numbers_shared(old, new))
+            unsure = _conflict(self._corpus[best], entry) or one_more or _only_numbers_shared(old, new)
             action = "judge" if unsure else "merge"
         elif new.updating and old.specific & new.specific:
             action = "judge"  # "Postgres now listens on 5433": an update of this entry, however few words match
-        elif (similarity > self.add_threshold and new.keys <= old.keys and not (new.adding and not old.adding)
+        elif (similarity > self.add_threshold and new.keys <= old.keys and not one_more
               and not _conflict(self._corpus[best], entry)):
             action = "merge"  # "gRPC listens on 9090": its entry says all that and more
         elif similarity <= self.add_threshold or _specifics_differ(old, new, surest=True):

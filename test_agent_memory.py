@@ -1939,6 +1939,8 @@ class ContradictionsAreNeverMerged(unittest.TestCase):
         self.assertGreaterEqual(similarity, am.MERGE_THRESHOLD)
         self.assertEqual(action, "judge")
         self.assertFalse(am._conflict("Uses ruff.", "Also uses ruff."))  # a judge's "merge" still holds
+        detector.fit(["CI has an extra runner for iOS builds."])  # an entry that says it too is restated
+        self.assertEqual(detector.classify("There is an extra CI runner for iOS builds.")[0], "merge")
 
     def test_agreeing_pairs_do_not_conflict(self):
         for old, new in [("Project uses Go 1.22.", "The project is built with Go 1.22."),
