@@ -1126,7 +1126,7 @@ class _Analysis(NamedTuple):
     keys: frozenset[str]  # content words, numbers and initials, normalised
     specific: frozenset[str]  # numbers, identifiers, capitalised words: what may tell facts apart
     names: frozenset[str]  # the surest of them: names inside a sentence, URLs, paths, identifiers
-    runs: tuple[tuple[str, ...], ...]  # runs of capitalised words, for initials
+    runs: tuple[tuple[tuple[str, str], ...], ...]  # runs of capitalised words as (key, letters), for initials
     polar: frozenset[str]  # words with an opposite: "before", "after", "enabled", …
     skeleton: tuple[str, ...]  # the plain words, in order: "Staging runs on port # and prod on port #"
     slots: tuple[tuple[str, ...], ...]  # the specific keys between them (and sentence ends), each slot sorted
@@ -1183,15 +1183,49 @@ def _atom_kind_and_key(atom: str, in_code: bool, sentence_start: bool) -> tuple[
     return "word", key
 
 
-def _end_run(run: list[str], opens_sentence: bool, runs: list[tuple[str, ...]],
-             featured: list[tuple[str, ...]]) -> None:
-    """Keep a finished run of capitalised words: whole in ``runs``, and in ``featured`` without a
-    sentence's first word, which is capitalised whatever it is."""
-    if len(run) >= 2:
+def _letters(atom: str) -> str:
+    """What a capitalised word gives an initialism: its first letter, and its inner capitals if it
+    has lower-case letters too ("QuickBooks" gives "qb", "Online" "o", "OS" "o")."""
+    inner = "" if atom.isupper() else "".join(c for c in atom[1:] if c.isupper())
+    return (atom[0] + inner).casefold()
+
+
+def _end_run(run: list[tuple[str, str]], opens_sentence: bool, runs: list[tuple[tuple[str, str], ...]],
+             featured: list[tuple[tuple[str, str], ...]]) -> None:
+    """Keep a finished run of capitalised words (and the small words joining them, whose letters are
+    empty): whole in ``runs``, and its parts between small words in ``featured``, without a sentence's
+    first word, which is capitalised whatever it is."""
+    while run and not run[-1][1]:
+        run.pop()  # "Court of" ends at "Court"
+    if len(run) >= 2 or run and len(run[0][1]) >= 2:  # "Home Assistant", "TypeScript"
         runs.append(tuple(run))
-    inside = run[1:] if opens_sentence else run
-    if len(inside) >= 2:
-        featured.append(tuple(inside))
+    part: list[tuple[str, str]] = []
+    for position, word in enumerate(run + [("", "")]):
+        if word[1] and not (position == 0 and opens_sentence):
+            part.append(word)
+        elif word[1] == "":
+            if len(part) >= 2:
+                featured.append(tuple(part))
+            part = []
+
+
+def _initialisms(run: tuple[tuple[str, str], ...]) -> Iterator[tuple[str, list[str]]]:
+    """The initialisms of a run of capitalised words and the keys each stands for, from every stretch
+    of up to ``_INITIALS_MAX`` words: first letters ("GA" is "GitHub Actions"), with inner capitals
+    ("GHA"), and with the small words ("CMS" and "COMS" are "Court of Master Sommeliers")."""
+    for start in range(len(run)):
+        if not run[start][1]:
+            continue
+        for end in range(start + 1, min(len(run), start + _INITIALS_MAX) + 1):
+            words = run[start:end]
+            if not words[-1][1]:
+                continue
+            keys = [key for key, letters in words if letters]
+            for initials in {"".join(letters[:1] for _, letters in words),
+                             "".join(letters for _, letters in words),
+                             "".join(letters[:1] or key[:1] for key, letters in words)}:
+                if len(initials) >= 2:
+                    yield initials, keys
 
 
 def _analyse_text(text: str) -> _Analysis:
@@ -1202,9 +1236,9 @@ def _analyse_text(text: str) -> _Analysis:
     code_at = 0  # walked once alongside the atoms, which come in order
     counts: dict[str, int] = {}
     keys, specific, names = set(), set(), set()
-    runs: list[tuple[str, ...]] = []  # runs of capitalised words ("Home Assistant OS")
-    featured: list[tuple[str, ...]] = []  # and the part of each inside a sentence, whose initials are features
-    run: list[str] = []
+    runs: list[tuple[tuple[str, str], ...]] = []  # runs of capitalised words ("Home Assistant OS")
+    featured: list[tuple[tuple[str, str], ...]] = []  # and the parts inside a sentence, whose initials are features
+    run: list[tuple[str, str]] = []
     run_opens_sentence = False
     sentence_start, previous_end = True, 0
     skeleton: list[str] = []
@@ -1224,10 +1258,13 @@ def _analyse_text(text: str) -> _Analysis:
         kind, key = _atom_kind_and_key(atom, _inside(code_spans, code_at, match.start()), sentence_start)
         capitalised = atom[0].isupper()
         if capitalised and atom[0].isalpha() and run and not sentence_start and not gap.strip(" -"):
-            run.append(key)  # punctuation, a small word or a sentence start ends a run
+            run.append((key, _letters(atom)))  # punctuation, most small words or a sentence start end a run
+        elif (atom in _NAME_JOINERS and run and not sentence_start and not gap.strip()
+              and (run[-1][1] or run[-2][1])):
+            run.append((atom, ""))  # "Court of Master Sommeliers", for its initials; at most two in a row
         else:
             _end_run(run, run_opens_sentence, runs, featured)
-            run = [key] if capitalised and atom[0].isalpha() else []
+            run = [(key, _letters(atom))] if capitalised and atom[0].isalpha() else []
             run_opens_sentence = sentence_start
         sentence_start = False
         if kind == "stop" or kind != "name" and (key in _STOP_WORDS or key in _NEGATIONS):
@@ -1255,8 +1292,8 @@ def _analyse_text(text: str) -> _Analysis:
             keys.add(value.rpartition("/")[2])
         specific.add(value)
         names.add(value)
-    for capitalised_run in featured:
-        initials = "".join(word[0] for word in capitalised_run)
+    for part in featured:  # "Home Assistant" gives "ha"
+        initials = "".join(letters[0] for _, letters in part)
         keys.add(initials)
         counts["w:" + initials] = counts.get("w:" + initials, 0) + _KIND_WEIGHTS["name"]
     weights: dict[int, int] = {}
@@ -1474,7 +1511,8 @@ def _unit_cosines(query: Sequence[float], vectors: list[tuple[float, ...]]) -> l
 # What counts as a value: numbers, names inside a sentence, identifiers (a
 # code name such as "app.example.ios" counts whole, so "app.example.ios.widgets"
 # differs from it), paths and URLs, days and seasons however they are written;
-# initials stand for their words both ways ("HA" / "Home Assistant"). A capitalised word at
+# initials stand for their words both ways ("HA" / "Home Assistant", "QBO" /
+# "QuickBooks Online", "CMS" / "Court of Master Sommeliers"). A capitalised word at
 # the start of a sentence may be a name ("Redis runs on ...") and counts too,
 # unless it is a verb facts open with ("Prefers", "Use", "Writes"). Negation
 # includes "rather than" and "instead of": "grams rather than cups" and
@@ -1482,6 +1520,7 @@ def _unit_cosines(query: Sequence[float], vectors: list[tuple[float, ...]]) -> l
 
 
 _INITIALS_MAX = 8  # the longest initialism looked for: a long run of names costs no more than a short one
+_NAME_JOINERS = frozenset({"of", "for", "and", "the", "de"})  # "Royal Society for the Protection of Birds"
 
 
 def _unmatched(tokens: frozenset[str], one: _Analysis, other: _Analysis) -> set[str]:
@@ -1489,13 +1528,11 @@ def _unmatched(tokens: frozenset[str], one: _Analysis, other: _Analysis) -> set[
     "Home Assistant OS" mentions "HA", and "HA" mentions "Home Assistant"."""
     covered: set[str] = set()
     for run in one.runs:
-        for start in range(len(run) - 1):
-            for end in range(start + 2, min(len(run), start + _INITIALS_MAX) + 1):
-                if "".join(word[0] for word in run[start:end]) in other.keys:
-                    covered.update(run[start:end])
-    initials = {"".join(word[0] for word in run[start:end]) for run in other.runs for start in range(len(run) - 1)
-                for end in range(start + 2, min(len(run), start + _INITIALS_MAX) + 1)}
-    return {key for key in tokens if key not in other.keys and key not in covered and key not in initials}
+        for initials, words in _initialisms(run):
+            if initials in other.keys:
+                covered.update(words)
+    initialisms = {initials for run in other.runs for initials, _ in _initialisms(run)}
+    return {key for key in tokens if key not in other.keys and key not in covered and key not in initialisms}
 
 
 def _specifics_differ(old: _Analysis, new: _Analysis, surest: bool = False) -> bool:

@@ -1755,6 +1755,24 @@ class FeaturesReadValuesOneWay(unittest.TestCase):
         self.assertEqual(am._unmatched(new.names, new, old), set())
         self.assertEqual(am._unmatched(old.names, old, new), {"vm"})
 
+    def test_initials_take_inner_capitals_and_skip_small_words(self):
+        for long, short, words in (
+                ("Billing is done in QuickBooks Online.", "Billing is done in QBO.", {"quickbook", "online"}),
+                ("CI runs on GitHub Actions.", "CI runs on GHA.", {"github", "action"}),
+                ("Frontend is written in TypeScript.", "Frontend is written in TS.", {"typescript"}),
+                ("Studying for the Court of Master Sommeliers exam.", "Studying for the CMS exam.",
+                 {"court", "master", "sommelier"}),
+                ("Volunteers for the Royal Society for the Protection of Birds.", "Volunteers for the RSPB.",
+                 {"royal", "society", "protection", "bird"})):
+            old, new = am._analyse(long), am._analyse(short)
+            self.assertTrue(words <= old.names, long)  # the test reads the names it means to cover
+            self.assertEqual(am._unmatched(old.names, old, new), set(), long)
+            self.assertEqual(am._unmatched(new.names, new, old), set(), short)
+        # Small words join initials, not names: two universities stay two.
+        self.assertTrue(am._conflict("Studied at the University of Toronto.", "Studied at the University of Texas."))
+        self.assertTrue(am._conflict("Billing is done in QuickBooks Online.", "Billing is done in QBD."))
+        self.assertEqual(am._analyse("Uses UK English.").keys & {"ue", "be"}, {"ue"})  # letters, not synonyms
+
     def test_a_file_name_mentions_its_path(self):
         old = am._analyse("Main scene is `Assets/Scenes/Boot.unity`; it must be first in build settings.")
         new = am._analyse("Boot.unity has to be scene index 0 in build settings.")
