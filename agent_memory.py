@@ -1499,7 +1499,8 @@ def _unit_cosines(query: Sequence[float], vectors: list[tuple[float, ...]]) -> l
 # longer") is never merged automatically: it is an update or a different fact,
 # a question for the LLM; so is a new fact that announces a change to a name
 # or number of its best match, however few words they share ("Postgres now
-# listens on 5433"). Nor is a pair whose days differ, whose values are
+# listens on 5433"), or, if its best match shares none, of another entry ("Upgraded
+# Django to 5.0" asks about the long entry naming Django 4.2). Nor is a pair whose days differ, whose values are
 # exchanged in the same words ("port 8080 for staging, 9090 for prod" / "9090
 # for staging, 8080 for prod"), that shares nothing but a number, or whose new
 # text says it is one more of a kind ("also", "a second"). A middle-band pair
@@ -1597,7 +1598,9 @@ class MergeDetector:
       long entry, whose cosine is low);
     - ``"judge"``, a question for an LLM: a conflicting pair however similar; a
       new fact that says something changed about a name or number of its best
-      match however dissimilar; the rest of the band between the thresholds;
+      match however dissimilar, or, if its best match shares none, of another
+      entry (whose index and similarity are returned); the rest of the band
+      between the thresholds;
     - ``"add"``: similarity <= add_threshold, or a sibling fact between the
       thresholds (a different name or identifier on each side, nothing saying
       "changed");
@@ -1637,11 +1640,16 @@ class MergeDetector:
         similarity = similarities[best]
         old, new = _analyse(self._corpus[best]), _analyse(entry)
         one_more = new.adding and not old.adding  # "a second monitor" beside an entry that names one
+        updated = None  # the entry a change is announced to, if the closest one names nothing of the fact
+        if new.updating and similarity < self.merge_threshold and not old.specific & new.specific:
+            updated = self._updated_entry(new, similarities)
         if similarity >= self.merge_threshold:
             unsure = _conflict(self._corpus[best], entry) or one_more or _only_numbers_shared(old, new)
             action = "judge" if unsure else "merge"
         elif new.updating and old.specific & new.specific:
             action = "judge"  # "Postgres now listens on 5433": an update of this entry, however few words match
+        elif updated is not None:  # "Upgraded Django to 5.0" updates the entry naming Django, however long
+            action, best, similarity = "judge", updated, similarities[updated]
         elif (similarity > self.add_threshold and new.keys <= old.keys and not one_more
               and not _conflict(self._corpus[best], entry)):
             action = "merge"  # "gRPC listens on 9090": its entry says all that and more
@@ -1650,6 +1658,17 @@ class MergeDetector:
         else:
             action = "judge"
         return action, best, similarity
+
+    def _updated_entry(self, new: _Analysis, similarities: list[float]) -> Optional[int]:
+        """The entry a fact announcing a change most likely updates: one sharing a name or number
+        with it; if the fact gives a new number, best one holding another ("Django 4.2" for "Upgraded
+        Django to 5.0", not "django-celery-results"); then the most similar. None if none shares."""
+        def fit(index: int) -> tuple[bool, float]:
+            old = _analyse(self._corpus[index])
+            numbers = [_unmatched(analysis.specific, analysis, other) for analysis, other in ((new, old), (old, new))]
+            return all(any(key[0].isdigit() for key in keys) for keys in numbers), similarities[index]
+        sharing = [index for index, text in enumerate(self._corpus) if _analyse(text).specific & new.specific]
+        return max(sharing, key=fit) if sharing else None
 
 
 # ------------------------------------------------------------------ facts ----

@@ -2210,6 +2210,25 @@ class TheJudgeBandAsksTheLLM(ManagerTestCase):
         self.assertEqual((result.action, result.close_to), ("added", self.OLD))
         self.assertEqual(memory._facts.entries("env"), [self.OLD, "Tests run with `make test`.", self.NEW])
 
+    def test_an_announced_change_is_asked_about_the_entry_it_names(self):
+        # The long entry naming Django is less similar to the short update than the Gunicorn line.
+        django = "Django 4.2 LTS project `shipfast` runs on Python 3.11; settings module is `shipfast.settings.prod`."
+        entries = [django, "Celery results backend is Postgres via `django-celery-results`.",
+                   "Gunicorn serves the app on port 8001 behind nginx with 4 sync workers."]
+        detector = am.MergeDetector()
+        detector.fit(entries)
+        action, index, similarity = detector.classify("Upgraded Django to 5.0.")
+        self.assertEqual((action, index), ("judge", 0))
+        self.assertLess(similarity, max(am.cosine(detector._projections.embed("Upgraded Django to 5.0."),
+                                                  detector._projections.embed(text)) for text in entries))
+        self.assertEqual(detector.classify("Sentry now gets the error reports.")[0], "add")  # it names no entry's value
+        llm = scripted_llm("replace")
+        memory = self.manager(llm)
+        self.seed(memory, "env", entries)
+        result = memory.add_fact("env", "Upgraded Django to 5.0.")
+        self.assertEqual((result.action, result.index, result.previous), ("replaced", 0, django))
+        self.assertIn(django, llm.calls[0][1])
+
     def test_add(self):
         memory, result = self.add_with(scripted_llm("add"))
         self.assertEqual((result.action, result.close_to), ("added", None))  # the LLM decided
