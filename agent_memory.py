@@ -957,8 +957,38 @@ def _day_range(match: re.Match[str]) -> str:
     return ", ".join(_DAYS[(first + step) % 7] for step in range((last - first) % 7 + 1))
 
 
+_MONTHS = ("January", "February", "March", "April", "May", "June", "July", "August", "September", "October",
+           "November", "December")
+
+
+def _date(day: str, month: str, year: str, written: str) -> str:
+    """"31", "03", "2026" as "31 March 2026"; ``written`` if that is no date ("13/13/2026")."""
+    if not (1 <= int(month) <= 12 and 1 <= int(day) <= 31):
+        return written
+    return f"{int(day)} {_MONTHS[int(month) - 1]} {year}"
+
+
+def _slashed_date(match: re.Match[str]) -> str:
+    """"3/31/2026" and "31/3/2026" are "31 March 2026"; "4/5/2026", which could be either, stays."""
+    first, second, year = match.groups()
+    if (int(first) <= 12) == (int(second) <= 12):
+        return match.group()
+    day, month = (second, first) if int(first) <= 12 else (first, second)
+    return _date(day, month, year, match.group())
+
+
+_DATE_START, _DATE_END = r"(?<![\w./-])", r"(?!\w|[./-]\w)"  # "/backups/2026-03-31.tar" holds no date
+
+
 # re.ASCII: with IGNORECASE alone, "ı" (a dotless i) would match "i", and "Frı" name no day.
 _PHRASES: list[tuple[_Regex, Any]] = [
+    (_Regex(rf"{_DATE_START}((?:19|20)\d\d)-(\d\d)-(\d\d){_DATE_END}"),  # "2026-03-31"
+     lambda match: _date(match.group(3), match.group(2), match.group(1), match.group())),
+    (_Regex(rf"{_DATE_START}(\d{{1,2}})\.(\d{{1,2}})\.((?:19|20)\d\d){_DATE_END}"),  # "31.03.2026"
+     lambda match: _date(match.group(1), match.group(2), match.group(3), match.group())),
+    (_Regex(rf"{_DATE_START}(\d{{1,2}})/(\d{{1,2}})/((?:19|20)\d\d){_DATE_END}"), _slashed_date),
+    (_Regex(r"(?<=\d\d)(?: ?[×✕] ?| x )(?=\d\d)"), "x"),  # "800 × 600" is "800x600"; "3 × 12h" stays
+    (_Regex(r"\bM ?[–-] ?F\b"), "Monday, Tuesday, Wednesday, Thursday, Friday"),  # "M–F"
     (_Regex(rf"(?<![\w$])({_CURRENCY})\s?(?=\d)"), lambda match: _CURRENCIES[match.group(1)] + " "),  # "USD 90"
     (_Regex(rf"(?<=\d)\s?({_CURRENCY})(?![\w$])"), lambda match: " " + _CURRENCIES[match.group(1)]),  # "90 €"
     (_Regex(rf"{_DAY}\s?(?:–|—|-|to|through|thru|till|until)\s?{_DAY}", re.IGNORECASE | re.ASCII), _day_range),

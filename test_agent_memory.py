@@ -1720,7 +1720,19 @@ class FeaturesReadValuesOneWay(unittest.TestCase):
     def test_a_list_or_a_range_of_numbers_is_its_numbers(self):
         self.assertEqual(am._analyse("Ports 8000,8001").keys, {"port", "8000", "8001"})
         self.assertEqual(am._analyse("Ports 8000-8010").keys, {"port", "8000", "8010"})
-        self.assertIn("2024-05-01", am._analyse("Released on 2024-05-01").keys)  # a date stays whole
+        self.assertTrue(am._conflict("Released on 2024-05-01", "Released on 2024-05-02"))  # a date is no range
+
+    def test_a_date_is_one_date_however_written(self):
+        in_words = am._analyse("Recertification is due 31 March 2026.").keys
+        for written in ("2026-03-31", "31.03.2026", "3/31/2026", "31/3/2026", "March 31st, 2026"):
+            with self.subTest(written=written):
+                self.assertEqual(am._analyse(f"Recertification is due {written}.").keys, in_words)
+        self.assertIn("4/5/2026", am._analyse("Due 4/5/2026.").keys)  # April 5 or May 4: left as written
+        self.assertIn("13/13/2026", am._analyse("Due 13/13/2026.").keys)  # no date
+        self.assertEqual(am._normalise("Backups in /srv/2026-03-31.tar and v1.2.2026"),
+                         "Backups in /srv/2026-03-31.tar and v1.2.2026")  # a path, a version
+        self.assertEqual(am._normalise("Renders 1920 × 1080 (3 × 12 tiles)"), "Renders 1920x1080 (3 × 12 tiles)")
+        self.assertTrue({"monday", "friday"} <= am._analyse("On call M–F.").keys)
 
     def test_stop_words_and_contractions_carry_no_meaning(self):
         keys = am._analyse("This was what it does and has; they're fine, we'll see, Redis's port").keys
