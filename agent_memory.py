@@ -923,7 +923,7 @@ def _thousands(match: re.Match[str]) -> str:
     return str(int(whole + fraction.ljust(3, "0")))  # "2.5k" is 2500, exactly
 
 
-_RATE_BEFORE = _Regex(r"(?:\d\S*\s+[^\W\d]+|\d|\b(?:once|twice|times|per|every|each))\W*$", re.IGNORECASE)
+_RATE_BEFORE = _Regex(r"(?:\d\S*\s+[^\W\d]+|\d\S*|\b(?:once|twice|times|per|every|each))\W*$", re.IGNORECASE)
 _RANGE_BEFORE = _Regex(r"\d\s*(?:[-–—]|\bto|\band|\bor)\s*$", re.IGNORECASE)  # "30 to 60 minutes", not "set to 60"
 _CURRENCIES = {"$": "USD", "US$": "USD", "A$": "AUD", "C$": "CAD", "NZ$": "NZD", "HK$": "HKD", "€": "EUR", "£": "GBP",
                "¥": "JPY", "₹": "INR", "₩": "KRW", "₽": "RUB", "₺": "TRY", "₪": "ILS", "₫": "VND", "฿": "THB"}
@@ -935,6 +935,13 @@ def _one_unit(match: re.Match[str]) -> str:
     if _RATE_BEFORE.search(match.string, max(0, match.start() - 40), match.start()):
         return match.group()
     return "1 " + match.group(1)
+
+
+def _days_of_weeks(match: re.Match[str]) -> str:
+    """"2 weeks" is "14 days"; the end of a range ("2-3 weeks") stays, or the range would change."""
+    if _RANGE_BEFORE.search(match.string, max(0, match.start() - 12), match.start()):
+        return match.group()
+    return f"{int(_word_key(match.group(1).lower())) * 7} days"
 
 
 def _whole_hours(match: re.Match[str]) -> str:
@@ -1001,11 +1008,13 @@ _PHRASES: list[tuple[_Regex, Any]] = [
     (_Regex(r"\b(?:an?|one)\s(hour|day|week|month|year)\b", re.IGNORECASE), _one_unit),
     (_Regex(r"(?<=\d),(?=\d{3}\b)"), ""),  # "2,500" is 2500, so "2,500-3,500" is a range of two numbers
     (_Regex(r"\b(\d{1,15}(?:\.\d{1,3})?)[kK]\b"), _thousands),  # int() refuses 4,300 digits and more
-    (_Regex(r"\b(\d+(?:\.\d+)?)(fps|ms|[kmgt]b|px|[kmg]?hz|rpm|kg|km|cm|mm|ft|lbs?)\b", re.IGNORECASE), r"\1 \2"),
+    (_Regex(r"\b(\d+(?:\.\d+)?)(fps|ms|[kmgt]b|px|[kmg]?hz|rpm|kg|km|cm|mm|m|ft|lbs?)\b", re.IGNORECASE), r"\1 \2"),
+    (_Regex(r"\b(\d{1,3}(?:\.\d+)?)s\b"), r"\1 s"),  # "30s" is "30 s"; "1990s" stays
     (_Regex(r"\bend-to-end\b", re.IGNORECASE), "e2e"),
     (_Regex(r"\b(\d+)\s?-?(?:h|hrs?|hours?)\b", re.IGNORECASE), r"\1 hours"),  # "12h", "12-hour"
     (_Regex(r"\b(\d+)\s?-?(?:mins?|minutes?)\b", re.IGNORECASE), r"\1 minutes"),
     (_Regex(r"\b(\d{1,9}) minutes\b"), _whole_hours),
+    (_Regex(r"\b(\d{1,9}|one|two|three|four|five|six|eight|ten|twelve)\s?-?weeks?\b", re.IGNORECASE), _days_of_weeks),
 ]
 # "3:30-4:30pm" is "15:30-16:30"; "7pm" is "19:00".
 _TIME_RANGE_12H = _Regex(r"\b(\d{1,2})(?::(\d\d))?(\s?[–-]\s?|\s to\s)(?=\d{1,2}(?::\d\d)?\s?([ap])\.?m\b)",
@@ -1014,6 +1023,7 @@ _TIME_12H = _Regex(r"\b(\d{1,2})(?::(\d\d))?\s?([ap])\.?m\b\.?", re.IGNORECASE)
 _ATOM = _Regex(r"\b[vV]?\d+(?:[.:/]\d+)+|[^\W_]+(?:'(?:s|t|re|ll|ve|d|m)\b)?")  # "Redis's", "don't"
 _CONTRACTION = _Regex(r"'(?:s|re|ll|ve|d|m)$")  # "they're" is "they"; "don't" stays, a negation
 _SENTENCE_END = _Regex(r"[.;:!?](?:\s|$)")
+_HONORIFICS = frozenset("Dr Mr Mrs Ms Mx Prof St Jr Sr Capt Lt Col Sgt Rev Fr".split())  # their dot ends no sentence
 _EXCEPTED = _Regex(r"\b(?:except|excluding|but not|other than|apart from)\s+(?:on\s+|for\s+)?(\w+)",
                    re.IGNORECASE)
 _ADDING_MARKERS = _Regex(r"\b(?:also|too|as well|another|one more|an? (?:second|third|extra|additional|new))\b",
@@ -1157,6 +1167,7 @@ class _Analysis(NamedTuple):
     specific: frozenset[str]  # numbers, identifiers, capitalised words: what may tell facts apart
     names: frozenset[str]  # the surest of them: names inside a sentence, URLs, paths, identifiers
     runs: tuple[tuple[tuple[str, str], ...], ...]  # runs of capitalised words as (key, letters), for initials
+    initials: frozenset[str]  # letters written as a name's initial: "h" in "H. Marsh"
     polar: frozenset[str]  # words with an opposite: "before", "after", "enabled", …
     skeleton: tuple[str, ...]  # the plain words, in order: "Staging runs on port # and prod on port #"
     slots: tuple[tuple[str, ...], ...]  # the specific keys between them (and sentence ends), each slot sorted
@@ -1265,7 +1276,7 @@ def _analyse_text(text: str) -> _Analysis:
     code_spans = sorted(_code_spans(text))
     code_at = 0  # walked once alongside the atoms, which come in order
     counts: dict[str, int] = {}
-    keys, specific, names = set(), set(), set()
+    keys, specific, names, initialled = set(), set(), set(), set()
     runs: list[tuple[tuple[str, str], ...]] = []  # runs of capitalised words ("Home Assistant OS")
     featured: list[tuple[tuple[str, str], ...]] = []  # and the parts inside a sentence, whose initials are features
     run: list[tuple[str, str]] = []
@@ -1274,13 +1285,17 @@ def _analyse_text(text: str) -> _Analysis:
     skeleton: list[str] = []
     slots: list[tuple[str, ...]] = []  # the values between two skeleton words or sentence ends
     slot: list[str] = []
-    last_kind = last_key = ""
+    last_kind = last_key = last_atom = ""
     for match in _ATOM.finditer(text):
         atom, gap = match.group(), text[previous_end:match.start()]
         previous_end = match.end()
         while code_at < len(code_spans) and code_spans[code_at][1] <= match.start():
             code_at += 1
-        if _SENTENCE_END.search(gap):
+        abbreviated = gap.strip() == "." and (last_atom in _HONORIFICS or len(last_atom) == 1)  # "Dr. Helen", "H. Marsh"
+        if abbreviated and len(last_atom) == 1 and last_atom.isupper() and atom[0].isupper():
+            initialled.add(last_atom.casefold())
+        last_atom = atom
+        if _SENTENCE_END.search(gap) and not abbreviated:
             sentence_start = True
             skeleton.append(".")  # where sentences end is part of the template
             slots.append(tuple(sorted(slot)))
@@ -1339,6 +1354,7 @@ def _analyse_text(text: str) -> _Analysis:
         specific=frozenset(specific),
         names=frozenset(names),
         runs=tuple(runs),
+        initials=frozenset(initialled),
         polar=frozenset(word for word in folded_words if word in _OPPOSITES),
         skeleton=tuple(skeleton),
         slots=tuple(slots),
@@ -1563,7 +1579,9 @@ def _unmatched(tokens: frozenset[str], one: _Analysis, other: _Analysis) -> set[
             if initials in other.keys:
                 covered.update(words)
     initialisms = {initials for run in other.runs for initials, _ in _initialisms(run)}
-    return {key for key in tokens if key not in other.keys and key not in covered and key not in initialisms}
+    return {key for key in tokens if key not in other.keys and key not in covered and key not in initialisms
+            and not (key in one.initials and any(name[0] == key for name in other.names))  # "H. Marsh"
+            and not (key[0] in other.initials and key in one.names)}  # "Helen Marsh"
 
 
 def _specifics_differ(old: _Analysis, new: _Analysis, surest: bool = False) -> bool:

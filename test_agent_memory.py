@@ -1722,6 +1722,25 @@ class FeaturesReadValuesOneWay(unittest.TestCase):
         self.assertEqual(am._analyse("Ports 8000-8010").keys, {"port", "8000", "8010"})
         self.assertTrue(am._conflict("Released on 2024-05-01", "Released on 2024-05-02"))  # a date is no range
 
+    def test_weeks_are_days_and_a_unit_may_touch_its_number(self):
+        for short, long in (("Kept two weeks.", "Kept 14 days."), ("A 2-week sprint.", "A 14-day sprint."),
+                            ("Kept a week.", "Kept 7 days."), ("Height 112.43m.", "Height 112.43 m."),
+                            ("Times out after 30s.", "Times out after 30 seconds.")):
+            with self.subTest(short=short):
+                self.assertEqual(am._analyse(short).keys, am._analyse(long).keys)
+        self.assertEqual(am._analyse("Takes 2-3 weeks.").keys, {"take", "2", "3", "3 week", "week"})  # a range stays
+        self.assertIn("1990s", am._analyse("Likes 1990s music.").keys)  # a decade, not seconds
+        self.assertNotIn("1", am._analyse("Budget is $18.5k a year.").keys)  # a rate, not "1 year"
+
+    def test_a_title_or_an_initial_ends_no_sentence(self):
+        self.assertIn("helen", am._analyse("Site director is Dr. Helen Marsh.").names)
+        old, new = am._analyse("Site director is Dr. Helen Marsh."), am._analyse("Director: Dr H. Marsh.")
+        self.assertEqual(am._unmatched(new.names, new, old), set())  # "H." is Helen's initial
+        self.assertEqual(am._unmatched(old.names, old, new), set())
+        self.assertTrue(am._conflict("Site director is Dr. Helen Marsh.", "Site director is Dr. J. Marsh."))
+        lots = am._analyse("Bob parks in lot A."), am._analyse("Parks in lot B.")  # "B" is no initial of Bob
+        self.assertEqual(am._unmatched(lots[1].names, lots[1], lots[0]), {"b"})
+
     def test_a_date_is_one_date_however_written(self):
         in_words = am._analyse("Recertification is due 31 March 2026.").keys
         for written in ("2026-03-31", "31.03.2026", "3/31/2026", "31/3/2026", "March 31st, 2026"):
