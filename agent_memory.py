@@ -1031,8 +1031,8 @@ _ADDING_MARKERS = _Regex(r"\b(?:also|too|as well|another|one more|an? (?:second|
 _UPDATE_MARKERS = _Regex(
     r"\b(?:now|moved|switched|changed|upgraded|downgraded|bumped|raised|increased|decreased|reduced|lowered|cut|"
     r"replaced|swapped|renamed|migrated|no longer|instead|anymore|any more|has started|have started|started using|"
-    r"stopped|updated|extended|shortened|postponed|rescheduled|delayed|slipped|pushed back|brought forward|left|"
-    r"took over|from \S+ to)\b",
+    r"stopped|updated|extended|shortened|postponed|rescheduled|delayed|slipped|pushed back|brought forward|"
+    r"left (?:the|for|us|our|to)|took over|from \S+ to)\b",  # "left the team", not "left knee"
     re.IGNORECASE,
 )
 _UNITS = frozenset("ms millisecond s second sec minute min hour day week month year kb mb gb tb px fps hz rpm kg km "

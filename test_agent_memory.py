@@ -1923,6 +1923,7 @@ class ContradictionsAreNeverMerged(unittest.TestCase):
         ("The Bath shop opens in spring 2026.", "The Bath shop opens in autumn 2026."),
         ("Standup is every monday at 9:30.", "Standup is every tuesday at 9:30."),
         ("Logs are written as JSON rather than plain text.", "Logs are written as JSON and plain text."),
+        ("Dana runs the billing team.", "Dana left the billing team."),
         ("Legacy `Input.GetAxis` calls are banned.", "Legacy `Input.GetAxis` calls are used."),
         ("Escalate outages to @ops-team in Slack.", "Escalate outages to @db-team in Slack."),
         ("Honeybadger reports production errors.", "Honeybadger was swapped for Sentry for production errors."),
@@ -2015,6 +2016,8 @@ class ContradictionsAreNeverMerged(unittest.TestCase):
                           "Deploys are allowed on weekdays other than Friday."),
                          ("The Pro plan is $150/mo.", "The Pro plan costs $150 per month."),
                          ("CI has an extra runner for iOS builds.", "There is an extra CI runner for iOS builds."),
+                         # "left" as a side says nothing changed
+                         ("No hill repeats: the left Achilles is sore.", "Avoid hill repeats; left Achilles is sore."),
                          # the same numbers in the same places, the words reordered
                          ("Background jobs use Oban; queues: default 10, mailers 5.",
                           "Use Oban for background jobs (default queue 10, mailers 5).")]:
