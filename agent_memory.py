@@ -937,13 +937,6 @@ def _one_unit(match: re.Match[str]) -> str:
     return "1 " + match.group(1)
 
 
-def _days_of_weeks(match: re.Match[str]) -> str:
-    """"2 weeks" is "14 days"; the end of a range ("2-3 weeks") stays, or the range would change."""
-    if _RANGE_BEFORE.search(match.string, max(0, match.start() - 12), match.start()):
-        return match.group()
-    return f"{int(_word_key(match.group(1).lower())) * 7} days"
-
-
 def _whole_hours(match: re.Match[str]) -> str:
     """"120 minutes" is "2 hours"; the end of a range ("30-60 minutes") stays, or the range would change."""
     minutes = int(match.group(1))
@@ -968,20 +961,26 @@ _MONTHS = ("January", "February", "March", "April", "May", "June", "July", "Augu
            "November", "December")
 
 
-def _date(day: str, month: str, year: str, written: str) -> str:
-    """"31", "03", "2026" as "31 March 2026"; ``written`` if that is no date ("13/13/2026")."""
+_MONTH_NUMBERS = {name[:3].lower(): number for number, name in enumerate(_MONTHS, 1)}  # "sep" (and "sept"): 9
+_MONTH = r"(Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec)[a-z]*\.?"
+
+
+def _iso_date(year: str, month: str, day: str, written: str) -> str:
+    """"2026", "3", "31" as "2026-03-31", one value; ``written`` if that is no date ("13/13/2026")."""
     if not (1 <= int(month) <= 12 and 1 <= int(day) <= 31):
         return written
-    return f"{int(day)} {_MONTHS[int(month) - 1]} {year}"
+    return f"{year}-{int(month):02d}-{int(day):02d}"
 
 
-def _slashed_date(match: re.Match[str]) -> str:
-    """"3/31/2026" and "31/3/2026" are "31 March 2026"; "4/5/2026", which could be either, stays."""
-    first, second, year = match.groups()
-    if (int(first) <= 12) == (int(second) <= 12):
-        return match.group()
-    day, month = (second, first) if int(first) <= 12 else (first, second)
-    return _date(day, month, year, match.group())
+def _year_last_date(match: re.Match[str]) -> str:
+    """"31/3/2026", "3/31/2026" and "31.03.2026" are "2026-03-31": the number above 12 is the day, and
+    dots put the day first; "4/5/2026" or "4-5-2026", April 5 or May 4, stays as written."""
+    first, separator, second, year = match.groups()
+    if int(first) > 12 or separator == "." and int(second) <= 12:
+        return _iso_date(year, second, first, match.group())
+    if int(second) > 12:
+        return _iso_date(year, first, second, match.group())
+    return match.group()
 
 
 _DATE_START, _DATE_END = r"(?<![\w./-])", r"(?!\w|[./-]\w)"  # "/backups/2026-03-31.tar" holds no date
@@ -989,11 +988,16 @@ _DATE_START, _DATE_END = r"(?<![\w./-])", r"(?!\w|[./-]\w)"  # "/backups/2026-03
 
 # re.ASCII: with IGNORECASE alone, "ı" (a dotless i) would match "i", and "Frı" name no day.
 _PHRASES: list[tuple[_Regex, Any]] = [
-    (_Regex(rf"{_DATE_START}((?:19|20)\d\d)-(\d\d)-(\d\d){_DATE_END}"),  # "2026-03-31"
-     lambda match: _date(match.group(3), match.group(2), match.group(1), match.group())),
-    (_Regex(rf"{_DATE_START}(\d{{1,2}})\.(\d{{1,2}})\.((?:19|20)\d\d){_DATE_END}"),  # "31.03.2026"
-     lambda match: _date(match.group(1), match.group(2), match.group(3), match.group())),
-    (_Regex(rf"{_DATE_START}(\d{{1,2}})/(\d{{1,2}})/((?:19|20)\d\d){_DATE_END}"), _slashed_date),
+    # One spelling per date, written as one value: "2026/3/31", "31.03.2026", "March 31st, 2026" are "2026-03-31".
+    (_Regex(rf"{_DATE_START}((?:19|20)\d\d)([-/.])(\d{{1,2}})\2(\d{{1,2}}){_DATE_END}"),
+     lambda match: _iso_date(match.group(1), match.group(3), match.group(4), match.group())),
+    (_Regex(rf"{_DATE_START}(\d{{1,2}})([-/.])(\d{{1,2}})\2((?:19|20)\d\d){_DATE_END}"), _year_last_date),
+    (_Regex(rf"\b(\d{{1,2}})(?:st|nd|rd|th)?(?: of)? {_MONTH},? ((?:19|20)\d\d)\b", re.IGNORECASE),
+     lambda match: _iso_date(match.group(3), str(_MONTH_NUMBERS[match.group(2).lower()]), match.group(1),
+                             match.group())),
+    (_Regex(rf"\b{_MONTH} (\d{{1,2}})(?:st|nd|rd|th)?,? ((?:19|20)\d\d)\b", re.IGNORECASE),
+     lambda match: _iso_date(match.group(3), str(_MONTH_NUMBERS[match.group(1).lower()]), match.group(2),
+                             match.group())),
     (_Regex(r"(?<=\d\d)(?: ?[×✕] ?| x )(?=\d\d)"), "x"),  # "800 × 600" is "800x600"; "3 × 12h" stays
     (_Regex(r"\bM ?[–-] ?F\b"), "Monday, Tuesday, Wednesday, Thursday, Friday"),  # "M–F"
     (_Regex(rf"(?<![\w$])({_CURRENCY})\s?(?=\d)"), lambda match: _CURRENCIES[match.group(1)] + " "),  # "USD 90"
@@ -1008,13 +1012,12 @@ _PHRASES: list[tuple[_Regex, Any]] = [
     (_Regex(r"\b(?:an?|one)\s(hour|day|week|month|year)\b", re.IGNORECASE), _one_unit),
     (_Regex(r"(?<=\d),(?=\d{3}\b)"), ""),  # "2,500" is 2500, so "2,500-3,500" is a range of two numbers
     (_Regex(r"\b(\d{1,15}(?:\.\d{1,3})?)[kK]\b"), _thousands),  # int() refuses 4,300 digits and more
-    (_Regex(r"\b(\d+(?:\.\d+)?)(fps|ms|[kmgt]b|px|[kmg]?hz|rpm|kg|km|cm|mm|m|ft|lbs?)\b", re.IGNORECASE), r"\1 \2"),
+    (_Regex(r"\b(\d+(?:\.\d+)?)(fps|ms|[kmgt]b|px|[kmg]?hz|rpm|kg|km|cm|mm|ft|lbs?)\b", re.IGNORECASE), r"\1 \2"),
     (_Regex(r"\b(\d{1,3}(?:\.\d+)?)s\b"), r"\1 s"),  # "30s" is "30 s"; "1990s" stays
     (_Regex(r"\bend-to-end\b", re.IGNORECASE), "e2e"),
     (_Regex(r"\b(\d+)\s?-?(?:h|hrs?|hours?)\b", re.IGNORECASE), r"\1 hours"),  # "12h", "12-hour"
     (_Regex(r"\b(\d+)\s?-?(?:mins?|minutes?)\b", re.IGNORECASE), r"\1 minutes"),
     (_Regex(r"\b(\d{1,9}) minutes\b"), _whole_hours),
-    (_Regex(r"\b(\d{1,9}|one|two|three|four|five|six|eight|ten|twelve)\s?-?weeks?\b", re.IGNORECASE), _days_of_weeks),
 ]
 # "3:30-4:30pm" is "15:30-16:30"; "7pm" is "19:00".
 _TIME_RANGE_12H = _Regex(r"\b(\d{1,2})(?::(\d\d))?(\s?[–-]\s?|\s to\s)(?=\d{1,2}(?::\d\d)?\s?([ap])\.?m\b)",
@@ -1032,7 +1035,9 @@ _UPDATE_MARKERS = _Regex(
     r"\b(?:now|moved|switched|changed|upgraded|downgraded|bumped|raised|increased|decreased|reduced|lowered|cut|"
     r"replaced|swapped|renamed|migrated|no longer|instead|anymore|any more|has started|have started|started using|"
     r"stopped|updated|extended|shortened|postponed|rescheduled|delayed|slipped|pushed back|brought forward|"
-    r"left (?:the|for|us|our|to)|took over|from \S+ to)\b",  # "left the team", not "left knee"
+    r"(?<!the )(?<!on )(?<!top )(?<!bottom )left(?! (?:side|hand|knee|foot|ankle|leg|arm|shoulder|hip|eye|ear|"
+    r"wrist|elbow|ring|index|middle|little|pinky|thumb|big toe|achilles|calf|hamstring|quad|lung|click|pane|panel|"
+    r"column|margin|sidebar|corner|lane|turn))|took over|from \S+ to)\b",  # "Sam left Google", not "left knee"
     re.IGNORECASE,
 )
 _UNITS = frozenset("ms millisecond s second sec minute min hour day week month year kb mb gb tb px fps hz rpm kg km "
@@ -1167,7 +1172,7 @@ class _Analysis(NamedTuple):
     specific: frozenset[str]  # numbers, identifiers, capitalised words: what may tell facts apart
     names: frozenset[str]  # the surest of them: names inside a sentence, URLs, paths, identifiers
     runs: tuple[tuple[tuple[str, str], ...], ...]  # runs of capitalised words as (key, letters), for initials
-    initials: frozenset[str]  # letters written as a name's initial: "h" in "H. Marsh"
+    initials: frozenset[tuple[str, str]]  # a name's initial and the key after it: ("h", "marsh") in "H. Marsh"
     polar: frozenset[str]  # words with an opposite: "before", "after", "enabled", …
     skeleton: tuple[str, ...]  # the plain words, in order: "Staging runs on port # and prod on port #"
     slots: tuple[tuple[str, ...], ...]  # the specific keys between them (and sentence ends), each slot sorted
@@ -1292,8 +1297,7 @@ def _analyse_text(text: str) -> _Analysis:
         while code_at < len(code_spans) and code_spans[code_at][1] <= match.start():
             code_at += 1
         abbreviated = gap.strip() == "." and (last_atom in _HONORIFICS or len(last_atom) == 1)  # "Dr. Helen", "H. Marsh"
-        if abbreviated and len(last_atom) == 1 and last_atom.isupper() and atom[0].isupper():
-            initialled.add(last_atom.casefold())
+        initial = last_atom.casefold() if abbreviated and len(last_atom) == 1 and last_atom.isupper() else ""
         last_atom = atom
         if _SENTENCE_END.search(gap) and not abbreviated:
             sentence_start = True
@@ -1301,6 +1305,8 @@ def _analyse_text(text: str) -> _Analysis:
             slots.append(tuple(sorted(slot)))
             slot = []
         kind, key = _atom_kind_and_key(atom, _inside(code_spans, code_at, match.start()), sentence_start)
+        if initial and atom[0].isupper():
+            initialled.add((initial, key))
         capitalised = atom[0].isupper()
         if capitalised and atom[0].isalpha() and run and not sentence_start and not gap.strip(" -"):
             run.append((key, _letters(atom)))  # punctuation, most small words or a sentence start end a run
@@ -1559,7 +1565,8 @@ def _unit_cosines(query: Sequence[float], vectors: list[tuple[float, ...]]) -> l
 # code name such as "app.example.ios" counts whole, so "app.example.ios.widgets"
 # differs from it), paths and URLs, days and seasons however they are written;
 # initials stand for their words both ways ("HA" / "Home Assistant", "QBO" /
-# "QuickBooks Online", "CMS" / "Court of Master Sommeliers"). A capitalised word at
+# "QuickBooks Online", "CMS" / "Court of Master Sommeliers"), but two names with
+# the same initials do not ("Jane Smith" / "John Smith"). A capitalised word at
 # the start of a sentence may be a name ("Redis runs on ...") and counts too,
 # unless it is a verb facts open with ("Prefers", "Use", "Writes"). Negation
 # includes "rather than" and "instead of": "grams rather than cups" and
@@ -1571,17 +1578,20 @@ _NAME_JOINERS = frozenset({"of", "for", "and", "the", "de"})  # "Royal Society f
 
 
 def _unmatched(tokens: frozenset[str], one: _Analysis, other: _Analysis) -> set[str]:
-    """The ``tokens`` of ``one`` that ``other`` does not mention, initials included both ways:
-    "Home Assistant OS" mentions "HA", and "HA" mentions "Home Assistant"."""
+    """The ``tokens`` of ``one`` that ``other`` does not mention, initials included both ways as
+    written: "Home Assistant OS" mentions "HA", "HA" mentions "Home Assistant", and "Helen Marsh"
+    and "H. Marsh" mention each other; but "Jane Smith" does not mention "John Smith"."""
     covered: set[str] = set()
     for run in one.runs:
         for initials, words in _initialisms(run):
-            if initials in other.keys:
+            if initials in other.names:  # an acronym the other text writes, not the initials of its own names
                 covered.update(words)
+        covered.update(key for (key, letters), (following, _) in zip(run, run[1:])
+                       if (letters[:1], following) in other.initials)
     initialisms = {initials for run in other.runs for initials, _ in _initialisms(run)}
-    return {key for key in tokens if key not in other.keys and key not in covered and key not in initialisms
-            and not (key in one.initials and any(name[0] == key for name in other.names))  # "H. Marsh"
-            and not (key[0] in other.initials and key in one.names)}  # "Helen Marsh"
+    initialled = {(letters[:1], following) for run in other.runs for (_, letters), (following, _) in zip(run, run[1:])}
+    covered.update(letter for letter, following in one.initials if (letter, following) in initialled)
+    return {key for key in tokens if key not in other.keys and key not in covered and key not in initialisms}
 
 
 def _specifics_differ(old: _Analysis, new: _Analysis, surest: bool = False) -> bool:
@@ -1627,7 +1637,11 @@ def _values_and_names(text: str) -> frozenset[str]:
 def _conflict(old: str, new: str) -> bool:
     """Do two texts disagree (values, names, days, negation, opposites, values exchanged), or does
     ``new`` announce a change?"""
-    a, b = _analyse(old), _analyse(new)
+    return _conflicting(_analyse(old), _analyse(new))
+
+
+def _conflicting(a: _Analysis, b: _Analysis) -> bool:
+    """``_conflict`` of two analysed texts."""
     return (_specifics_differ(a, b) or a.negated != b.negated or _opposed(a, b) or b.updating
             or _values_swapped(a, b) or bool(a.days and b.days and a.days != b.days))
 
@@ -1666,6 +1680,7 @@ class MergeDetector:
         self._projections = RandomProjections(dims)
         self._corpus: list[str] = []
         self._vectors: list[tuple[float, ...]] = []
+        self._analyses: dict[int, _Analysis] = {}  # of corpus entries, as needed (long ones are not cached)
 
     def fit(self, corpus: Sequence[str]) -> None:
         """Compare later entries with ``corpus``; vectors of unchanged texts are reused."""
@@ -1675,6 +1690,13 @@ class MergeDetector:
         self._projections.fit(corpus)
         self._corpus = corpus
         self._vectors = [self._projections._embed(text) for text in corpus]
+        self._analyses = {}
+
+    def _analysis(self, index: int) -> _Analysis:
+        analysis = self._analyses.get(index)
+        if analysis is None:
+            analysis = self._analyses[index] = _analyse(self._corpus[index])
+        return analysis
 
     def corpus(self) -> list[str]:
         return list(self._corpus)
@@ -1686,20 +1708,20 @@ class MergeDetector:
         similarities = _unit_cosines(query, self._vectors)
         best = max(range(len(similarities)), key=similarities.__getitem__)
         similarity = similarities[best]
-        old, new = _analyse(self._corpus[best]), _analyse(entry)
+        old, new = self._analysis(best), _analyse(entry)
         one_more = new.adding and not old.adding  # "a second monitor" beside an entry that names one
         updated = None  # the entry a change is announced to, if the closest one names nothing of the fact
         if new.updating and similarity < self.merge_threshold and not old.specific & new.specific:
             updated = self._updated_entry(new, similarities)
         if similarity >= self.merge_threshold:
-            unsure = _conflict(self._corpus[best], entry) or one_more or _only_numbers_shared(old, new)
+            unsure = _conflicting(old, new) or one_more or _only_numbers_shared(old, new)
             action = "judge" if unsure else "merge"
         elif new.updating and old.specific & new.specific:
             action = "judge"  # "Postgres now listens on 5433": an update of this entry, however few words match
         elif updated is not None:  # "Upgraded Django to 5.0" updates the entry naming Django, however long
             action, best, similarity = "judge", updated, similarities[updated]
         elif (similarity > self.add_threshold and new.keys <= old.keys and not one_more
-              and not _conflict(self._corpus[best], entry)):
+              and not _conflicting(old, new)):
             action = "merge"  # "gRPC listens on 9090": its entry says all that and more
         elif similarity <= self.add_threshold or _specifics_differ(old, new, surest=True):
             action = "add"
@@ -1712,10 +1734,10 @@ class MergeDetector:
         with it; if the fact gives a new number, best one holding another ("Django 4.2" for "Upgraded
         Django to 5.0", not "django-celery-results"); then the most similar. None if none shares."""
         def fit(index: int) -> tuple[bool, float]:
-            old = _analyse(self._corpus[index])
+            old = self._analysis(index)
             numbers = [_unmatched(analysis.specific, analysis, other) for analysis, other in ((new, old), (old, new))]
             return all(any(key[0].isdigit() for key in keys) for keys in numbers), similarities[index]
-        sharing = [index for index, text in enumerate(self._corpus) if _analyse(text).specific & new.specific]
+        sharing = [index for index in range(len(self._corpus)) if self._analysis(index).specific & new.specific]
         return max(sharing, key=fit) if sharing else None
 
 
