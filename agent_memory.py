@@ -872,7 +872,9 @@ _OPPOSITE_PAIRS = [
     ("light", "dark"), ("tabs", "spaces"), ("only", "also"), ("all", "some"), ("all", "none"),
     ("early", "late"), ("earlier", "later"), ("morning", "evening"), ("biweekly", "every"), ("biweekly", "weekly"),
     ("incl", "excl"), ("incl", "excluding"), ("including", "excl"), ("including", "excluding"),
-    ("inclusive", "exclusive"),
+    ("inclusive", "exclusive"), ("left", "right"), ("top", "bottom"), ("upper", "lower"), ("north", "south"),
+    ("east", "west"), ("horizontal", "vertical"), ("ascending", "descending"), ("asc", "desc"),
+    ("online", "offline"), ("inbound", "outbound"),
 ]
 _OPPOSITES: dict[str, set[str]] = {}
 for _one, _other in _OPPOSITE_PAIRS:

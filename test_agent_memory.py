@@ -1979,6 +1979,8 @@ class ContradictionsAreNeverMerged(unittest.TestCase):
          "Domains are managed through Google Domains by the operations team."),
         ("Sam works at Google.", "Sam left Google."),
         ("Maria is the tech lead for Billing.", "Maria, the tech lead for Billing, has left."),
+        ("The car is parked on the left side of the garage.", "The car is parked on the right side of the garage."),
+        ("Sort the table in ascending order of date.", "Sort the table in descending order of date."),
         # the same words, the numbers in each other's places: a merge would keep the old text
         ("Oversampling defaults to 2x; 4x and 8x are user options.",
          "Oversampling defaults to 4x; 2x and 8x are user options."),
