@@ -961,8 +961,6 @@ def _day_range(match: re.Match[str]) -> str:
 
 _MONTHS = ("January", "February", "March", "April", "May", "June", "July", "August", "September", "October",
            "November", "December")
-
-
 _MONTH_NUMBERS = {name[:3].lower(): number for number, name in enumerate(_MONTHS, 1)}  # "sep" (and "sept"): 9
 _MONTH = r"(Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec)[a-z]*\.?"
 
@@ -1298,7 +1296,8 @@ def _analyse_text(text: str) -> _Analysis:
         previous_end = match.end()
         while code_at < len(code_spans) and code_spans[code_at][1] <= match.start():
             code_at += 1
-        abbreviated = gap.strip() == "." and (last_atom in _HONORIFICS or len(last_atom) == 1)  # "Dr. Helen", "H. Marsh"
+        # The dot of "Dr. Helen" or "H. Marsh" ends no sentence; "H" is an initial of the name after it.
+        abbreviated = gap.strip() == "." and (last_atom in _HONORIFICS or len(last_atom) == 1)
         initial = last_atom.casefold() if abbreviated and len(last_atom) == 1 and last_atom.isupper() else ""
         last_atom = atom
         if _SENTENCE_END.search(gap) and not abbreviated:
@@ -1553,11 +1552,12 @@ def _unit_cosines(query: Sequence[float], vectors: list[tuple[float, ...]]) -> l
 # longer") is never merged automatically: it is an update or a different fact,
 # a question for the LLM; so is a new fact that announces a change to a name
 # or number of its best match, however few words they share ("Postgres now
-# listens on 5433"), or, if its best match shares none, of another entry ("Upgraded
-# Django to 5.0" asks about the long entry naming Django 4.2). Nor is a pair whose days differ, whose values are
-# exchanged in the same words ("port 8080 for staging, 9090 for prod" / "9090
-# for staging, 8080 for prod"), that shares nothing but a number, or whose new
-# text says it is one more of a kind ("also", "a second"). A middle-band pair
+# listens on 5433"), or, if its best match shares none, of another entry
+# ("Upgraded Django to 5.0" asks about the long entry naming Django 4.2). Nor
+# is a pair whose days differ, whose values are exchanged in the same words
+# ("port 8080 for staging, 9090 for prod" / "9090 for staging, 8080 for
+# prod"), that shares nothing but a number, or whose new text says it is one
+# more of a kind ("also", "a second"). A middle-band pair
 # whose names disagree while nothing says "changed" is a sibling fact with the
 # same template ("Webhooks for Stripe are handled in app/webhooks/stripe.rb" /
 # "... Paddle ... paddle.rb"), added without asking; a middle-band fact whose
@@ -1591,7 +1591,8 @@ def _unmatched(tokens: frozenset[str], one: _Analysis, other: _Analysis) -> set[
         covered.update(key for (key, letters), (following, _) in zip(run, run[1:])
                        if (letters[:1], following) in other.initials)
     initialisms = {initials for run in other.runs for initials, _ in _initialisms(run)}
-    initialled = {(letters[:1], following) for run in other.runs for (_, letters), (following, _) in zip(run, run[1:])}
+    initialled = {(letters[:1], following)
+                  for run in other.runs for (_, letters), (following, _) in zip(run, run[1:])}
     covered.update(letter for letter, following in one.initials if (letter, following) in initialled)
     return {key for key in tokens if key not in other.keys and key not in covered and key not in initialisms}
 
