@@ -874,7 +874,9 @@ _OPPOSITE_PAIRS = [
     ("incl", "excl"), ("incl", "excluding"), ("including", "excl"), ("including", "excluding"),
     ("inclusive", "exclusive"), ("left", "right"), ("top", "bottom"), ("upper", "lower"), ("north", "south"),
     ("east", "west"), ("horizontal", "vertical"), ("ascending", "descending"), ("asc", "desc"),
-    ("online", "offline"), ("inbound", "outbound"),
+    ("online", "offline"), ("inbound", "outbound"), ("incoming", "outgoing"), ("ingress", "egress"),
+    ("leftmost", "rightmost"), ("northern", "southern"), ("eastern", "western"), ("oldest", "newest"),
+    ("portrait", "landscape"), ("import", "export"), ("imports", "exports"),
 ]
 _OPPOSITES: dict[str, set[str]] = {}
 for _one, _other in _OPPOSITE_PAIRS:
@@ -899,7 +901,8 @@ _SYNONYM_GROUPS = [
     "start launch",
     "short concise brief terse",
     "mm millimetre millimeter", "cm centimetre centimeter", "km kilometre kilometer", "kg kilogram kilo",
-    "ft foot feet", "second sec secs s", "month mo", "ms millisecond msec", "billion bn",
+    "ft foot feet", "second sec secs s", "month mo", "ms millisecond msec", "billion bn", "week wk wks",
+    "m metre meter", "mi mile", "mg milligram", "ml millilitre milliliter", "mph", "gib gibibyte",
     "reply answer response",
     "british uk", "american us usa",
     "email mail",
@@ -925,7 +928,10 @@ def _thousands(match: re.Match[str]) -> str:
     return str(int(whole + fraction.ljust(3, "0")))  # "2.5k" is 2500, exactly
 
 
-_RATE_BEFORE = _Regex(r"(?:\d\S*\s+[^\W\d]+|\d\S*|\b(?:once|twice|times|per|every|each))\W*$", re.IGNORECASE)
+_RATE_BEFORE = _Regex(r"(?:\d\S*\s+[^\W\d]+|\d\S*|\b(?:once|twice|times|per|every|each|of))\W*$",
+                      re.IGNORECASE)  # "twice a week", "a tenth of an hour": no "1 week", no "1 hour"
+_UNIT_GAP = _Regex(r"[\s-]*")  # between a number and its unit
+_RANGE_BETWEEN = _Regex(r"\s*(?:[-–—]|\.\.|to|and|or|through)\s*", re.IGNORECASE)
 _RANGE_BEFORE = _Regex(r"\d\s*(?:[-–—]|\bto|\band|\bor)\s*$", re.IGNORECASE)  # "30 to 60 minutes", not "set to 60"
 _CURRENCIES = {"$": "USD", "US$": "USD", "A$": "AUD", "C$": "CAD", "NZ$": "NZD", "HK$": "HKD", "€": "EUR", "£": "GBP",
                "¥": "JPY", "₹": "INR", "₩": "KRW", "₽": "RUB", "₺": "TRY", "₪": "ILS", "₫": "VND", "฿": "THB"}
@@ -966,14 +972,15 @@ _MONTH = r"(Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec)[a-z]*\.?"
 
 
 def _iso_date(year: str, month: str, day: str, written: str) -> str:
-    """"2026", "3", "31" as "2026-03-31", one value; ``written`` if that is no date ("13/13/2026")."""
+    """"2026", "3", "31" as "2026.03.31", one atom, so that its parts match no other number; ``written``
+    if that is no date ("13/13/2026")."""
     if not (1 <= int(month) <= 12 and 1 <= int(day) <= 31):
         return written
-    return f"{year}-{int(month):02d}-{int(day):02d}"
+    return f"{year}.{int(month):02d}.{int(day):02d}"
 
 
 def _year_last_date(match: re.Match[str]) -> str:
-    """"31/3/2026", "3/31/2026" and "31.03.2026" are "2026-03-31": the number above 12 is the day, and
+    """"31/3/2026", "3/31/2026" and "31.03.2026" are 31 March 2026: the number above 12 is the day, and
     dots put the day first; "4/5/2026" or "4-5-2026", April 5 or May 4, stays as written."""
     first, separator, second, year = match.groups()
     if int(first) > 12 or separator == "." and int(second) <= 12:
@@ -983,12 +990,12 @@ def _year_last_date(match: re.Match[str]) -> str:
     return match.group()
 
 
-_DATE_START, _DATE_END = r"(?<![\w./-])", r"(?!\w|[./-]\w)"  # "/backups/2026-03-31.tar" holds no date
+_DATE_START, _DATE_END = r"(?<![\w/-])(?<!\w\.)", r"(?!\w|[./-]\w)"  # "/backups/2026-03-31.tar" holds no date
 
 
 # re.ASCII: with IGNORECASE alone, "ı" (a dotless i) would match "i", and "Frı" name no day.
 _PHRASES: list[tuple[_Regex, Any]] = [
-    # One spelling per date, written as one value: "2026/3/31", "31.03.2026", "March 31st, 2026" are "2026-03-31".
+    # One spelling per date, one atom: "2026-03-31", "31.03.2026", "March 31st, 2026" are "2026.03.31".
     (_Regex(rf"{_DATE_START}((?:19|20)\d\d)([-/.])(\d{{1,2}})\2(\d{{1,2}}){_DATE_END}"),
      lambda match: _iso_date(match.group(1), match.group(3), match.group(4), match.group())),
     (_Regex(rf"{_DATE_START}(\d{{1,2}})([-/.])(\d{{1,2}})\2((?:19|20)\d\d){_DATE_END}"), _year_last_date),
@@ -1000,6 +1007,7 @@ _PHRASES: list[tuple[_Regex, Any]] = [
                              match.group())),
     (_Regex(r"(?<=\d\d)(?: ?[×✕] ?| x )(?=\d\d)"), "x"),  # "800 × 600" is "800x600"; "3 × 12h" stays
     (_Regex(r"\bM ?[–-] ?F\b"), "Monday, Tuesday, Wednesday, Thursday, Friday"),  # "M–F"
+    (_Regex(r"\b[Nn]o\.\s?(?=\d)"), "number "),  # "Invoice No. 7" says no "no"
     (_Regex(rf"(?<![\w$])({_CURRENCY})\s?(?=\d)"), lambda match: _CURRENCIES[match.group(1)] + " "),  # "USD 90"
     (_Regex(rf"(?<=\d)\s?({_CURRENCY})(?![\w$])"), lambda match: " " + _CURRENCIES[match.group(1)]),  # "90 €"
     (_Regex(rf"{_DAY}\s?(?:–|—|-|to|through|thru|till|until)\s?{_DAY}", re.IGNORECASE | re.ASCII), _day_range),
@@ -1007,6 +1015,7 @@ _PHRASES: list[tuple[_Regex, Any]] = [
     (_Regex(r"\bweekends?\b", re.IGNORECASE), "Saturday, Sunday"),
     (_Regex(r"\bweekdays?\b", re.IGNORECASE), "Monday, Tuesday, Wednesday, Thursday, Friday"),
     (_Regex(r"\bevery (?:other|second)\b|\b(?:alternate|fortnightly)\b", re.IGNORECASE), "biweekly"),
+    (_Regex(r"\bevery (?=(?:minute|hour|day|week|month|year)\b)", re.IGNORECASE), "every 1 "),  # "every 2 weeks"
     (_Regex(r"(?<![\w.])(?:[A-Z]\.){2,}(?![\w.])"), lambda match: match.group().replace(".", "")),  # "N.I.N.A."
     (_Regex(r"\bhalf(?: an |-)hour\b", re.IGNORECASE), "30 minutes"),
     (_Regex(r"\b(?:an?|one)\s(hour|day|week|month|year)\b", re.IGNORECASE), _one_unit),
@@ -1041,7 +1050,7 @@ _UPDATE_MARKERS = _Regex(
     re.IGNORECASE,
 )
 _UNITS = frozenset("ms millisecond s second sec minute min hour day week month year kb mb gb tb px fps hz rpm kg km "
-                   "cm mm ft lb percent thousand million billion trillion bn".split())
+                   "cm mm m mi ft lb mg ml mph gib percent thousand million billion trillion bn".split())
 _KIND_WEIGHTS = {"word": 10, "name": 20, "code": 20, "number": 30}  # integers keep the sums exact
 _BUCKET_BITS = 20
 
@@ -1173,6 +1182,8 @@ class _Analysis(NamedTuple):
     names: frozenset[str]  # the surest of them: names inside a sentence, URLs, paths, identifiers
     runs: tuple[tuple[tuple[str, str], ...], ...]  # runs of capitalised words as (key, letters), for initials
     initials: frozenset[tuple[str, str]]  # a name's initial and the key after it: ("h", "marsh") in "H. Marsh"
+    acronyms: frozenset[str]  # names written in capitals: "ha" for "HA", "pr" for "PRs"
+    derived: frozenset[str]  # keys that are only initials of its names: "ha" for "Home Assistant"
     polar: frozenset[str]  # words with an opposite: "before", "after", "enabled", …
     skeleton: tuple[str, ...]  # the plain words, in order: "Staging runs on port # and prod on port #"
     slots: tuple[tuple[str, ...], ...]  # the specific keys between them (and sentence ends), each slot sorted
@@ -1281,7 +1292,7 @@ def _analyse_text(text: str) -> _Analysis:
     code_spans = sorted(_code_spans(text))
     code_at = 0  # walked once alongside the atoms, which come in order
     counts: dict[str, int] = {}
-    keys, specific, names, initialled = set(), set(), set(), set()
+    keys, specific, names, initialled, acronyms = set(), set(), set(), set(), set()
     runs: list[tuple[tuple[str, str], ...]] = []  # runs of capitalised words ("Home Assistant OS")
     featured: list[tuple[tuple[str, str], ...]] = []  # and the parts inside a sentence, whose initials are features
     run: list[tuple[str, str]] = []
@@ -1291,6 +1302,8 @@ def _analyse_text(text: str) -> _Analysis:
     slots: list[tuple[str, ...]] = []  # the values between two skeleton words or sentence ends
     slot: list[str] = []
     last_kind = last_key = last_atom = ""
+    numbers: list[str] = []  # the last number, or the numbers of the last range
+    numbers_end = 0
     for match in _ATOM.finditer(text):
         atom, gap = match.group(), text[previous_end:match.start()]
         previous_end = match.end()
@@ -1308,6 +1321,11 @@ def _analyse_text(text: str) -> _Analysis:
         kind, key = _atom_kind_and_key(atom, _inside(code_spans, code_at, match.start()), sentence_start)
         if initial and atom[0].isupper():
             initialled.add((initial, key))
+            keys.add(initial)  # "A. Khan": an initial, not the article
+            specific.add(initial)
+            names.add(initial)
+        if kind == "name" and atom[:2].isupper():
+            acronyms.add(key)
         capitalised = atom[0].isupper()
         if capitalised and atom[0].isalpha() and run and not sentence_start and not gap.strip(" -"):
             run.append((key, _letters(atom)))  # punctuation, most small words or a sentence start end a run
@@ -1328,9 +1346,14 @@ def _analyse_text(text: str) -> _Analysis:
             skeleton.append(key)
             slots.append(tuple(sorted(slot)))
             slot = []
-        if last_kind == "number" and key in _UNITS:  # "24 hours" and "24 minutes" are two values
-            keys.add(f"{last_key} {key}")
-            specific.add(f"{last_key} {key}")
+        if kind == "number":  # "2-3 weeks": both numbers are weeks
+            in_range = last_kind == "number" and _RANGE_BETWEEN.fullmatch(text, numbers_end, match.start())
+            numbers = numbers + [key] if in_range else [key]
+            numbers_end = match.end()
+        elif last_kind == "number" and key in _UNITS and _UNIT_GAP.fullmatch(text, numbers_end, match.start()):
+            # "24 hours" and "24 minutes" are two values; "a tenth of an hour" gives no "10 hours"
+            keys.update(f"{number} {key}" for number in numbers)
+            specific.update(f"{number} {key}" for number in numbers)
         last_kind, last_key = kind, key
         if kind == "name":
             names.add(key)
@@ -1344,8 +1367,11 @@ def _analyse_text(text: str) -> _Analysis:
             keys.add(value.rpartition("/")[2])
         specific.add(value)
         names.add(value)
+    derived = set()
     for part in featured:  # "Home Assistant" gives "ha"
         initials = "".join(letters[0] for _, letters in part)
+        if initials not in keys:
+            derived.add(initials)
         keys.add(initials)
         counts["w:" + initials] = counts.get("w:" + initials, 0) + _KIND_WEIGHTS["name"]
     weights: dict[int, int] = {}
@@ -1362,6 +1388,8 @@ def _analyse_text(text: str) -> _Analysis:
         names=frozenset(names),
         runs=tuple(runs),
         initials=frozenset(initialled),
+        acronyms=frozenset(acronyms),
+        derived=frozenset(derived),
         polar=frozenset(word for word in folded_words if word in _OPPOSITES),
         skeleton=tuple(skeleton),
         slots=tuple(slots),
@@ -1586,7 +1614,7 @@ def _unmatched(tokens: frozenset[str], one: _Analysis, other: _Analysis) -> set[
     covered: set[str] = set()
     for run in one.runs:
         for initials, words in _initialisms(run):
-            if initials in other.names:  # an acronym the other text writes, not the initials of its own names
+            if initials in other.acronyms:  # "HA" as written, not the initials of a name ("Hal") or names
                 covered.update(words)
         covered.update(key for (key, letters), (following, _) in zip(run, run[1:])
                        if (letters[:1], following) in other.initials)
@@ -1594,7 +1622,8 @@ def _unmatched(tokens: frozenset[str], one: _Analysis, other: _Analysis) -> set[
     initialled = {(letters[:1], following)
                   for run in other.runs for (_, letters), (following, _) in zip(run, run[1:])}
     covered.update(letter for letter, following in one.initials if (letter, following) in initialled)
-    return {key for key in tokens if key not in other.keys and key not in covered and key not in initialisms}
+    return {key for key in tokens if (key not in other.keys or key in other.derived) and key not in covered
+            and not (key in initialisms and key in one.acronyms)}
 
 
 def _specifics_differ(old: _Analysis, new: _Analysis, surest: bool = False) -> bool:
@@ -1604,8 +1633,12 @@ def _specifics_differ(old: _Analysis, new: _Analysis, surest: bool = False) -> b
 
 
 def _opposed(a: _Analysis, b: _Analysis) -> bool:
-    """Does one text use a word whose opposite the other uses ("before" / "after")?"""
-    return any(_OPPOSITES[word] & (b.polar - a.polar) for word in a.polar - b.polar)
+    """Does one text use a word whose opposite the other uses ("before" / "after"), or do the two
+    use opposites in each other's places ("Router is online, NAS is offline" / "... offline ... online")?"""
+    if any(_OPPOSITES[word] & (b.polar - a.polar) for word in a.polar - b.polar):
+        return True
+    order = [[word for word in text.skeleton if word in _OPPOSITES] for text in (a, b)]
+    return order[0] != order[1] and sorted(order[0]) == sorted(order[1]) and sorted(a.skeleton) == sorted(b.skeleton)
 
 
 def _values_swapped(a: _Analysis, b: _Analysis) -> bool:
@@ -1646,7 +1679,18 @@ def _conflict(old: str, new: str) -> bool:
 def _conflicting(a: _Analysis, b: _Analysis) -> bool:
     """``_conflict`` of two analysed texts."""
     return (_specifics_differ(a, b) or a.negated != b.negated or _opposed(a, b) or b.updating
-            or _values_swapped(a, b) or bool(a.days and b.days and a.days != b.days))
+            or _values_swapped(a, b) or bool(a.days and b.days and a.days != b.days) or _measures_differ(a, b))
+
+
+def _measures_differ(a: _Analysis, b: _Analysis) -> bool:
+    """Does a unit both texts give numbers for measure a number one of them does not hold at all
+    ("every 2 weeks" / "every week", "3 weeks" / "2-3 weeks"; but "24 hours, or 72" / "24 hours or 72
+    hours" agree)?"""
+    for unit in a.keys & b.keys & _UNITS:
+        measures = [{key.partition(" ")[0] for key in text.keys if key.endswith(" " + unit)} for text in (a, b)]
+        if all(measures) and (measures[0] - b.keys or measures[1] - a.keys):
+            return True
+    return False
 
 
 class MergeDetector:

@@ -1981,6 +1981,21 @@ class ContradictionsAreNeverMerged(unittest.TestCase):
         ("Maria is the tech lead for Billing.", "Maria, the tech lead for Billing, has left."),
         ("The car is parked on the left side of the garage.", "The car is parked on the right side of the garage."),
         ("Sort the table in ascending order of date.", "Sort the table in descending order of date."),
+        # found by a fifth reviewer: a date's parts met other numbers; a range or a missing number
+        # for the same unit; units; opposites swapped; "No." read as "no"; "A." read as "a"
+        ("Invoice 2026-03 is due 2026-03-31.", "Invoice 2026-04 is due 2026-03-31."),
+        ("Team of 31 starts 2026-03.", "Team starts 2026-03-31."),
+        ("Room 3 is booked for 2026-03-31.", "Room 31 is booked for 2026-03-31."),
+        ("Sprints last 3 weeks.", "Sprints last 2-3 weeks."),
+        ("Passwords rotate every 2 weeks.", "Passwords rotate every week."),
+        ("The HDMI cable is 5 m long.", "The HDMI cable is 5 ft long."),
+        ("The dose is 5 mg.", "The dose is 5 ml."),
+        ("Router is online, NAS is offline.", "Router is offline, NAS is online."),
+        ("Alice handles incoming mail.", "Alice handles outgoing mail."),
+        ("Invoice No. 7 is paid.", "Invoice 7 is not paid."),
+        ("A. Khan signs the lease.", "B. Khan signs the lease."),
+        ("The lease is signed by I. Khan.", "The lease is signed by J. Khan."),
+        ("Code reviews go to Al on the team.", "Code reviews go to Anna Lopez on the team."),
         # the same words, the numbers in each other's places: a merge would keep the old text
         ("Oversampling defaults to 2x; 4x and 8x are user options.",
          "Oversampling defaults to 4x; 2x and 8x are user options."),
@@ -2038,6 +2053,10 @@ class ContradictionsAreNeverMerged(unittest.TestCase):
                           "Deploys are allowed on weekdays other than Friday."),
                          ("The Pro plan is $150/mo.", "The Pro plan costs $150 per month."),
                          ("CI has an extra runner for iOS builds.", "There is an extra CI runner for iOS builds."),
+                         # a unit left out after a number that has it; "No." before a number
+                         ("Contact deadline is 24 hours from assignment; inspection within 72 hours.",
+                          "Contact the insured within 24 hours of assignment and inspect within 72."),
+                         ("Invoice No. 7 is paid.", "Invoice number 7 is paid."),
                          # "left" as a side says nothing changed
                          ("No hill repeats: the left Achilles is sore.", "Avoid hill repeats; left Achilles is sore."),
                          # the same numbers in the same places, the words reordered
