@@ -1184,6 +1184,7 @@ class _Analysis(NamedTuple):
     initials: frozenset[tuple[str, str]]  # a name's initial and the key after it: ("h", "marsh") in "H. Marsh"
     acronyms: frozenset[str]  # names written in capitals: "ha" for "HA", "pr" for "PRs"
     derived: frozenset[str]  # keys that are only initials of its names: "ha" for "Home Assistant"
+    words: tuple[str, ...]  # its words in order, stop words left out: for acronyms of plain words ("RH")
     polar: frozenset[str]  # words with an opposite: "before", "after", "enabled", …
     skeleton: tuple[str, ...]  # the plain words, in order: "Staging runs on port # and prod on port #"
     slots: tuple[tuple[str, ...], ...]  # the specific keys between them (and sentence ends), each slot sorted
@@ -1390,6 +1391,7 @@ def _analyse_text(text: str) -> _Analysis:
         initials=frozenset(initialled),
         acronyms=frozenset(acronyms),
         derived=frozenset(derived),
+        words=tuple(word for word in folded_words if word not in _STOP_WORDS),
         polar=frozenset(word for word in folded_words if word in _OPPOSITES),
         skeleton=tuple(skeleton),
         slots=tuple(slots),
@@ -1622,8 +1624,13 @@ def _unmatched(tokens: frozenset[str], one: _Analysis, other: _Analysis) -> set[
     initialled = {(letters[:1], following)
                   for run in other.runs for (_, letters), (following, _) in zip(run, run[1:])}
     covered.update(letter for letter, following in one.initials if (letter, following) in initialled)
-    return {key for key in tokens if (key not in other.keys or key in other.derived) and key not in covered
-            and not (key in initialisms and key in one.acronyms)}
+    unmatched = {key for key in tokens if (key not in other.keys or key in other.derived) and key not in covered
+                 and not (key in initialisms and key in one.acronyms)}
+    if unmatched & one.acronyms:  # "RH" mentions "relative humidity"
+        words = other.words
+        unmatched -= {"".join(word[0] for word in words[start:end]) for start in range(len(words))
+                      for end in range(start + 2, min(len(words), start + _INITIALS_MAX) + 1)} & one.acronyms
+    return unmatched
 
 
 def _specifics_differ(old: _Analysis, new: _Analysis, surest: bool = False) -> bool:

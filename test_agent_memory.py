@@ -1803,6 +1803,11 @@ class FeaturesReadValuesOneWay(unittest.TestCase):
             self.assertTrue(words <= old.names, long)  # the test reads the names it means to cover
             self.assertEqual(am._unmatched(old.names, old, new), set(), long)
             self.assertEqual(am._unmatched(new.names, new, old), set(), short)
+        for words, acronym in (("Cave at 85% relative humidity.", "Cave at 85% RH."),
+                               ("The expected loss ratio for bodily injury is 68%.", "The ELR for BI is 68%.")):
+            old, new = am._analyse(words), am._analyse(acronym)
+            self.assertEqual(am._unmatched(new.names, new, old), set(), acronym)  # an acronym of plain words
+        self.assertTrue(am._conflict("Code reviews go to Al on the team.", "Code reviews go to Anna Lopez on the team."))
         # Small words join initials, not names: two universities stay two.
         self.assertTrue(am._conflict("Studied at the University of Toronto.", "Studied at the University of Texas."))
         self.assertTrue(am._conflict("Billing is done in QuickBooks Online.", "Billing is done in QBD."))
