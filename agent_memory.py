@@ -1611,8 +1611,9 @@ _NAME_JOINERS = frozenset({"of", "for", "and", "the", "de"})  # "Royal Society f
 
 def _unmatched(tokens: frozenset[str], one: _Analysis, other: _Analysis) -> set[str]:
     """The ``tokens`` of ``one`` that ``other`` does not mention, initials included both ways as
-    written: "Home Assistant OS" mentions "HA", "HA" mentions "Home Assistant", and "Helen Marsh"
-    and "H. Marsh" mention each other; but "Jane Smith" does not mention "John Smith"."""
+    written: "Home Assistant OS" mentions "HA", "HA" mentions "Home Assistant" (and "RH" "relative
+    humidity"), and "Helen Marsh" and "H. Marsh" mention each other; but "Jane Smith" does not
+    mention "John Smith", nor "Al" "Anna Lopez"."""
     covered: set[str] = set()
     for run in one.runs:
         for initials, words in _initialisms(run):
@@ -1626,10 +1627,10 @@ def _unmatched(tokens: frozenset[str], one: _Analysis, other: _Analysis) -> set[
     covered.update(letter for letter, following in one.initials if (letter, following) in initialled)
     unmatched = {key for key in tokens if (key not in other.keys or key in other.derived) and key not in covered
                  and not (key in initialisms and key in one.acronyms)}
-    if unmatched & one.acronyms:  # "RH" mentions "relative humidity"
-        words = other.words
-        unmatched -= {"".join(word[0] for word in words[start:end]) for start in range(len(words))
-                      for end in range(start + 2, min(len(words), start + _INITIALS_MAX) + 1)} & one.acronyms
+    if unmatched & one.acronyms:
+        plain = other.words
+        unmatched -= {"".join(word[0] for word in plain[start:end]) for start in range(len(plain))
+                      for end in range(start + 2, min(len(plain), start + _INITIALS_MAX) + 1)} & one.acronyms
     return unmatched
 
 
