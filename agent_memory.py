@@ -930,7 +930,7 @@ def _thousands(match: re.Match[str]) -> str:
 
 _RATE_BEFORE = _Regex(r"(?:\d\S*\s+[^\W\d]+|\d\S*|\b(?:once|twice|times|per|every|each|of))\W*$",
                       re.IGNORECASE)  # "twice a week", "a tenth of an hour": no "1 week", no "1 hour"
-_UNIT_GAP = _Regex(r"[\s-]*")  # between a number and its unit
+_UNIT_GAP = _Regex(r"[\s/-]*(?:(?:a|an|per|each)\s+)?", re.IGNORECASE)  # "24 hours", "$80k a year"
 _RANGE_BETWEEN = _Regex(r"\s*(?:[-–—]|\.\.|to|and|or|through)\s*", re.IGNORECASE)
 _RANGE_BEFORE = _Regex(r"\d\s*(?:[-–—]|\bto|\band|\bor)\s*$", re.IGNORECASE)  # "30 to 60 minutes", not "set to 60"
 _CURRENCIES = {"$": "USD", "US$": "USD", "A$": "AUD", "C$": "CAD", "NZ$": "NZD", "HK$": "HKD", "€": "EUR", "£": "GBP",
@@ -999,7 +999,7 @@ _PHRASES: list[tuple[_Regex, Any]] = [
     (_Regex(rf"{_DATE_START}((?:19|20)\d\d)([-/.])(\d{{1,2}})\2(\d{{1,2}}){_DATE_END}"),
      lambda match: _iso_date(match.group(1), match.group(3), match.group(4), match.group())),
     (_Regex(rf"{_DATE_START}(\d{{1,2}})([-/.])(\d{{1,2}})\2((?:19|20)\d\d){_DATE_END}"), _year_last_date),
-    (_Regex(rf"\b(\d{{1,2}})(?:st|nd|rd|th)?(?: of)? {_MONTH},? ((?:19|20)\d\d)\b", re.IGNORECASE),
+    (_Regex(rf"(?<![\d][-–])\b(\d{{1,2}})(?:st|nd|rd|th)?(?: of)? {_MONTH},? ((?:19|20)\d\d)\b", re.IGNORECASE),
      lambda match: _iso_date(match.group(3), str(_MONTH_NUMBERS[match.group(2).lower()]), match.group(1),
                              match.group())),
     (_Regex(rf"\b{_MONTH} (\d{{1,2}})(?:st|nd|rd|th)?,? ((?:19|20)\d\d)\b", re.IGNORECASE),
@@ -1007,7 +1007,7 @@ _PHRASES: list[tuple[_Regex, Any]] = [
                              match.group())),
     (_Regex(r"(?<=\d\d)(?: ?[×✕] ?| x )(?=\d\d)"), "x"),  # "800 × 600" is "800x600"; "3 × 12h" stays
     (_Regex(r"\bM ?[–-] ?F\b"), "Monday, Tuesday, Wednesday, Thursday, Friday"),  # "M–F"
-    (_Regex(r"\b[Nn]o\.\s?(?=\d)"), "number "),  # "Invoice No. 7" says no "no"
+    (_Regex(r"(?<=\w )[Nn]o\.\s?(?=\d)"), "number "),  # "Invoice No. 7" says no "no"; "No. 3 failed" does
     (_Regex(rf"(?<![\w$])({_CURRENCY})\s?(?=\d)"), lambda match: _CURRENCIES[match.group(1)] + " "),  # "USD 90"
     (_Regex(rf"(?<=\d)\s?({_CURRENCY})(?![\w$])"), lambda match: " " + _CURRENCIES[match.group(1)]),  # "90 €"
     (_Regex(rf"{_DAY}\s?(?:–|—|-|to|through|thru|till|until)\s?{_DAY}", re.IGNORECASE | re.ASCII), _day_range),
@@ -1015,13 +1015,14 @@ _PHRASES: list[tuple[_Regex, Any]] = [
     (_Regex(r"\bweekends?\b", re.IGNORECASE), "Saturday, Sunday"),
     (_Regex(r"\bweekdays?\b", re.IGNORECASE), "Monday, Tuesday, Wednesday, Thursday, Friday"),
     (_Regex(r"\bevery (?:other|second)\b|\b(?:alternate|fortnightly)\b", re.IGNORECASE), "biweekly"),
-    (_Regex(r"\bevery (?=(?:minute|hour|day|week|month|year)\b)", re.IGNORECASE), "every 1 "),  # "every 2 weeks"
     (_Regex(r"(?<![\w.])(?:[A-Z]\.){2,}(?![\w.])"), lambda match: match.group().replace(".", "")),  # "N.I.N.A."
     (_Regex(r"\bhalf(?: an |-)hour\b", re.IGNORECASE), "30 minutes"),
     (_Regex(r"\b(?:an?|one)\s(hour|day|week|month|year)\b", re.IGNORECASE), _one_unit),
     (_Regex(r"(?<=\d),(?=\d{3}\b)"), ""),  # "2,500" is 2500, so "2,500-3,500" is a range of two numbers
     (_Regex(r"\b(\d{1,15}(?:\.\d{1,3})?)[kK]\b"), _thousands),  # int() refuses 4,300 digits and more
-    (_Regex(r"\b(\d+(?:\.\d+)?)(fps|ms|[kmgt]b|px|[kmg]?hz|rpm|kg|km|cm|mm|ft|lbs?)\b", re.IGNORECASE), r"\1 \2"),
+    (_Regex(r"\b(\d+(?:\.\d+)?)(fps|ms|[kmgt]b|px|[kmg]?hz|rpm|kg|km|cm|mm|mi|mg|ml|mph|gib|ft|lbs?)\b", re.IGNORECASE),
+     r"\1 \2"),
+    (_Regex(r"\bmiles? (?:per|an) hour\b", re.IGNORECASE), "mph"),
     (_Regex(r"\b(\d{1,3}(?:\.\d+)?)s\b"), r"\1 s"),  # "30s" is "30 s"; "1990s" stays
     (_Regex(r"\bend-to-end\b", re.IGNORECASE), "e2e"),
     (_Regex(r"\b(\d+)\s?-?(?:h|hrs?|hours?)\b", re.IGNORECASE), r"\1 hours"),  # "12h", "12-hour"
@@ -1186,6 +1187,7 @@ class _Analysis(NamedTuple):
     derived: frozenset[str]  # keys that are only initials of its names: "ha" for "Home Assistant"
     words: tuple[str, ...]  # its words in order, stop words left out: for acronyms of plain words ("RH")
     polar: frozenset[str]  # words with an opposite: "before", "after", "enabled", …
+    polar_places: tuple[tuple[str, str, str], ...]  # each of them with the words before and after it
     skeleton: tuple[str, ...]  # the plain words, in order: "Staging runs on port # and prod on port #"
     slots: tuple[tuple[str, ...], ...]  # the specific keys between them (and sentence ends), each slot sorted
     negated: bool
@@ -1302,7 +1304,7 @@ def _analyse_text(text: str) -> _Analysis:
     skeleton: list[str] = []
     slots: list[tuple[str, ...]] = []  # the values between two skeleton words or sentence ends
     slot: list[str] = []
-    last_kind = last_key = last_atom = ""
+    last_kind = last_key = last_atom = previous_atom = ""
     numbers: list[str] = []  # the last number, or the numbers of the last range
     numbers_end = 0
     for match in _ATOM.finditer(text):
@@ -1313,7 +1315,7 @@ def _analyse_text(text: str) -> _Analysis:
         # The dot of "Dr. Helen" or "H. Marsh" ends no sentence; "H" is an initial of the name after it.
         abbreviated = gap.strip() == "." and (last_atom in _HONORIFICS or len(last_atom) == 1)
         initial = last_atom.casefold() if abbreviated and len(last_atom) == 1 and last_atom.isupper() else ""
-        last_atom = atom
+        previous_atom, last_atom = last_atom, atom
         if _SENTENCE_END.search(gap) and not abbreviated:
             sentence_start = True
             skeleton.append(".")  # where sentences end is part of the template
@@ -1347,14 +1349,18 @@ def _analyse_text(text: str) -> _Analysis:
             skeleton.append(key)
             slots.append(tuple(sorted(slot)))
             slot = []
-        if kind == "number":  # "2-3 weeks": both numbers are weeks
+        if kind == "number":  # "2-3 weeks" is one value, "2-3 week"
             in_range = last_kind == "number" and _RANGE_BETWEEN.fullmatch(text, numbers_end, match.start())
             numbers = numbers + [key] if in_range else [key]
             numbers_end = match.end()
-        elif last_kind == "number" and key in _UNITS and _UNIT_GAP.fullmatch(text, numbers_end, match.start()):
-            # "24 hours" and "24 minutes" are two values; "a tenth of an hour" gives no "10 hours"
-            keys.update(f"{number} {key}" for number in numbers)
-            specific.update(f"{number} {key}" for number in numbers)
+        elif key in _UNITS and not atom.lower().endswith("ly"):  # "the 20th monthly" is no "20 months"
+            # "24 hours" and "24 minutes" are two values, so are "every week" and "every 2 weeks";
+            # "a tenth of an hour" gives no "10 hours"
+            measured = last_kind == "number" and _UNIT_GAP.fullmatch(text, numbers_end, match.start())
+            if measured or previous_atom.casefold() in ("every", "each"):
+                measure = f"{'-'.join(numbers) if measured else '1'} {key}"
+                keys.add(measure)
+                specific.add(measure)
         last_kind, last_key = kind, key
         if kind == "name":
             names.add(key)
@@ -1393,6 +1399,7 @@ def _analyse_text(text: str) -> _Analysis:
         derived=frozenset(derived),
         words=tuple(word for word in folded_words if word not in _STOP_WORDS),
         polar=frozenset(word for word in folded_words if word in _OPPOSITES),
+        polar_places=_polar_places(folded_words),
         skeleton=tuple(skeleton),
         slots=tuple(slots),
         negated=(any(word in _NEGATIONS or word.endswith("n't") for word in folded_words)
@@ -1401,6 +1408,21 @@ def _analyse_text(text: str) -> _Analysis:
         adding=bool(_ADDING_MARKERS.search(text)),
         days=frozenset(keys & _CALENDAR_WORDS) - {_word_key(word.casefold()) for word in _EXCEPTED.findall(text)},
     )
+
+
+def _polar_places(words: list[str]) -> tuple[tuple[str, str, str], ...]:
+    """Each word with an opposite, with the nearest plain word before and after it:
+    ("enabled", "staging", "prod") in "Staging is enabled, prod is disabled"."""
+    before, after, last = [], [], ""
+    for word in words:  # one pass each way, so a text of opposites costs no more than another
+        before.append(last)
+        last = word if word not in _STOP_WORDS and word not in _OPPOSITES else last
+    last = ""
+    for word in reversed(words):
+        after.append(last)
+        last = word if word not in _STOP_WORDS and word not in _OPPOSITES else last
+    after.reverse()
+    return tuple((word, before[index], after[index]) for index, word in enumerate(words) if word in _OPPOSITES)
 
 
 def _rarity_weight(document_frequency: int) -> int:
@@ -1627,10 +1649,12 @@ def _unmatched(tokens: frozenset[str], one: _Analysis, other: _Analysis) -> set[
     covered.update(letter for letter, following in one.initials if (letter, following) in initialled)
     unmatched = {key for key in tokens if (key not in other.keys or key in other.derived) and key not in covered
                  and not (key in initialisms and key in one.acronyms)}
-    if unmatched & one.acronyms:
-        plain = other.words
+    if unmatched & one.acronyms:  # words the acronym's own text holds too do not spell it ("holiday requests": "HR")
+        own = set(one.words)
+        plain = [word if word not in own else "" for word in other.words]
         unmatched -= {"".join(word[0] for word in plain[start:end]) for start in range(len(plain))
-                      for end in range(start + 2, min(len(plain), start + _INITIALS_MAX) + 1)} & one.acronyms
+                      for end in range(start + 2, min(len(plain), start + _INITIALS_MAX) + 1)
+                      if all(plain[start:end])} & one.acronyms
     return unmatched
 
 
@@ -1645,8 +1669,21 @@ def _opposed(a: _Analysis, b: _Analysis) -> bool:
     use opposites in each other's places ("Router is online, NAS is offline" / "... offline ... online")?"""
     if any(_OPPOSITES[word] & (b.polar - a.polar) for word in a.polar - b.polar):
         return True
-    order = [[word for word in text.skeleton if word in _OPPOSITES] for text in (a, b)]
-    return order[0] != order[1] and sorted(order[0]) == sorted(order[1]) and sorted(a.skeleton) == sorted(b.skeleton)
+    counts = [Counter(word for word, _, _ in text.polar_places) for text in (a, b)]
+    if any(counts[1][word] < counts[0][word] and any(counts[1][other] > counts[0][other] for other in _OPPOSITES[word])
+           for word in counts[0]):  # "online ... offline" / "offline ... offline"
+        return True
+    if counts[0] != counts[1]:
+        return False
+    places = [{word: (before, after) for word, before, after in text.polar_places  # a pair of opposites, each once
+               if counts[0][word] == 1 and any(counts[0][other] == 1 for other in _OPPOSITES[word])}
+              for text in (a, b)]
+    for word, (before, after) in places[0].items():  # "Staging is enabled, prod is disabled" / swapped
+        other_before, other_after = places[1][word]
+        if before != other_before and after != other_after or (
+                before and before == other_before and after and other_after and after != other_after):
+            return True
+    return False
 
 
 def _values_swapped(a: _Analysis, b: _Analysis) -> bool:
@@ -1687,18 +1724,7 @@ def _conflict(old: str, new: str) -> bool:
 def _conflicting(a: _Analysis, b: _Analysis) -> bool:
     """``_conflict`` of two analysed texts."""
     return (_specifics_differ(a, b) or a.negated != b.negated or _opposed(a, b) or b.updating
-            or _values_swapped(a, b) or bool(a.days and b.days and a.days != b.days) or _measures_differ(a, b))
-
-
-def _measures_differ(a: _Analysis, b: _Analysis) -> bool:
-    """Does a unit both texts give numbers for measure a number one of them does not hold at all
-    ("every 2 weeks" / "every week", "3 weeks" / "2-3 weeks"; but "24 hours, or 72" / "24 hours or 72
-    hours" agree)?"""
-    for unit in a.keys & b.keys & _UNITS:
-        measures = [{key.partition(" ")[0] for key in text.keys if key.endswith(" " + unit)} for text in (a, b)]
-        if all(measures) and (measures[0] - b.keys or measures[1] - a.keys):
-            return True
-    return False
+            or _values_swapped(a, b) or bool(a.days and b.days and a.days != b.days))
 
 
 class MergeDetector:

@@ -2001,6 +2001,16 @@ class ContradictionsAreNeverMerged(unittest.TestCase):
         ("A. Khan signs the lease.", "B. Khan signs the lease."),
         ("The lease is signed by I. Khan.", "The lease is signed by J. Khan."),
         ("Code reviews go to Al on the team.", "Code reviews go to Anna Lopez on the team."),
+        # found by a sixth reviewer
+        ("Holiday requests are approved by HR two weeks ahead.", "Holiday requests are approved by Sam two weeks ahead."),
+        ("Onboarding takes 1 week for 2 teams.", "Onboarding takes 1-2 weeks for 2 teams."),
+        ("Salary is $80k a year.", "Salary is $80k a month."),
+        ("Pills: 2 per day.", "Pills: 2 per week."),
+        ("Is the NAS backed up? No. 3 drives have failed.", "Is the NAS backed up? Yes. 3 drives have failed."),
+        ("Vacation is 1-14 July 2026.", "Vacation is 14 July 2026."),
+        ("Staging is enabled, prod is disabled.", "Staging is disabled, prod is enabled."),
+        ("Lint runs before commit and tests run after push.", "Lint runs after commit and tests run before push."),
+        ("Router is online, NAS is offline.", "Router is offline, NAS is offline."),
         # the same words, the numbers in each other's places: a merge would keep the old text
         ("Oversampling defaults to 2x; 4x and 8x are user options.",
          "Oversampling defaults to 4x; 2x and 8x are user options."),
@@ -2062,6 +2072,11 @@ class ContradictionsAreNeverMerged(unittest.TestCase):
                          ("Contact deadline is 24 hours from assignment; inspection within 72 hours.",
                           "Contact the insured within 24 hours of assignment and inspect within 72."),
                          ("Invoice No. 7 is paid.", "Invoice number 7 is paid."),
+                         ("Backups run every day at 02:00.", "Backups run daily at 02:00."),
+                         ("Speed limit on the street is 20 mph.", "Speed limit on the street is 20 miles per hour."),
+                         ("Sprints last between 2 and 3 weeks.", "Sprints last 2-3 weeks."),
+                         ("The dose is 5mg.", "The dose is 5 mg."),
+                         ("Staging is enabled, prod is disabled.", "Prod is disabled, staging is enabled."),
                          # "left" as a side says nothing changed
                          ("No hill repeats: the left Achilles is sore.", "Avoid hill repeats; left Achilles is sore."),
                          # the same numbers in the same places, the words reordered
