@@ -930,6 +930,7 @@ def _thousands(match: re.Match[str]) -> str:
 
 _RATE_BEFORE = _Regex(r"(?:\d\S*\s+[^\W\d]+|\d\S*|\b(?:once|twice|times|per|every|each|of))\W*$",
                       re.IGNORECASE)  # "twice a week", "a tenth of an hour": no "1 week", no "1 hour"
+_ORDINAL = _Regex(r"\d(?:st|nd|rd|th)$", re.IGNORECASE)
 _UNIT_GAP = _Regex(r"[\s/-]*(?:(?:a|an|per|each)\s+)?", re.IGNORECASE)  # "24 hours", "$80k a year"
 _RANGE_BETWEEN = _Regex(r"\s*(?:[-–—]|\.\.|to|and|or|through)\s*", re.IGNORECASE)
 _RANGE_BEFORE = _Regex(r"\d\s*(?:[-–—]|\bto|\band|\bor)\s*$", re.IGNORECASE)  # "30 to 60 minutes", not "set to 60"
@@ -999,7 +1000,7 @@ _PHRASES: list[tuple[_Regex, Any]] = [
     (_Regex(rf"{_DATE_START}((?:19|20)\d\d)([-/.])(\d{{1,2}})\2(\d{{1,2}}){_DATE_END}"),
      lambda match: _iso_date(match.group(1), match.group(3), match.group(4), match.group())),
     (_Regex(rf"{_DATE_START}(\d{{1,2}})([-/.])(\d{{1,2}})\2((?:19|20)\d\d){_DATE_END}"), _year_last_date),
-    (_Regex(rf"(?<![\d][-–])\b(\d{{1,2}})(?:st|nd|rd|th)?(?: of)? {_MONTH},? ((?:19|20)\d\d)\b", re.IGNORECASE),
+    (_Regex(rf"(?<!\d[-–])(?<!\d [-–] )(?<!\d to )\b(\d{{1,2}})(?:st|nd|rd|th)?(?: of)? {_MONTH},? ((?:19|20)\d\d)\b", re.IGNORECASE),
      lambda match: _iso_date(match.group(3), str(_MONTH_NUMBERS[match.group(2).lower()]), match.group(1),
                              match.group())),
     (_Regex(rf"\b{_MONTH} (\d{{1,2}})(?:st|nd|rd|th)?,? ((?:19|20)\d\d)\b", re.IGNORECASE),
@@ -1094,6 +1095,8 @@ prefer want like love use write keep give make put show send ask tell call check
 summarise explain report share follow treat mention include add always usually often mostly sometimes typically
 generally please do run work need require
 """.split())
+_PERIODS = frozenset(_word_key(word) for word in "quarter morning afternoon evening night weekend fortnight term "
+                     "semester season shift".split())  # "every quarter" is no "every month"
 
 _COMPOUND = _Regex(r"[^\W_]+(?:[-.][^\W_]+)+")
 _CODE_NAME = _Regex(r"[^\W_]+(?:[-._][^\W_]+)+")
@@ -1306,6 +1309,8 @@ def _analyse_text(text: str) -> _Analysis:
     slot: list[str] = []
     last_kind = last_key = last_atom = previous_atom = ""
     numbers: list[str] = []  # the last number, or the numbers of the last range
+    measures: set[str] = set()  # "24 hour", "2-3 week", "1 week" for "every week", "every morn"
+    every: Optional[list[str]] = None  # the words after "every", until a unit
     numbers_end = 0
     for match in _ATOM.finditer(text):
         atom, gap = match.group(), text[previous_end:match.start()]
@@ -1340,6 +1345,18 @@ def _analyse_text(text: str) -> _Analysis:
             run = [(key, _letters(atom))] if capitalised and atom[0].isalpha() else []
             run_opens_sentence = sentence_start
         sentence_start = False
+        if atom.casefold() in ("every", "each"):  # "every half hour", "every few days", "every morning"
+            every = []
+        elif every is not None:
+            if key in _UNITS and kind != "number":
+                measures.add(f"{' '.join(every) or '1'} {key}")
+                every = None
+            elif kind != "number" and len(every) < 2:
+                every.append(key)
+            else:
+                if every and every[0] in _PERIODS:
+                    measures.add(f"every {every[0]}")
+                every = None
         if kind == "stop" or kind != "name" and (key in _STOP_WORDS or key in _NEGATIONS):
             continue
         if kind != "word" or capitalised and key not in _OPENING_WORDS:
@@ -1349,18 +1366,14 @@ def _analyse_text(text: str) -> _Analysis:
             skeleton.append(key)
             slots.append(tuple(sorted(slot)))
             slot = []
-        if kind == "number":  # "2-3 weeks" is one value, "2-3 week"
+        if kind == "number":  # "2-3 weeks" is one value, "2-3 week"; "the 20th monthly" none
             in_range = last_kind == "number" and _RANGE_BETWEEN.fullmatch(text, numbers_end, match.start())
-            numbers = numbers + [key] if in_range else [key]
+            numbers = [] if _ORDINAL.search(atom) else numbers + [key] if in_range and numbers else [key]
             numbers_end = match.end()
-        elif key in _UNITS and not atom.lower().endswith("ly"):  # "the 20th monthly" is no "20 months"
-            # "24 hours" and "24 minutes" are two values, so are "every week" and "every 2 weeks";
-            # "a tenth of an hour" gives no "10 hours"
-            measured = last_kind == "number" and _UNIT_GAP.fullmatch(text, numbers_end, match.start())
-            if measured or previous_atom.casefold() in ("every", "each"):
-                measure = f"{'-'.join(numbers) if measured else '1'} {key}"
-                keys.add(measure)
-                specific.add(measure)
+        elif key in _UNITS and numbers and last_kind == "number" and _UNIT_GAP.fullmatch(text, numbers_end,
+                                                                                           match.start()):
+            # "24 hours" and "24 minutes" are two values; "a tenth of an hour" gives no "10 hours"
+            measures.add(f"{'-'.join(numbers)} {key}")
         last_kind, last_key = kind, key
         if kind == "name":
             names.add(key)
@@ -1368,6 +1381,10 @@ def _analyse_text(text: str) -> _Analysis:
         keys.add(key)
     _end_run(run, run_opens_sentence, runs, featured)
     slots.append(tuple(sorted(slot)))
+    if every and every[0] in _PERIODS:
+        measures.add(f"every {every[0]}")
+    keys |= measures
+    specific |= measures
     for value in _whole_values(text, code_spans):  # "us-east-1" differs from "eu-central-1" as a whole
         keys.add(value)
         if "/" in value.strip("/"):  # "Boot.unity" mentions "Assets/Scenes/Boot.unity"
@@ -1675,6 +1692,9 @@ def _opposed(a: _Analysis, b: _Analysis) -> bool:
         return True
     if counts[0] != counts[1]:
         return False
+    order = [[word for word, _, _ in text.polar_places] for text in (a, b)]
+    if order[0] != order[1] and sorted(a.words) == sorted(b.words):  # the same words, the opposites moved
+        return True
     places = [{word: (before, after) for word, before, after in text.polar_places  # a pair of opposites, each once
                if counts[0][word] == 1 and any(counts[0][other] == 1 for other in _OPPOSITES[word])}
               for text in (a, b)]

@@ -2011,6 +2011,14 @@ class ContradictionsAreNeverMerged(unittest.TestCase):
         ("Staging is enabled, prod is disabled.", "Staging is disabled, prod is enabled."),
         ("Lint runs before commit and tests run after push.", "Lint runs after commit and tests run before push."),
         ("Router is online, NAS is offline.", "Router is offline, NAS is offline."),
+        # found by a seventh reviewer
+        ("Router online, NAS offline, printer online.", "Router offline, NAS online, printer online."),
+        ("Passports are in the top drawer, cash in the bottom drawer.",
+         "Passports are in the bottom drawer, cash in the top drawer."),
+        ("Sensor reports every hour.", "Sensor reports every half hour."),
+        ("Pay rent every month.", "Pay rent every quarter."),
+        ("Check email every day.", "Check email every few days."),
+        ("Rent is 1200 monthly.", "Rent is 1200 yearly."),
         # the same words, the numbers in each other's places: a merge would keep the old text
         ("Oversampling defaults to 2x; 4x and 8x are user options.",
          "Oversampling defaults to 4x; 2x and 8x are user options."),
@@ -2073,10 +2081,10 @@ class ContradictionsAreNeverMerged(unittest.TestCase):
                           "Contact the insured within 24 hours of assignment and inspect within 72."),
                          ("Invoice No. 7 is paid.", "Invoice number 7 is paid."),
                          ("Backups run every day at 02:00.", "Backups run daily at 02:00."),
+                         ("Roster comes out every month on the 20th.", "Roster comes out on the 20th monthly."),
                          ("Speed limit on the street is 20 mph.", "Speed limit on the street is 20 miles per hour."),
                          ("Sprints last between 2 and 3 weeks.", "Sprints last 2-3 weeks."),
                          ("The dose is 5mg.", "The dose is 5 mg."),
-                         ("Staging is enabled, prod is disabled.", "Prod is disabled, staging is enabled."),
                          # "left" as a side says nothing changed
                          ("No hill repeats: the left Achilles is sore.", "Avoid hill repeats; left Achilles is sore."),
                          # the same numbers in the same places, the words reordered
