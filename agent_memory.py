@@ -991,12 +991,25 @@ def _year_last_date(match: re.Match[str]) -> str:
     return match.group()
 
 
+def _date_range(year: str, month: str, first: str, last: str, written: str) -> str:
+    """"1-14 July 2026" as "2026.07.01/2026.07.14", one atom: the range is one value."""
+    number = str(_MONTH_NUMBERS[month[:3].lower()])
+    start, end = _iso_date(year, number, first, ""), _iso_date(year, number, last, "")
+    return f"{start}/{end}" if start and end else written
+
+
 _DATE_START, _DATE_END = r"(?<![\w/-])(?<!\w\.)", r"(?!\w|[./-]\w)"  # "/backups/2026-03-31.tar" holds no date
 
 
 # re.ASCII: with IGNORECASE alone, "ı" (a dotless i) would match "i", and "Frı" name no day.
 _PHRASES: list[tuple[_Regex, Any]] = [
     # One spelling per date, one atom: "2026-03-31", "31.03.2026", "March 31st, 2026" are "2026.03.31".
+    (_Regex(rf"\b(\d{{1,2}}) ?(?:[-–]|to) ?(\d{{1,2}})(?:st|nd|rd|th)?(?: of)? {_MONTH},? ((?:19|20)\d\d)\b",
+            re.IGNORECASE), lambda match: _date_range(match.group(4), match.group(3), match.group(1), match.group(2),
+                                                      match.group())),  # "1-14 July 2026"
+    (_Regex(rf"\b{_MONTH} (\d{{1,2}})(?:st|nd|rd|th)? ?(?:[-–]|to) ?(\d{{1,2}})(?:st|nd|rd|th)?,? ((?:19|20)\d\d)\b",
+            re.IGNORECASE), lambda match: _date_range(match.group(4), match.group(1), match.group(2), match.group(3),
+                                                      match.group())),  # "July 1-14, 2026"
     (_Regex(rf"{_DATE_START}((?:19|20)\d\d)([-/.])(\d{{1,2}})\2(\d{{1,2}}){_DATE_END}"),
      lambda match: _iso_date(match.group(1), match.group(3), match.group(4), match.group())),
     (_Regex(rf"{_DATE_START}(\d{{1,2}})([-/.])(\d{{1,2}})\2((?:19|20)\d\d){_DATE_END}"), _year_last_date),
@@ -1006,6 +1019,8 @@ _PHRASES: list[tuple[_Regex, Any]] = [
     (_Regex(rf"\b{_MONTH} (\d{{1,2}})(?:st|nd|rd|th)?,? ((?:19|20)\d\d)\b", re.IGNORECASE),
      lambda match: _iso_date(match.group(3), str(_MONTH_NUMBERS[match.group(1).lower()]), match.group(2),
                              match.group())),
+    (_Regex(r"\b((?:19|20)\d\d\.\d\d\.\d\d) ?(?:[-–]|\.\.|to|until|through) ?((?:19|20)\d\d\.\d\d\.\d\d)\b",
+            re.IGNORECASE), r"\1/\2"),  # "2026-07-01 to 2026-07-14", one value like "1-14 July 2026"
     (_Regex(r"(?<=\d\d)(?: ?[×✕] ?| x )(?=\d\d)"), "x"),  # "800 × 600" is "800x600"; "3 × 12h" stays
     (_Regex(r"\bM ?[–-] ?F\b"), "Monday, Tuesday, Wednesday, Thursday, Friday"),  # "M–F"
     (_Regex(r"(?<=\w )[Nn]o\.\s?(?=\d)"), "number "),  # "Invoice No. 7" says no "no"; "No. 3 failed" does
@@ -1345,8 +1360,8 @@ def _analyse_text(text: str) -> _Analysis:
             run = [(key, _letters(atom))] if capitalised and atom[0].isalpha() else []
             run_opens_sentence = sentence_start
         sentence_start = False
-        if atom.casefold() in ("every", "each"):  # "every half hour", "every few days", "every morning"
-            every = []
+        if atom.casefold() in ("every", "each", "biweekly"):  # "every half hour", "every few days", "every morning"
+            every = [] if atom.casefold() != "biweekly" else [key]  # "every other day" is "biweek day"
         elif every is not None:
             if key in _UNITS and kind != "number":
                 measures.add(f"{' '.join(every) or '1'} {key}")
@@ -1368,10 +1383,11 @@ def _analyse_text(text: str) -> _Analysis:
             slot = []
         if kind == "number":  # "2-3 weeks" is one value, "2-3 week"; "the 20th monthly" none
             in_range = last_kind == "number" and _RANGE_BETWEEN.fullmatch(text, numbers_end, match.start())
-            numbers = [] if _ORDINAL.search(atom) else numbers + [key] if in_range and numbers else [key]
+            number = f"#{key}" if _ORDINAL.search(atom) else key  # "the 2nd week" is no "2 weeks"
+            numbers = numbers + [number] if in_range and numbers else [number]
             numbers_end = match.end()
-        elif key in _UNITS and numbers and last_kind == "number" and _UNIT_GAP.fullmatch(text, numbers_end,
-                                                                                           match.start()):
+        elif (key in _UNITS and last_kind == "number" and _UNIT_GAP.fullmatch(text, numbers_end, match.start())
+              and not (numbers[-1].startswith("#") and atom.lower().endswith("ly"))):  # "the 20th monthly"
             # "24 hours" and "24 minutes" are two values; "a tenth of an hour" gives no "10 hours"
             measures.add(f"{'-'.join(numbers)} {key}")
         last_kind, last_key = kind, key
@@ -1387,7 +1403,8 @@ def _analyse_text(text: str) -> _Analysis:
     specific |= measures
     for value in _whole_values(text, code_spans):  # "us-east-1" differs from "eu-central-1" as a whole
         keys.add(value)
-        if "/" in value.strip("/"):  # "Boot.unity" mentions "Assets/Scenes/Boot.unity"
+        if "/" in value.strip("/") and not value.replace(".", "").replace("/", "").isdigit():
+            # "Boot.unity" mentions "Assets/Scenes/Boot.unity"; "2026.07.14" no range of dates
             keys.add(value.rpartition("/")[2])
         specific.add(value)
         names.add(value)

@@ -2019,6 +2019,11 @@ class ContradictionsAreNeverMerged(unittest.TestCase):
         ("Pay rent every month.", "Pay rent every quarter."),
         ("Check email every day.", "Check email every few days."),
         ("Rent is 1200 monthly.", "Rent is 1200 yearly."),
+        # found by an eighth reviewer
+        ("The 1st week is free.", "The 1st month is free."),
+        ("Reports are due every 2nd week.", "Reports are due every 2nd day."),
+        ("Sprint runs 2 to 9 June 2026.", "Sprint runs 9 June 2026."),
+        ("Backups run every other day.", "Backups run every other week."),
         # the same words, the numbers in each other's places: a merge would keep the old text
         ("Oversampling defaults to 2x; 4x and 8x are user options.",
          "Oversampling defaults to 4x; 2x and 8x are user options."),
@@ -2082,6 +2087,8 @@ class ContradictionsAreNeverMerged(unittest.TestCase):
                          ("Invoice No. 7 is paid.", "Invoice number 7 is paid."),
                          ("Backups run every day at 02:00.", "Backups run daily at 02:00."),
                          ("Roster comes out every month on the 20th.", "Roster comes out on the 20th monthly."),
+                         ("The trip is 1-14 July 2026.", "The trip is July 1 to 14, 2026."),
+                         ("The trip is 1-14 July 2026.", "The trip is 2026-07-01 to 2026-07-14."),
                          ("Speed limit on the street is 20 mph.", "Speed limit on the street is 20 miles per hour."),
                          ("Sprints last between 2 and 3 weeks.", "Sprints last 2-3 weeks."),
                          ("The dose is 5mg.", "The dose is 5 mg."),
