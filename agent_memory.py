@@ -876,7 +876,7 @@ _OPPOSITE_PAIRS = [
     ("east", "west"), ("horizontal", "vertical"), ("ascending", "descending"), ("asc", "desc"),
     ("online", "offline"), ("inbound", "outbound"), ("incoming", "outgoing"), ("ingress", "egress"),
     ("leftmost", "rightmost"), ("northern", "southern"), ("eastern", "western"), ("oldest", "newest"),
-    ("portrait", "landscape"), ("import", "export"), ("imports", "exports"),
+    ("portrait", "landscape"), ("import", "export"), ("imports", "exports"), ("rise", "fall"), ("rises", "falls"),
 ]
 _OPPOSITES: dict[str, set[str]] = {}
 for _one, _other in _OPPOSITE_PAIRS:
@@ -930,6 +930,7 @@ def _thousands(match: re.Match[str]) -> str:
 
 _RATE_BEFORE = _Regex(r"(?:\d\S*\s+[^\W\d]+|\d\S*|\b(?:once|twice|times|per|every|each|of))\W*$",
                       re.IGNORECASE)  # "twice a week", "a tenth of an hour": no "1 week", no "1 hour"
+_DATE_ATOM = _Regex(r"\d{4}\.\d\d\.\d\d(?:/\d{4}\.\d\d\.\d\d)?")  # what the date phrases write
 _ORDINAL = _Regex(r"\d(?:st|nd|rd|th)$", re.IGNORECASE)
 _UNIT_GAP = _Regex(r"[\s/-]*(?:(?:a|an|per|each)\s+)?", re.IGNORECASE)  # "24 hours", "$80k a year"
 _RANGE_BETWEEN = _Regex(r"\s*(?:[-–—]|\.\.|to|and|or|through)\s*", re.IGNORECASE)
@@ -1393,7 +1394,9 @@ def _analyse_text(text: str) -> _Analysis:
         last_kind, last_key = kind, key
         if kind == "name":
             names.add(key)
-        counts["w:" + key] = counts.get("w:" + key, 0) + _KIND_WEIGHTS[kind]
+        # A date weighs as its day, month and year did before they were one atom; a range as its two ends.
+        weight = _KIND_WEIGHTS[kind] * (3 * (key.count("/") + 1) if _DATE_ATOM.fullmatch(key) else 1)
+        counts["w:" + key] = counts.get("w:" + key, 0) + weight
         keys.add(key)
     _end_run(run, run_opens_sentence, runs, featured)
     slots.append(tuple(sorted(slot)))

@@ -2024,10 +2024,24 @@ class ContradictionsAreNeverMerged(unittest.TestCase):
         ("Reports are due every 2nd week.", "Reports are due every 2nd day."),
         ("Sprint runs 2 to 9 June 2026.", "Sprint runs 9 June 2026."),
         ("Backups run every other day.", "Backups run every other week."),
+        ("Prices rise 1-14 July 2026.", "Prices fall 1-14 July 2026."),
         # the same words, the numbers in each other's places: a merge would keep the old text
         ("Oversampling defaults to 2x; 4x and 8x are user options.",
          "Oversampling defaults to 4x; 2x and 8x are user options."),
     ]
+
+    def test_a_date_weighs_as_much_as_its_parts(self):
+        # One atom for a date or a range of dates (so that their parts match no other number) must not
+        # weigh less than the day, month and year did: "daily" in its place would then merge.
+        others = ["Uses Go 1.22 for services.", "Standup is at 9:30 on weekdays.", "Prefers short answers.",
+                  "Deploys run through GitHub Actions.", "The office coffee machine is on floor 2.",
+                  "Alice reviews backend PRs.", "Logs go to Loki.", "Staging is at staging.example.com."]
+        for old, new in (("Rent of 900 EUR is paid 2026-07-01 to 2026-07-14.", "Rent of 900 EUR is paid monthly."),
+                         ("Tom takes 2 pills 1-14 July 2026.", "Tom takes 2 pills daily.")):
+            detector = am.MergeDetector()
+            detector.fit(others + [old])
+            with self.subTest(new=new):
+                self.assertNotEqual(detector.classify(new)[0], "merge")
 
     def test_no_conflicting_pair_is_auto_merged(self):
         for old, new in self.PAIRS:
