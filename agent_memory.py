@@ -1000,6 +1000,7 @@ def _date_range(year: str, month: str, first: str, last: str, written: str) -> s
 
 
 _DATE_START, _DATE_END = r"(?<![\w/-])(?<!\w\.)", r"(?!\w|[./-]\w)"  # "/backups/2026-03-31.tar" holds no date
+_NO_RANGE_END = r"(?<!\d[-–])(?<!\d [-–] )(?<!\d to )"  # "14 July 2026" in "1 to 14 July 2026" is no date alone
 
 
 # re.ASCII: with IGNORECASE alone, "ı" (a dotless i) would match "i", and "Frı" name no day.
@@ -1014,7 +1015,7 @@ _PHRASES: list[tuple[_Regex, Any]] = [
     (_Regex(rf"{_DATE_START}((?:19|20)\d\d)([-/.])(\d{{1,2}})\2(\d{{1,2}}){_DATE_END}"),
      lambda match: _iso_date(match.group(1), match.group(3), match.group(4), match.group())),
     (_Regex(rf"{_DATE_START}(\d{{1,2}})([-/.])(\d{{1,2}})\2((?:19|20)\d\d){_DATE_END}"), _year_last_date),
-    (_Regex(rf"(?<!\d[-–])(?<!\d [-–] )(?<!\d to )\b(\d{{1,2}})(?:st|nd|rd|th)?(?: of)? {_MONTH},? ((?:19|20)\d\d)\b", re.IGNORECASE),
+    (_Regex(rf"{_NO_RANGE_END}\b(\d{{1,2}})(?:st|nd|rd|th)?(?: of)? {_MONTH},? ((?:19|20)\d\d)\b", re.IGNORECASE),
      lambda match: _iso_date(match.group(3), str(_MONTH_NUMBERS[match.group(2).lower()]), match.group(1),
                              match.group())),
     (_Regex(rf"\b{_MONTH} (\d{{1,2}})(?:st|nd|rd|th)?,? ((?:19|20)\d\d)\b", re.IGNORECASE),
@@ -1323,7 +1324,7 @@ def _analyse_text(text: str) -> _Analysis:
     skeleton: list[str] = []
     slots: list[tuple[str, ...]] = []  # the values between two skeleton words or sentence ends
     slot: list[str] = []
-    last_kind = last_key = last_atom = previous_atom = ""
+    last_kind = last_atom = previous_atom = ""
     numbers: list[str] = []  # the last number, or the numbers of the last range
     measures: set[str] = set()  # "24 hour", "2-3 week", "1 week" for "every week", "every morn"
     every: Optional[list[str]] = None  # the words after "every", until a unit
@@ -1391,7 +1392,7 @@ def _analyse_text(text: str) -> _Analysis:
               and not (numbers[-1].startswith("#") and atom.lower().endswith("ly"))):  # "the 20th monthly"
             # "24 hours" and "24 minutes" are two values; "a tenth of an hour" gives no "10 hours"
             measures.add(f"{'-'.join(numbers)} {key}")
-        last_kind, last_key = kind, key
+        last_kind = kind
         if kind == "name":
             names.add(key)
         # A date weighs as its day, month and year did before they were one atom; a range as its two ends.
