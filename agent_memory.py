@@ -1324,7 +1324,7 @@ def _analyse_text(text: str) -> _Analysis:
     skeleton: list[str] = []
     slots: list[tuple[str, ...]] = []  # the values between two skeleton words or sentence ends
     slot: list[str] = []
-    last_kind = last_atom = previous_atom = ""
+    last_kind = last_atom = ""
     numbers: list[str] = []  # the last number, or the numbers of the last range
     measures: set[str] = set()  # "24 hour", "2-3 week", "1 week" for "every week", "every morn"
     every: Optional[list[str]] = None  # the words after "every", until a unit
@@ -1337,7 +1337,7 @@ def _analyse_text(text: str) -> _Analysis:
         # The dot of "Dr. Helen" or "H. Marsh" ends no sentence; "H" is an initial of the name after it.
         abbreviated = gap.strip() == "." and (last_atom in _HONORIFICS or len(last_atom) == 1)
         initial = last_atom.casefold() if abbreviated and len(last_atom) == 1 and last_atom.isupper() else ""
-        previous_atom, last_atom = last_atom, atom
+        last_atom = atom
         if _SENTENCE_END.search(gap) and not abbreviated:
             sentence_start = True
             skeleton.append(".")  # where sentences end is part of the template
