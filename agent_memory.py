@@ -902,7 +902,7 @@ _SYNONYM_GROUPS = [
     "short concise brief terse",
     "mm millimetre millimeter", "cm centimetre centimeter", "km kilometre kilometer", "kg kilogram kilo",
     "ft foot feet", "second sec secs s", "month mo", "ms millisecond msec", "billion bn", "week wk wks",
-    "m metre meter", "mi mile", "mg milligram", "ml millilitre milliliter", "mph", "gib gibibyte",
+    "m metre meter", "mi mile", "mg milligram", "ml millilitre milliliter", "gib gibibyte",
     "reply answer response",
     "british uk", "american us usa",
     "email mail",
@@ -930,7 +930,8 @@ def _thousands(match: re.Match[str]) -> str:
 
 _RATE_BEFORE = _Regex(r"(?:\d\S*\s+[^\W\d]+|\d\S*|\b(?:once|twice|times|per|every|each|of))\W*$",
                       re.IGNORECASE)  # "twice a week", "a tenth of an hour": no "1 week", no "1 hour"
-_DATE_ATOM = _Regex(r"\d{4}\.\d\d\.\d\d(?:/\d{4}\.\d\d\.\d\d)?")  # what the date phrases write
+_ISO_DATE = r"(?:19|20)\d\d\.\d\d\.\d\d"  # what the date phrases write: "2026.03.31", one atom
+_DATE_ATOM = _Regex(rf"{_ISO_DATE}(?:/{_ISO_DATE})?")  # a date, or a range of dates
 _ORDINAL = _Regex(r"\d(?:st|nd|rd|th)$", re.IGNORECASE)
 _UNIT_GAP = _Regex(r"[\s/-]*(?:(?:a|an|per|each)\s+)?", re.IGNORECASE)  # "24 hours", "$80k a year"
 _RANGE_BETWEEN = _Regex(r"\s*(?:[-–—]|\.\.|to|and|or|through)\s*", re.IGNORECASE)
@@ -985,7 +986,7 @@ def _year_last_date(match: re.Match[str]) -> str:
     """"31/3/2026", "3/31/2026" and "31.03.2026" are 31 March 2026: the number above 12 is the day, and
     dots put the day first; "4/5/2026" or "4-5-2026", April 5 or May 4, stays as written."""
     first, separator, second, year = match.groups()
-    if int(first) > 12 or separator == "." and int(second) <= 12:
+    if int(first) > 12 or (separator == "." and int(second) <= 12):
         return _iso_date(year, second, first, match.group())
     if int(second) > 12:
         return _iso_date(year, first, second, match.group())
@@ -1021,8 +1022,7 @@ _PHRASES: list[tuple[_Regex, Any]] = [
     (_Regex(rf"\b{_MONTH} (\d{{1,2}})(?:st|nd|rd|th)?,? ((?:19|20)\d\d)\b", re.IGNORECASE),
      lambda match: _iso_date(match.group(3), str(_MONTH_NUMBERS[match.group(1).lower()]), match.group(2),
                              match.group())),
-    (_Regex(r"\b((?:19|20)\d\d\.\d\d\.\d\d) ?(?:[-–]|\.\.|to|until|through) ?((?:19|20)\d\d\.\d\d\.\d\d)\b",
-            re.IGNORECASE), r"\1/\2"),  # "2026-07-01 to 2026-07-14", one value like "1-14 July 2026"
+    (_Regex(rf"\b({_ISO_DATE}) ?(?:[-–]|\.\.|to|until|through) ?({_ISO_DATE})\b", re.IGNORECASE), r"\1/\2"),  # "2026-07-01 to 2026-07-14", one value like "1-14 July 2026"
     (_Regex(r"(?<=\d\d)(?: ?[×✕] ?| x )(?=\d\d)"), "x"),  # "800 × 600" is "800x600"; "3 × 12h" stays
     (_Regex(r"\bM ?[–-] ?F\b"), "Monday, Tuesday, Wednesday, Thursday, Friday"),  # "M–F"
     (_Regex(r"(?<=\w )[Nn]o\.\s?(?=\d)"), "number "),  # "Invoice No. 7" says no "no"; "No. 3 failed" does
@@ -1202,10 +1202,10 @@ class _Analysis(NamedTuple):
     specific: frozenset[str]  # numbers, identifiers, capitalised words: what may tell facts apart
     names: frozenset[str]  # the surest of them: names inside a sentence, URLs, paths, identifiers
     runs: tuple[tuple[tuple[str, str], ...], ...]  # runs of capitalised words as (key, letters), for initials
-    initials: frozenset[tuple[str, str]]  # a name's initial and the key after it: ("h", "marsh") in "H. Marsh"
+    initialled: frozenset[tuple[str, str]]  # a name's initial and the key after it: ("h", "marsh") in "H. Marsh"
     acronyms: frozenset[str]  # names written in capitals: "ha" for "HA", "pr" for "PRs"
     derived: frozenset[str]  # keys that are only initials of its names: "ha" for "Home Assistant"
-    words: tuple[str, ...]  # its words in order, stop words left out: for acronyms of plain words ("RH")
+    words: tuple[str, ...]  # its words in order, stop words left out
     polar: frozenset[str]  # words with an opposite: "before", "after", "enabled", …
     polar_places: tuple[tuple[str, str, str], ...]  # each of them with the words before and after it
     skeleton: tuple[str, ...]  # the plain words, in order: "Staging runs on port # and prod on port #"
@@ -1283,10 +1283,16 @@ def _end_run(run: list[tuple[str, str]], opens_sentence: bool, runs: list[tuple[
     for position, word in enumerate(run + [("", "")]):
         if word[1] and not (position == 0 and opens_sentence):
             part.append(word)
-        elif word[1] == "":
+        elif not word[1]:
             if len(part) >= 2:
                 featured.append(tuple(part))
             part = []
+
+
+def _initial_pairs(run: tuple[tuple[str, str], ...]) -> Iterator[tuple[str, tuple[str, str]]]:
+    """Each word of a run with its initial and the word after it: "helen" and ("h", "marsh")."""
+    for (key, letters), (following, _) in zip(run, run[1:]):
+        yield key, (letters[:1], following)
 
 
 def _initialisms(run: tuple[tuple[str, str], ...]) -> Iterator[tuple[str, list[str]]]:
@@ -1432,7 +1438,7 @@ def _analyse_text(text: str) -> _Analysis:
         specific=frozenset(specific),
         names=frozenset(names),
         runs=tuple(runs),
-        initials=frozenset(initialled),
+        initialled=frozenset(initialled),
         acronyms=frozenset(acronyms),
         derived=frozenset(derived),
         words=tuple(word for word in folded_words if word not in _STOP_WORDS),
@@ -1451,16 +1457,17 @@ def _analyse_text(text: str) -> _Analysis:
 def _polar_places(words: list[str]) -> tuple[tuple[str, str, str], ...]:
     """Each word with an opposite, with the nearest plain word before and after it:
     ("enabled", "staging", "prod") in "Staging is enabled, prod is disabled"."""
-    before, after, last = [], [], ""
-    for word in words:  # one pass each way, so a text of opposites costs no more than another
-        before.append(last)
-        last = word if word not in _STOP_WORDS and word not in _OPPOSITES else last
-    last = ""
-    for word in reversed(words):
-        after.append(last)
-        last = word if word not in _STOP_WORDS and word not in _OPPOSITES else last
-    after.reverse()
+    before, after = _nearest_plain(words), _nearest_plain(words[::-1])[::-1]
     return tuple((word, before[index], after[index]) for index, word in enumerate(words) if word in _OPPOSITES)
+
+
+def _nearest_plain(words: list[str]) -> list[str]:
+    """For each word, the last plain word before it (one pass, so a text of opposites costs no more)."""
+    nearest, last = [], ""
+    for word in words:
+        nearest.append(last)
+        last = word if word not in _STOP_WORDS and word not in _OPPOSITES else last
+    return nearest
 
 
 def _rarity_weight(document_frequency: int) -> int:
@@ -1679,12 +1686,10 @@ def _unmatched(tokens: frozenset[str], one: _Analysis, other: _Analysis) -> set[
         for initials, words in _initialisms(run):
             if initials in other.acronyms:  # "HA" as written, not the initials of a name ("Hal") or names
                 covered.update(words)
-        covered.update(key for (key, letters), (following, _) in zip(run, run[1:])
-                       if (letters[:1], following) in other.initials)
+        covered.update(key for key, pair in _initial_pairs(run) if pair in other.initialled)  # "Helen Marsh"
     initialisms = {initials for run in other.runs for initials, _ in _initialisms(run)}
-    initialled = {(letters[:1], following)
-                  for run in other.runs for (_, letters), (following, _) in zip(run, run[1:])}
-    covered.update(letter for letter, following in one.initials if (letter, following) in initialled)
+    run_initials = {pair for run in other.runs for _, pair in _initial_pairs(run)}
+    covered.update(letter for letter, following in one.initialled if (letter, following) in run_initials)
     unmatched = {key for key in tokens if (key not in other.keys or key in other.derived) and key not in covered
                  and not (key in initialisms and key in one.acronyms)}
     if unmatched & one.acronyms:  # words the acronym's own text holds too do not spell it ("holiday requests": "HR")
@@ -1703,25 +1708,30 @@ def _specifics_differ(old: _Analysis, new: _Analysis, surest: bool = False) -> b
 
 
 def _opposed(a: _Analysis, b: _Analysis) -> bool:
-    """Does one text use a word whose opposite the other uses ("before" / "after"), or do the two
-    use opposites in each other's places ("Router is online, NAS is offline" / "... offline ... online")?"""
+    """Does one text use a word whose opposite the other uses ("before" / "after"), turn one into its
+    opposite ("online ... offline" / "offline ... offline"), or put opposites in each other's places?"""
     if any(_OPPOSITES[word] & (b.polar - a.polar) for word in a.polar - b.polar):
         return True
     counts = [Counter(word for word, _, _ in text.polar_places) for text in (a, b)]
     if any(counts[1][word] < counts[0][word] and any(counts[1][other] > counts[0][other] for other in _OPPOSITES[word])
-           for word in counts[0]):  # "online ... offline" / "offline ... offline"
+           for word in counts[0]):
         return True
-    if counts[0] != counts[1]:
-        return False
-    order = [[word for word, _, _ in text.polar_places] for text in (a, b)]
-    if order[0] != order[1] and sorted(a.words) == sorted(b.words):  # the same words, the opposites moved
+    return counts[0] == counts[1] and _opposites_swapped(a, b, counts[0])
+
+
+def _opposites_swapped(a: _Analysis, b: _Analysis, counts: Counter[str]) -> bool:
+    """Do two texts holding the same opposites (``counts``, equal in both) put them in each other's
+    places: moved among the same words, or beside other words ("Staging is enabled, prod is disabled" /
+    "Staging is disabled, prod is enabled")? The clauses merely reordered are asked about too."""
+    if [place[0] for place in a.polar_places] != [place[0] for place in b.polar_places] and (
+            sorted(a.words) == sorted(b.words)):
         return True
     places = [{word: (before, after) for word, before, after in text.polar_places  # a pair of opposites, each once
-               if counts[0][word] == 1 and any(counts[0][other] == 1 for other in _OPPOSITES[word])}
+               if counts[word] == 1 and any(counts[other] == 1 for other in _OPPOSITES[word])}
               for text in (a, b)]
-    for word, (before, after) in places[0].items():  # "Staging is enabled, prod is disabled" / swapped
+    for word, (before, after) in places[0].items():
         other_before, other_after = places[1][word]
-        if before != other_before and after != other_after or (
+        if (before != other_before and after != other_after) or (
                 before and before == other_before and after and other_after and after != other_after):
             return True
     return False
@@ -1802,7 +1812,7 @@ class MergeDetector:
         self._projections = RandomProjections(dims)
         self._corpus: list[str] = []
         self._vectors: list[tuple[float, ...]] = []
-        self._analyses: dict[int, _Analysis] = {}  # of corpus entries, as needed (long ones are not cached)
+        self._analyses: dict[int, _Analysis] = {}  # of corpus entries, when first needed (long ones too)
 
     def fit(self, corpus: Sequence[str]) -> None:
         """Compare later entries with ``corpus``; vectors of unchanged texts are reused."""
@@ -1832,15 +1842,13 @@ class MergeDetector:
         similarity = similarities[best]
         old, new = self._analysis(best), _analyse(entry)
         one_more = new.adding and not old.adding  # "a second monitor" beside an entry that names one
-        updated = None  # the entry a change is announced to, if the closest one names nothing of the fact
-        if new.updating and similarity < self.merge_threshold and not old.specific & new.specific:
-            updated = self._updated_entry(new, similarities)
         if similarity >= self.merge_threshold:
             unsure = _conflicting(old, new) or one_more or _only_numbers_shared(old, new)
             action = "judge" if unsure else "merge"
         elif new.updating and old.specific & new.specific:
             action = "judge"  # "Postgres now listens on 5433": an update of this entry, however few words match
-        elif updated is not None:  # "Upgraded Django to 5.0" updates the entry naming Django, however long
+        elif new.updating and (updated := self._updated_entry(new, similarities)) is not None:
+            # "Upgraded Django to 5.0" updates the entry naming Django, however long and dissimilar
             action, best, similarity = "judge", updated, similarities[updated]
         elif (similarity > self.add_threshold and new.keys <= old.keys and not one_more
               and not _conflicting(old, new)):
@@ -1855,12 +1863,12 @@ class MergeDetector:
         """The entry a fact announcing a change most likely updates: one sharing a name or number
         with it; if the fact gives a new number, best one holding another ("Django 4.2" for "Upgraded
         Django to 5.0", not "django-celery-results"); then the most similar. None if none shares."""
-        def fit(index: int) -> tuple[bool, float]:
+        def rank(index: int) -> tuple[bool, float]:
             old = self._analysis(index)
-            numbers = [_unmatched(analysis.specific, analysis, other) for analysis, other in ((new, old), (old, new))]
-            return all(any(key[0].isdigit() for key in keys) for keys in numbers), similarities[index]
+            unmatched = [_unmatched(text.specific, text, other) for text, other in ((new, old), (old, new))]
+            return all(any(key[0].isdigit() for key in keys) for keys in unmatched), similarities[index]
         sharing = [index for index in range(len(self._corpus)) if self._analysis(index).specific & new.specific]
-        return max(sharing, key=fit) if sharing else None
+        return max(sharing, key=rank) if sharing else None
 
 
 # ------------------------------------------------------------------ facts ----
