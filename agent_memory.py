@@ -901,7 +901,8 @@ _SYNONYM_GROUPS = [
     "start launch",
     "short concise brief terse",
     "mm millimetre millimeter", "cm centimetre centimeter", "km kilometre kilometer", "kg kilogram kilo",
-    "ft foot feet", "second sec secs s", "month mo", "ms millisecond msec", "billion bn", "week wk wks",
+    "ft foot feet", "second sec secs s", "month mo", "ms millisecond msec", "billion bn", "week wk wks", "day daily",
+    "year yr yrs annually",
     "m metre meter", "mi mile", "mg milligram", "ml millilitre milliliter", "gib gibibyte",
     "reply answer response",
     "british uk", "american us usa",
@@ -1712,6 +1713,10 @@ def _opposed(a: _Analysis, b: _Analysis) -> bool:
     opposite ("online ... offline" / "offline ... offline"), or put opposites in each other's places?"""
     if any(_OPPOSITES[word] & (b.polar - a.polar) for word in a.polar - b.polar):
         return True
+    only_a, only_b = set(a.words) - set(b.words), set(b.words) - set(a.words)
+    if any((prefix + word in only_b or prefix + word in only_a) and prefix + word not in _NEGATIONS
+           for word in only_a | only_b for prefix in ("un", "non", "in", "dis")):  # "paid" / "unpaid"
+        return True  # ("dislikes" is a negation, which "doesn't like" matches)
     counts = [Counter(word for word, _, _ in text.polar_places) for text in (a, b)]
     if any(counts[1][word] < counts[0][word] and any(counts[1][other] > counts[0][other] for other in _OPPOSITES[word])
            for word in counts[0]):

@@ -2025,6 +2025,11 @@ class ContradictionsAreNeverMerged(unittest.TestCase):
         ("Sprint runs 2 to 9 June 2026.", "Sprint runs 9 June 2026."),
         ("Backups run every other day.", "Backups run every other week."),
         ("Prices rise 1-14 July 2026.", "Prices fall 1-14 July 2026."),
+        # found in a triage of the reviewers' merged pairs
+        ("Invoice 7 is paid.", "Invoice 7 is unpaid."),
+        ("Search is case sensitive.", "Search is case insensitive."),
+        ("Pills: 2 daily.", "Pills: 2 weekly."),
+        ("The certificate lasts 5 yr.", "The certificate lasts 5 mo."),
         # the same words, the numbers in each other's places: a merge would keep the old text
         ("Oversampling defaults to 2x; 4x and 8x are user options.",
          "Oversampling defaults to 4x; 2x and 8x are user options."),
@@ -2102,6 +2107,8 @@ class ContradictionsAreNeverMerged(unittest.TestCase):
                          ("Backups run every day at 02:00.", "Backups run daily at 02:00."),
                          ("Roster comes out every month on the 20th.", "Roster comes out on the 20th monthly."),
                          ("The trip is 1-14 July 2026.", "The trip is July 1 to 14, 2026."),
+                         ("User prefers short paragraphs and dislikes semicolons.",
+                          "User likes short paragraphs and doesn't like semicolons."),
                          ("The trip is 1-14 July 2026.", "The trip is 2026-07-01 to 2026-07-14."),
                          ("Speed limit on the street is 20 mph.", "Speed limit on the street is 20 miles per hour."),
                          ("Sprints last between 2 and 3 weeks.", "Sprints last 2-3 weeks."),
