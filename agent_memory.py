@@ -1713,10 +1713,13 @@ def _opposed(a: _Analysis, b: _Analysis) -> bool:
     opposite ("online ... offline" / "offline ... offline"), or put opposites in each other's places?"""
     if any(_OPPOSITES[word] & (b.polar - a.polar) for word in a.polar - b.polar):
         return True
-    only_a, only_b = set(a.words) - set(b.words), set(b.words) - set(a.words)
-    if any((prefix + word in only_b or prefix + word in only_a) and prefix + word not in _NEGATIONS
-           for word in only_a | only_b for prefix in ("un", "non", "in", "dis")):  # "paid" / "unpaid"
+    only_a, only_b = set(a.words).difference(b.words), set(b.words).difference(a.words)
+    if only_a and only_b and any(
+            (prefix + word in only_b or prefix + word in only_a) and prefix + word not in _NEGATIONS
+            for word in only_a | only_b for prefix in ("un", "non", "in", "dis")):  # "paid" / "unpaid"
         return True  # ("dislikes" is a negation, which "doesn't like" matches)
+    if not a.polar_places and not b.polar_places:
+        return False
     counts = [Counter(word for word, _, _ in text.polar_places) for text in (a, b)]
     if any(counts[1][word] < counts[0][word] and any(counts[1][other] > counts[0][other] for other in _OPPOSITES[word])
            for word in counts[0]):
