@@ -1397,8 +1397,11 @@ def _analyse_text(text: str) -> _Analysis:
             numbers_end = match.end()
         elif (key in _UNITS and last_kind == "number" and _UNIT_GAP.fullmatch(text, numbers_end, match.start())
               and not (numbers[-1].startswith("#") and atom.lower().endswith("ly"))):  # "the 20th monthly"
-            # "24 hours" and "24 minutes" are two values; "a tenth of an hour" gives no "10 hours"
-            measures.add(f"{'-'.join(numbers)} {key}")
+            # "24 hours" and "24 minutes" are two values; "a tenth of an hour" gives no "10 hours";
+            # a rate is not a duration: "3 a day" and "3 daily" are "3 per day", "3 days" and "3-daily" "3 day"
+            gap_words = text[numbers_end:match.start()]
+            rate = gap_words.strip(" -") or (atom.lower().endswith("ly") and "-" not in gap_words)
+            measures.add(f"{'-'.join(numbers)} {'per ' if rate else ''}{key}")
         last_kind = kind
         if kind == "name":
             names.add(key)

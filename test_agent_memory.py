@@ -2030,6 +2030,8 @@ class ContradictionsAreNeverMerged(unittest.TestCase):
         ("Search is case sensitive.", "Search is case insensitive."),
         ("Pills: 2 daily.", "Pills: 2 weekly."),
         ("The certificate lasts 5 yr.", "The certificate lasts 5 mo."),
+        ("Antibiotics: 3 a day.", "Antibiotics: 3 days."),
+        ("Paid 4 weekly.", "Paid 4 weeks."),
         # the same words, the numbers in each other's places: a merge would keep the old text
         ("Oversampling defaults to 2x; 4x and 8x are user options.",
          "Oversampling defaults to 4x; 2x and 8x are user options."),
@@ -2107,6 +2109,8 @@ class ContradictionsAreNeverMerged(unittest.TestCase):
                          ("Backups run every day at 02:00.", "Backups run daily at 02:00."),
                          ("Roster comes out every month on the 20th.", "Roster comes out on the 20th monthly."),
                          ("The trip is 1-14 July 2026.", "The trip is July 1 to 14, 2026."),
+                         ("Pills: 2 daily.", "Pills: 2 a day."),
+                         ("Scrapyd runs spiders on a 6-hourly cron.", "Scrapyd runs spiders every 6 hours from cron."),
                          ("User prefers short paragraphs and dislikes semicolons.",
                           "User likes short paragraphs and doesn't like semicolons."),
                          ("The trip is 1-14 July 2026.", "The trip is 2026-07-01 to 2026-07-14."),
