@@ -2934,6 +2934,7 @@ class _HTTPClient:
     def _post_once(self, url: str, headers: dict[str, str], body: dict[str, Any]) -> Any:
         import http.client
         import json
+        import socket
         import ssl
         import threading
         import urllib.error
@@ -2979,7 +2980,9 @@ class _HTTPClient:
             raise LLMError(self._redact(message + _hint(error.code)), error.code) from None
         except urllib.error.URLError as error:
             reason = error.reason
-            if watch.expired:  # a socket shut mid-handshake or mid-send looks like a TLS failure
+            # A socket shut mid-handshake or mid-send looks like a TLS failure; a handshake that ran out
+            # of time before the watch did is a timeout too ("The handshake operation timed out").
+            if watch.expired or isinstance(reason, (TimeoutError, socket.timeout)):
                 raise _Retryable(late, None) from None
             if isinstance(reason, ssl.SSLError):
                 raise LLMError(self._redact(

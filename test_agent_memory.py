@@ -1325,6 +1325,20 @@ class ClientsBoundTheWholeReply(ClientTestCase):
             client.simple_call("s", "x" * 20_000_000)  # more than the socket buffers hold
 
 
+    def test_a_handshake_out_of_time_before_the_deadline_is_a_timeout_too(self):
+        # The socket's own timeout can end a slow TLS handshake a moment before the whole-call
+        # deadline fires; the test above then failed now and then on a loaded machine.
+        import socket
+        import urllib.error
+
+        client = am.OpenAIClient("m", base_url="https://llm.invalid/v1", timeout=0.5, max_retries=0)
+        for reason in (TimeoutError("_ssl.c:989: The handshake operation timed out"), socket.timeout("timed out")):
+            with self.subTest(reason=reason), mock.patch.object(client, "_open",
+                                                                side_effect=urllib.error.URLError(reason)):
+                with self.assertRaisesRegex(am.LLMError, r"did not answer within the timeout \(0.5 s\)"):
+                    client.simple_call("s", "u")
+
+
 class ClientsFollowNoRedirect(ClientTestCase):
     """A redirect would carry the API key to another host, and turn the POST into a GET."""
 
