@@ -1398,7 +1398,7 @@ def _analyse_text(text: str) -> _Analysis:
         elif (key in _UNITS and last_kind == "number" and _UNIT_GAP.fullmatch(text, numbers_end, match.start())
               and not (numbers[-1].startswith("#") and atom.lower().endswith("ly"))):  # "the 20th monthly"
             # "24 hours" and "24 minutes" are two values; "a tenth of an hour" gives no "10 hours";
-            # a rate is not a duration: "3 a day" and "3 daily" are "3 per day", "3 days" and "3-daily" "3 day"
+            # a rate is no span: "3 a day" and "3 daily" are "3 per day"; "3 days" and "3-daily" are "3 day"
             gap_words = text[numbers_end:match.start()]
             rate = gap_words.strip(" -") or (atom.lower().endswith("ly") and "-" not in gap_words)
             measures.add(f"{'-'.join(numbers)} {'per ' if rate else ''}{key}")
@@ -1712,15 +1712,16 @@ def _specifics_differ(old: _Analysis, new: _Analysis, surest: bool = False) -> b
 
 
 def _opposed(a: _Analysis, b: _Analysis) -> bool:
-    """Does one text use a word whose opposite the other uses ("before" / "after"), turn one into its
-    opposite ("online ... offline" / "offline ... offline"), or put opposites in each other's places?"""
+    """Does one text use a word whose opposite the other uses ("before" / "after", "paid" / "unpaid"),
+    turn one into its opposite ("online ... offline" / "offline ... offline"), or put opposites in each
+    other's places?"""
     if any(_OPPOSITES[word] & (b.polar - a.polar) for word in a.polar - b.polar):
         return True
     only_a, only_b = set(a.words).difference(b.words), set(b.words).difference(a.words)
-    if only_a and only_b and any(
+    if only_a and only_b and any(  # "dislikes" is left to the negation rule, which "doesn't like" matches
             (prefix + word in only_b or prefix + word in only_a) and prefix + word not in _NEGATIONS
-            for word in only_a | only_b for prefix in ("un", "non", "in", "dis")):  # "paid" / "unpaid"
-        return True  # ("dislikes" is a negation, which "doesn't like" matches)
+            for word in only_a | only_b for prefix in ("un", "non", "in", "dis")):
+        return True
     if not a.polar_places and not b.polar_places:
         return False
     counts = [Counter(word for word, _, _ in text.polar_places) for text in (a, b)]
