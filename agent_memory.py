@@ -1056,6 +1056,8 @@ _ATOM = _Regex(r"\b[vV]?\d+(?:[.:/]\d+)+|[^\W_]+(?:'(?:s|t|re|ll|ve|d|m)\b)?")  
 _CONTRACTION = _Regex(r"'(?:s|re|ll|ve|d|m)$")  # "they're" is "they"; "don't" stays, a negation
 _SENTENCE_END = _Regex(r"[.;:!?](?:\s|$)")
 _HONORIFICS = frozenset("Dr Mr Mrs Ms Mx Prof St Jr Sr Capt Lt Col Sgt Rev Fr".split())  # their dot ends no sentence
+_DAY_LIST_GAP = _Regex(r"(?:[\s,/&+–-]|\b(?:and|or|on|plus|to|through)\b)*")  # "Mon, Wed and Fri": one group
+_HYPHENATED = _Regex(r"(?<![\w.-])[^\W\d_]+(?:-[^\W\d_]+)+(?![\w-])")  # "acme-io", "read-only"
 _EXCEPTED = _Regex(r"\b(?:except|excluding|but not|other than|apart from)\s+(?:on\s+|for\s+)?(\w+)",
                    re.IGNORECASE)
 _ADDING_MARKERS = _Regex(r"\b(?:also|too|as well|another|one more|an? (?:second|third|extra|additional|new))\b",
@@ -1215,6 +1217,8 @@ class _Analysis(NamedTuple):
     updating: bool  # says that something changed: "now", "moved to", "no longer"
     adding: bool  # says it is one more of a kind: "also", "too", "another"
     days: frozenset[str]  # the days and seasons it names, less those it excepts ("weekdays except Friday")
+    day_groups: frozenset[frozenset[str]]  # those days as listed together: "Mon–Thu, Fridays off" has two
+    hyphenated: frozenset[tuple[str, ...]]  # the keys of its hyphenated words: ("acme", "io") for "acme-io"
 
 
 def _analyse(text: str) -> _Analysis:
@@ -1435,6 +1439,7 @@ def _analyse_text(text: str) -> _Analysis:
         bucket = zlib.crc32(feature.encode("utf-8")) & mask
         weights[bucket] = weights.get(bucket, 0) + weight
     folded_words = _FOLDED_WORD.findall(text.casefold())
+    excepted = frozenset(_word_key(word.casefold()) for word in _EXCEPTED.findall(text))
     return _Analysis(
         weights=weights,
         features=frozenset(weights),
@@ -1454,8 +1459,29 @@ def _analyse_text(text: str) -> _Analysis:
                  or bool(_CONTRAST.search(text.casefold()))),
         updating=bool(_UPDATE_MARKERS.search(text)),
         adding=bool(_ADDING_MARKERS.search(text)),
-        days=frozenset(keys & _CALENDAR_WORDS) - {_word_key(word.casefold()) for word in _EXCEPTED.findall(text)},
+        days=frozenset(keys & _CALENDAR_WORDS) - excepted,
+        day_groups=_day_groups(text.casefold(), excepted),
+        hyphenated=frozenset(tuple(_word_key(part) for part in word.split("-"))
+                             for word in _HYPHENATED.findall(text.casefold())),
     )
+
+
+def _day_groups(text: str, excepted: frozenset[str]) -> frozenset[frozenset[str]]:
+    """The days and seasons of lower-case ``text`` in groups, a group being those listed together
+    ("Monday, Tuesday and Friday"); any other word between two days starts a new group."""
+    groups: list[frozenset[str]] = []
+    group: set[str] = set()
+    end = 0
+    for match in _FOLDED_WORD.finditer(text):
+        key = _word_key(_CONTRACTION.sub("", match.group()))  # "Friday's" is "Friday"
+        if key in _CALENDAR_WORDS:
+            if group and not _DAY_LIST_GAP.fullmatch(text, end, match.start()):
+                groups.append(frozenset(group - excepted))
+                group = set()
+            group.add(key)
+            end = match.end()
+    groups.append(frozenset(group - excepted))
+    return frozenset(groups) - {frozenset()}
 
 
 def _polar_places(words: list[str]) -> tuple[tuple[str, str, str], ...]:
@@ -1758,6 +1784,20 @@ def _values_swapped(a: _Analysis, b: _Analysis) -> bool:
             and sorted(key for slot in a.slots for key in slot) == sorted(key for slot in b.slots for key in slot))
 
 
+def _hyphenated_siblings(a: _Analysis, b: _Analysis) -> bool:
+    """Does each text hold a hyphenated word the other lacks, the two differing in one part
+    ("acme-io" / "acme-internal", "full-copy" / "partial-copy")? A shortening ("force-carbed" /
+    "force-carbonated") or a plural ("mark-ups") differs in no part."""
+    for one in a.hyphenated - b.hyphenated:
+        for other in b.hyphenated - a.hyphenated:
+            differing = [(x, y) for x, y in zip(one, other) if x != y]
+            if (len(one) == len(other) and len(differing) == 1
+                    and not differing[0][0].startswith(differing[0][1])
+                    and not differing[0][1].startswith(differing[0][0])):
+                return True
+    return False
+
+
 def _only_numbers_shared(a: _Analysis, b: _Analysis) -> bool:
     """Do two texts share nothing but numbers ("Log retention is 30 days" / "The monorepo holds 30
     services")? In short texts a shared number can outweigh every word."""
@@ -1779,15 +1819,16 @@ def _values_and_names(text: str) -> frozenset[str]:
 
 
 def _conflict(old: str, new: str) -> bool:
-    """Do two texts disagree (values, names, days, negation, opposites, values exchanged), or does
-    ``new`` announce a change?"""
+    """Do two texts disagree (values, names, days or their grouping, negation, opposites, values
+    exchanged, sibling hyphenated names), or does ``new`` announce a change?"""
     return _conflicting(_analyse(old), _analyse(new))
 
 
 def _conflicting(a: _Analysis, b: _Analysis) -> bool:
     """``_conflict`` of two analysed texts."""
     return (_specifics_differ(a, b) or a.negated != b.negated or _opposed(a, b) or b.updating
-            or _values_swapped(a, b) or bool(a.days and b.days and a.days != b.days))
+            or _values_swapped(a, b) or _hyphenated_siblings(a, b)
+            or bool(a.days and b.days and (a.days != b.days or a.day_groups != b.day_groups)))
 
 
 class MergeDetector:

@@ -2046,6 +2046,15 @@ class ContradictionsAreNeverMerged(unittest.TestCase):
         ("The certificate lasts 5 yr.", "The certificate lasts 5 mo."),
         ("Antibiotics: 3 a day.", "Antibiotics: 3 days."),
         ("Paid 4 weekly.", "Paid 4 weeks."),
+        # the same days in other groups: which days hold what changed (held-out 15 and 4)
+        ("User works Monday to Thursday, with Fridays reserved for research.",
+         "User works Tuesday to Friday, with Mondays for research."),
+        ("Works from the newsroom Mon\u2013Wed and from home Thu\u2013Fri.",
+         "Newsroom days are Monday to Thursday; works from home on Fridays."),
+        ("Deploys run Monday to Friday.", "Deploys run Monday to Thursday, and hotfixes on Friday."),
+        # hyphenated names differing in one part are siblings
+        ("DNS is managed in the Cloud DNS zone acme-io.", "Internal DNS uses the Cloud DNS private zone acme-internal."),
+        ("Sandbox uat is a full-copy sandbox.", "Sandbox uat is a partial-copy sandbox."),
         # the same words, the numbers in each other's places: a merge would keep the old text
         ("Oversampling defaults to 2x; 4x and 8x are user options.",
          "Oversampling defaults to 4x; 2x and 8x are user options."),
@@ -2133,6 +2142,13 @@ class ContradictionsAreNeverMerged(unittest.TestCase):
                          ("The dose is 5mg.", "The dose is 5 mg."),
                          # "left" as a side says nothing changed
                          ("No hill repeats: the left Achilles is sore.", "Avoid hill repeats; left Achilles is sore."),
+                         # the same days in the same groups, in another order or spelling
+                         ("Works Tuesday to Saturday; Sundays and Mondays off.", "Off Sun & Mon; works Tue\u2013Sat."),
+                         ("Standup is on Mondays, Wednesdays and Fridays.", "Standup: Mon/Wed/Fri."),
+                         ("Standup is Monday to Thursday, the demo on Friday.", "Demo on Fridays; standup Mon\u2013Thu."),
+                         # a hyphenated word shortened or plural is the same word
+                         ("Kegs are force-carbonated at 12 PSI.", "Kegs get force-carbed at 12 PSI."),
+                         ("Summarise counterparty mark-ups as a table.", "Counterparty mark-up summaries as a table."),
                          # the same numbers in the same places, the words reordered
                          ("Background jobs use Oban; queues: default 10, mailers 5.",
                           "Use Oban for background jobs (default queue 10, mailers 5).")]:
