@@ -972,7 +972,8 @@ def _day_range(match: re.Match[str]) -> str:
 _MONTHS = ("January", "February", "March", "April", "May", "June", "July", "August", "September", "October",
            "November", "December")
 _MONTH_NUMBERS = {name[:3].lower(): number for number, name in enumerate(_MONTHS, 1)}  # "sep" (and "sept"): 9
-_MONTH = r"(Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec)[a-z]*\.?"
+_MONTH = (r"(Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec)(?:uary|ruary|ch|il|e|y|ust|t|tember|ember|ober)?"
+          r"(?![a-z])\.?")  # "Mar", "March", "Mar.", not "Marking"
 
 
 def _iso_date(year: str, month: str, day: str, written: str) -> str:
@@ -981,6 +982,11 @@ def _iso_date(year: str, month: str, day: str, written: str) -> str:
     if not (1 <= int(month) <= 12 and 1 <= int(day) <= 31):
         return written
     return f"{year}.{int(month):02d}.{int(day):02d}"
+
+
+def _month_of_year(year: str, month: str, written: str) -> str:
+    """"2026", "3" as "2026.03", one atom; ``written`` if that is no month ("2025-26", a season)."""
+    return f"{year}.{int(month):02d}" if 1 <= int(month) <= 12 else written
 
 
 def _year_last_date(match: re.Match[str]) -> str:
@@ -1023,6 +1029,13 @@ _PHRASES: list[tuple[_Regex, Any]] = [
     (_Regex(rf"\b{_MONTH} (\d{{1,2}})(?:st|nd|rd|th)?,? ((?:19|20)\d\d)\b", re.IGNORECASE),
      lambda match: _iso_date(match.group(3), str(_MONTH_NUMBERS[match.group(1).lower()]), match.group(2),
                              match.group())),
+    # A month of a year: "March 2026", "Mar. 2026", "03/2026" and "2026-03" are "2026.03".
+    (_Regex(rf"\b{_MONTH},? ((?:19|20)\d\d)\b", re.IGNORECASE),
+     lambda match: _month_of_year(match.group(2), str(_MONTH_NUMBERS[match.group(1).lower()]), match.group())),
+    (_Regex(rf"{_DATE_START}(\d{{1,2}})/((?:19|20)\d\d){_DATE_END}"),
+     lambda match: _month_of_year(match.group(2), match.group(1), match.group())),
+    (_Regex(rf"{_DATE_START}((?:19|20)\d\d)-(\d\d){_DATE_END}"),
+     lambda match: _month_of_year(match.group(1), match.group(2), match.group())),
     (_Regex(rf"\b({_ISO_DATE}) ?(?:[-–]|\.\.|to|until|through) ?({_ISO_DATE})\b", re.IGNORECASE), r"\1/\2"),  # "2026-07-01 to 2026-07-14", one value like "1-14 July 2026"
     (_Regex(r"(?<=\d\d)(?: ?[×✕] ?| x )(?=\d\d)"), "x"),  # "800 × 600" is "800x600"; "3 × 12h" stays
     (_Regex(r"\bM ?[–-] ?F\b"), "Monday, Tuesday, Wednesday, Thursday, Friday"),  # "M–F"

@@ -1771,6 +1771,15 @@ class FeaturesReadValuesOneWay(unittest.TestCase):
         self.assertEqual(am._normalise("Renders 1920 × 1080 (3 × 12 tiles)"), "Renders 1920x1080 (3 × 12 tiles)")
         self.assertTrue({"monday", "friday"} <= am._analyse("On call M–F.").keys)
 
+    def test_a_month_of_a_year_is_one_month_however_written(self):
+        in_words = am._analyse("The medical expires in March 2026.").keys
+        for written in ("Mar 2026", "Mar. 2026", "03/2026", "3/2026", "2026-03"):
+            with self.subTest(written=written):
+                self.assertEqual(am._analyse(f"The medical expires in {written}.").keys, in_words)
+        self.assertEqual(am._normalise("Marking 2025-26, Marking 31, 2026"), "Marking 2025-26, Marking 31, 2026")
+        self.assertEqual(am._normalise("Season 2025-12 and 13/2026"), "Season 2025.12 and 13/2026")  # no month 13
+        self.assertTrue(am._conflict("The medical expires in March 2026.", "The medical expires in May 2026."))
+
     def test_stop_words_and_contractions_carry_no_meaning(self):
         keys = am._analyse("This was what it does and has; they're fine, we'll see, Redis's port").keys
         self.assertEqual(keys, am._analyse("fine see Redis port").keys)
