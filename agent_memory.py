@@ -52,6 +52,7 @@ import contextlib
 import dataclasses
 import datetime
 import functools
+import itertools
 import math
 import operator
 import os
@@ -862,6 +863,9 @@ forbidden prohibited disallowed cannot n't don't doesn't isn't aren't won't can'
 wasnt werent wont cant couldnt shouldnt wouldnt hasnt havent hadnt mustnt
 """.split())
 _CONTRAST = _Regex(r"\b(?:rather than|instead of|other than|apart from)\b")  # "grams rather than cups": "not cups"
+_NEGATION_OR_CONTRAST = _Regex(r"\b(?:rather than|instead of|other than|apart from|"
+                               + "|".join(sorted((word for word in _NEGATIONS if word != "n't"), key=len, reverse=True))
+                               + r")\b|n't\b")
 # Words whose opposite flips a fact: "lint before every commit" is not "lint after every commit".
 _OPPOSITE_PAIRS = [
     ("before", "after"), ("up", "down"), ("on", "off"), ("in", "out"), ("more", "less"), ("more", "fewer"),
@@ -964,16 +968,17 @@ _DAY = (r"\b(monday|mon|tuesday|tues|tue|wednesday|wed|thursday|thurs|thur|thu|f
 
 
 def _day_range(match: re.Match[str]) -> str:
-    """"Mon–Wed" is "Monday, Tuesday, Wednesday"; "Fri–Mon" runs through the weekend."""
+    """"Mon–Wed" is "Monday–Tuesday–Wednesday"; "Fri–Mon" runs through the weekend."""
     first, last = (_DAY_NUMBERS[match.group(n)[:3].lower()] for n in (1, 2))
-    return ", ".join(_DAYS[(first + step) % 7] for step in range((last - first) % 7 + 1))
+    return "–".join(_DAYS[(first + step) % 7] for step in range((last - first) % 7 + 1))
 
 
 _MONTHS = ("January", "February", "March", "April", "May", "June", "July", "August", "September", "October",
            "November", "December")
 _MONTH_NUMBERS = {name[:3].lower(): number for number, name in enumerate(_MONTHS, 1)}  # "sep" (and "sept"): 9
-_MONTH = (r"(Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec)(?:uary|ruary|ch|il|e|y|ust|t|tember|ember|ober)?"
-          r"(?![a-z])\.?")  # "Mar", "March", "Mar.", not "Marking"
+_MONTH = (r"(Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec)(?:(?<=Jan)uary|(?<=Feb)ruary|(?<=Mar)ch|(?<=Apr)il|"
+          r"(?<=Jun)e|(?<=Jul)y|(?<=Aug)ust|(?<=Sep)t(?:ember)?|(?<=Sep)tember|(?<=Oct)ober|(?<=Nov)ember|(?<=Dec)ember)?"
+          r"(?![a-z])\.?")  # "Mar", "March", "Mar.", not "Marking", "Mary" or "Jane"
 
 
 def _iso_date(year: str, month: str, day: str, written: str) -> str:
@@ -985,8 +990,9 @@ def _iso_date(year: str, month: str, day: str, written: str) -> str:
 
 
 def _month_of_year(year: str, month: str, written: str) -> str:
-    """"2026", "3" as "2026.03", one atom; ``written`` if that is no month ("2025-26", a season)."""
-    return f"{year}.{int(month):02d}" if 1 <= int(month) <= 12 else written
+    """"2026", "3" as "2026m03", one atom that no version number ("Home Assistant 2024.12") spells;
+    ``written`` if that is no month ("2025-26", a season)."""
+    return f"{year}m{int(month):02d}" if 1 <= int(month) <= 12 else written
 
 
 def _year_last_date(match: re.Match[str]) -> str:
@@ -1029,8 +1035,13 @@ _PHRASES: list[tuple[_Regex, Any]] = [
     (_Regex(rf"\b{_MONTH} (\d{{1,2}})(?:st|nd|rd|th)?,? ((?:19|20)\d\d)\b", re.IGNORECASE),
      lambda match: _iso_date(match.group(3), str(_MONTH_NUMBERS[match.group(1).lower()]), match.group(2),
                              match.group())),
-    # A month of a year: "March 2026", "Mar. 2026", "03/2026" and "2026-03" are "2026.03".
-    (_Regex(rf"\b{_MONTH},? ((?:19|20)\d\d)\b", re.IGNORECASE),
+    # A month of a year: "March 2026", "March of 2026", "03/2026" and "2026-03" are "2026m03"; "March to
+    # May 2026" is "2026m03 to 2026m05", as "March 2026 to May 2026" is.
+    (_Regex(rf"\b{_MONTH} ?((?:[-–]|to|through|until|and|or) ?){_MONTH},? (?:of )?((?:19|20)\d\d)\b", re.IGNORECASE),
+     lambda match: " ".join((_month_of_year(match.group(4), str(_MONTH_NUMBERS[match.group(1).lower()]), match.group(1)),
+                             match.group(2).strip(),
+                             _month_of_year(match.group(4), str(_MONTH_NUMBERS[match.group(3).lower()]), match.group(3))))),
+    (_Regex(rf"\b{_MONTH},? (?:of )?((?:19|20)\d\d)\b", re.IGNORECASE),
      lambda match: _month_of_year(match.group(2), str(_MONTH_NUMBERS[match.group(1).lower()]), match.group())),
     (_Regex(rf"{_DATE_START}(\d{{1,2}})/((?:19|20)\d\d){_DATE_END}"),
      lambda match: _month_of_year(match.group(2), match.group(1), match.group())),
@@ -1038,14 +1049,14 @@ _PHRASES: list[tuple[_Regex, Any]] = [
      lambda match: _month_of_year(match.group(1), match.group(2), match.group())),
     (_Regex(rf"\b({_ISO_DATE}) ?(?:[-–]|\.\.|to|until|through) ?({_ISO_DATE})\b", re.IGNORECASE), r"\1/\2"),  # "2026-07-01 to 2026-07-14", one value like "1-14 July 2026"
     (_Regex(r"(?<=\d\d)(?: ?[×✕] ?| x )(?=\d\d)"), "x"),  # "800 × 600" is "800x600"; "3 × 12h" stays
-    (_Regex(r"\bM ?[–-] ?F\b"), "Monday, Tuesday, Wednesday, Thursday, Friday"),  # "M–F"
+    (_Regex(r"\bM ?[–-] ?F\b"), "Monday–Tuesday–Wednesday–Thursday–Friday"),  # "M–F"
     (_Regex(r"(?<=\w )[Nn]o\.\s?(?=\d)"), "number "),  # "Invoice No. 7" says no "no"; "No. 3 failed" does
     (_Regex(rf"(?<![\w$])({_CURRENCY})\s?(?=\d)"), lambda match: _CURRENCIES[match.group(1)] + " "),  # "USD 90"
     (_Regex(rf"(?<=\d)\s?({_CURRENCY})(?![\w$])"), lambda match: " " + _CURRENCIES[match.group(1)]),  # "90 €"
     (_Regex(rf"{_DAY}\s?(?:–|—|-|to|through|thru|till|until)\s?{_DAY}", re.IGNORECASE | re.ASCII), _day_range),
     (_Regex(rf"\bbetween\s{_DAY}\sand\s{_DAY}", re.IGNORECASE | re.ASCII), _day_range),
-    (_Regex(r"\bweekends?\b", re.IGNORECASE), "Saturday, Sunday"),
-    (_Regex(r"\bweekdays?\b", re.IGNORECASE), "Monday, Tuesday, Wednesday, Thursday, Friday"),
+    (_Regex(r"\bweekends?\b", re.IGNORECASE), "Saturday–Sunday"),
+    (_Regex(r"\bweekdays?\b", re.IGNORECASE), "Monday–Tuesday–Wednesday–Thursday–Friday"),
     (_Regex(r"\bevery (?:other|second)\b|\b(?:alternate|fortnightly)\b", re.IGNORECASE), "biweekly"),
     (_Regex(r"(?<![\w.])(?:[A-Z]\.){2,}(?![\w.])"), lambda match: match.group().replace(".", "")),  # "N.I.N.A."
     (_Regex(r"\bhalf(?: an |-)hour\b", re.IGNORECASE), "30 minutes"),
@@ -1069,7 +1080,9 @@ _ATOM = _Regex(r"\b[vV]?\d+(?:[.:/]\d+)+|[^\W_]+(?:'(?:s|t|re|ll|ve|d|m)\b)?")  
 _CONTRACTION = _Regex(r"'(?:s|re|ll|ve|d|m)$")  # "they're" is "they"; "don't" stays, a negation
 _SENTENCE_END = _Regex(r"[.;:!?](?:\s|$)")
 _HONORIFICS = frozenset("Dr Mr Mrs Ms Mx Prof St Jr Sr Capt Lt Col Sgt Rev Fr".split())  # their dot ends no sentence
-_DAY_LIST_GAP = _Regex(r"(?:[\s,/&+–-]|\b(?:and|or|on|plus|to|through)\b)*")  # "Mon, Wed and Fri": one group
+_DAY_RANGE = _Regex(r"[a-z]+(?:–[a-z]+)+")  # what the phrases make of "Mon–Wed", "weekdays", "M–F"
+_AMERICAN_SPELLING = {"our": "or", "is": "iz", "ise": "ize", "ys": "yz", "yse": "yze", "ence": "ense", "tre": "ter"}
+_AMERICAN = _Regex(r"(?<=[a-z]{3})(?:our|ise|is|yse|ys|ence|tre)$")  # "colour", "organis(ed)", "defence", "centre"
 _HYPHENATED = _Regex(r"(?<![\w.-])[^\W\d_]+(?:-[^\W\d_]+)+(?![\w-])")  # "acme-io", "read-only"
 _EXCEPTED = _Regex(r"\b(?:except|excluding|but not|other than|apart from)\s+(?:on\s+|for\s+)?(\w+)",
                    re.IGNORECASE)
@@ -1081,7 +1094,7 @@ _UPDATE_MARKERS = _Regex(
     r"stopped|updated|extended|shortened|postponed|rescheduled|delayed|slipped|pushed back|brought forward|"
     r"(?<!the )(?<!on )(?<!top )(?<!bottom )left(?! (?:side|hand|knee|foot|ankle|leg|arm|shoulder|hip|eye|ear|"
     r"wrist|elbow|ring|index|middle|little|pinky|thumb|big toe|achilles|calf|hamstring|quad|lung|click|pane|panel|"
-    r"column|margin|sidebar|corner|lane|turn))|took over|from \S+ to)\b",  # "Sam left Google", not "left knee"
+    r"column|margin|sidebar|corner|lane|turn))|took over|from (?!\d)\S+ to)\b",  # "Sam left Google", not "left knee"
     re.IGNORECASE,
 )
 _UNITS = frozenset("ms millisecond s second sec minute min hour day week month year kb mb gb tb px fps hz rpm kg km "
@@ -1230,8 +1243,10 @@ class _Analysis(NamedTuple):
     updating: bool  # says that something changed: "now", "moved to", "no longer"
     adding: bool  # says it is one more of a kind: "also", "too", "another"
     days: frozenset[str]  # the days and seasons it names, less those it excepts ("weekdays except Friday")
-    day_groups: frozenset[frozenset[str]]  # those days as listed together: "Mon–Thu, Fridays off" has two
+    day_ranges: frozenset[frozenset[str]]  # its ranges of three days or more: "Mon–Thu, Fridays off" has one
     hyphenated: frozenset[tuple[str, ...]]  # the keys of its hyphenated words: ("acme", "io") for "acme-io"
+    contrasted: tuple[frozenset[str], ...]  # keys before and after its first "not" or "rather than", if any
+    pairings: Counter[frozenset[str]]  # its clauses of two values or more: {chen, friday} in "Chen on Fri, ..."
 
 
 def _analyse(text: str) -> _Analysis:
@@ -1348,6 +1363,8 @@ def _analyse_text(text: str) -> _Analysis:
     skeleton: list[str] = []
     slots: list[tuple[str, ...]] = []  # the values between two skeleton words or sentence ends
     slot: list[str] = []
+    clauses: list[frozenset[str]] = []  # the specific keys of each clause, as commas and sentence ends part them
+    clause: list[str] = []
     last_kind = last_atom = ""
     numbers: list[str] = []  # the last number, or the numbers of the last range
     measures: set[str] = set()  # "24 hour", "2-3 week", "1 week" for "every week", "every morn"
@@ -1362,6 +1379,9 @@ def _analyse_text(text: str) -> _Analysis:
         abbreviated = gap.strip() == "." and (last_atom in _HONORIFICS or len(last_atom) == 1)
         initial = last_atom.casefold() if abbreviated and len(last_atom) == 1 and last_atom.isupper() else ""
         last_atom = atom
+        if (_SENTENCE_END.search(gap) and not abbreviated or "," in gap) and clause:
+            clauses.append(frozenset(clause))
+            clause = []
         if _SENTENCE_END.search(gap) and not abbreviated:
             sentence_start = True
             skeleton.append(".")  # where sentences end is part of the template
@@ -1403,6 +1423,7 @@ def _analyse_text(text: str) -> _Analysis:
         if kind != "word" or capitalised and key not in _OPENING_WORDS:
             specific.add(key)
             slot.append(key)
+            clause.append(key)
         else:
             skeleton.append(key)
             slots.append(tuple(sorted(slot)))
@@ -1428,6 +1449,8 @@ def _analyse_text(text: str) -> _Analysis:
         keys.add(key)
     _end_run(run, run_opens_sentence, runs, featured)
     slots.append(tuple(sorted(slot)))
+    if clause:
+        clauses.append(frozenset(clause))
     if every and every[0] in _PERIODS:
         measures.add(f"every {every[0]}")
     keys |= measures
@@ -1473,28 +1496,31 @@ def _analyse_text(text: str) -> _Analysis:
         updating=bool(_UPDATE_MARKERS.search(text)),
         adding=bool(_ADDING_MARKERS.search(text)),
         days=frozenset(keys & _CALENDAR_WORDS) - excepted,
-        day_groups=_day_groups(text.casefold(), excepted),
+        day_ranges=_day_ranges(text.casefold(), excepted),
         hyphenated=frozenset(tuple(_word_key(part) for part in word.split("-"))
                              for word in _HYPHENATED.findall(text.casefold())),
+        contrasted=_contrasted(text.casefold()),
+        pairings=Counter(clause for clause in clauses if len(clause) >= 2),
     )
 
 
-def _day_groups(text: str, excepted: frozenset[str]) -> frozenset[frozenset[str]]:
-    """The days and seasons of lower-case ``text`` in groups, a group being those listed together
-    ("Monday, Tuesday and Friday"); any other word between two days starts a new group."""
-    groups: list[frozenset[str]] = []
-    group: set[str] = set()
-    end = 0
-    for match in _FOLDED_WORD.finditer(text):
-        key = _word_key(_CONTRACTION.sub("", match.group()))  # "Friday's" is "Friday"
-        if key in _CALENDAR_WORDS:
-            if group and not _DAY_LIST_GAP.fullmatch(text, end, match.start()):
-                groups.append(frozenset(group - excepted))
-                group = set()
-            group.add(key)
-            end = match.end()
-    groups.append(frozenset(group - excepted))
-    return frozenset(groups) - {frozenset()}
+def _contrasted(text: str) -> tuple[frozenset[str], ...]:
+    """The keys of lower-case ``text`` only before and only after its first negation or contrast
+    ("Use Ruff, not Black": "use", "ruff" and "black"), or nothing if it has none."""
+    match = _NEGATION_OR_CONTRAST.search(text)
+    if not match:
+        return ()
+    before, after = (frozenset(_number_key(atom) if not atom.isalpha() else _word_key(atom)
+                               for atom in _ATOM.findall(part) if atom not in _STOP_WORDS and atom not in _NEGATIONS)
+                     for part in (text[:match.start()], text[match.end():]))
+    return before - after, after - before  # a key on both sides ("C# is used ... not used") crosses nothing
+
+
+def _day_ranges(text: str, excepted: frozenset[str]) -> frozenset[frozenset[str]]:
+    """The ranges of three days or more in lower-case, normalised ``text`` ("monday–tuesday–wednesday"
+    for "Mon–Wed"), less the days it excepts; "Thu–Fri" is no more than "Thursday and Friday"."""
+    runs = (run.split("–") for run in _DAY_RANGE.findall(text))
+    return frozenset(frozenset(days) - excepted for days in runs if len(days) > 2 and days[0] in _CALENDAR_WORDS)
 
 
 def _polar_places(words: list[str]) -> tuple[tuple[str, str, str], ...]:
@@ -1788,27 +1814,122 @@ def _opposites_swapped(a: _Analysis, b: _Analysis, counts: Counter[str]) -> bool
     return False
 
 
+_SKELETON_MAX = 80  # words; the common words of longer texts are not looked for (quadratic)
+
+
 def _values_swapped(a: _Analysis, b: _Analysis) -> bool:
     """Do the same words hold the same values, exchanged ("Staging runs on port 8080 and prod on port
-    9090" / "... 9090 ... 8080")? Each says everything the other says, word for word, so a merge would
-    keep the old text and drop the new. A list in another order ("Alice and Bob" / "Bob and Alice")
-    moves no value past a word, and "Uses Go 1.22" / "Go 1.22 is used" exchanges nothing."""
-    return (a.skeleton == b.skeleton and a.slots != b.slots and list(map(len, a.slots)) == list(map(len, b.slots))
-            and sorted(key for slot in a.slots for key in slot) == sorted(key for slot in b.slots for key in slot))
+    9090" / "... 9090, whereas prod ... 8080")? Each says everything the other says, so a merge would
+    keep one text and drop the other. A word or two only one text has ("whereas") are passed over. A list in
+    another order ("Alice and Bob" / "Bob and Alice") moves no value past a word, and "Uses Go 1.22" /
+    "Go 1.22 is used" exchanges nothing."""
+    if sorted(key for slot in a.slots for key in slot) != sorted(key for slot in b.slots for key in slot):
+        return False
+    if max(len(a.skeleton), len(b.skeleton)) > _SKELETON_MAX:  # a document, not a fact: its words as they are
+        kept_a = kept_b = list(range(len(a.skeleton))) if a.skeleton == b.skeleton else []
+    else:
+        kept_a, kept_b = _common_words(a.skeleton, b.skeleton)
+    if len(a.skeleton) - len(kept_a) > 2 or len(b.skeleton) - len(kept_b) > 2:
+        return False  # worded differently enough that a value may move without changing its role
+    slots_a, slots_b = _slots_between(a, kept_a), _slots_between(b, kept_b)
+    return slots_a != slots_b and list(map(len, slots_a)) == list(map(len, slots_b))
+
+
+def _common_words(one: tuple[str, ...], other: tuple[str, ...]) -> tuple[list[int], list[int]]:
+    """The positions in each sequence of a longest common subsequence of the two."""
+    lengths = [[0] * (len(other) + 1) for _ in range(len(one) + 1)]
+    for i in range(len(one) - 1, -1, -1):
+        for j in range(len(other) - 1, -1, -1):
+            lengths[i][j] = (lengths[i + 1][j + 1] + 1 if one[i] == other[j]
+                             else max(lengths[i + 1][j], lengths[i][j + 1]))
+    kept_one, kept_other, i, j = [], [], 0, 0
+    while i < len(one) and j < len(other):
+        if one[i] == other[j]:
+            kept_one.append(i)
+            kept_other.append(j)
+            i, j = i + 1, j + 1
+        elif lengths[i + 1][j] >= lengths[i][j + 1]:
+            i += 1
+        else:
+            j += 1
+    return kept_one, kept_other
+
+
+def _slots_between(text: _Analysis, kept: list[int]) -> list[tuple[str, ...]]:
+    """The specific keys of ``text`` between the skeleton words at positions ``kept``, each slot sorted."""
+    slots: list[tuple[str, ...]] = []
+    slot: list[str] = []
+    kept_at = set(kept)
+    for position, keys in enumerate(text.slots):
+        slot.extend(keys)
+        if position in kept_at:
+            slots.append(tuple(sorted(slot)))
+            slot = []
+    slots.append(tuple(sorted(slot)))
+    return slots
+
+
+_CLAUSES_MAX = 32
+
+
+def _pairings_exchanged(a: _Analysis, b: _Analysis) -> bool:
+    """Do two clauses of one text hold the values of two clauses of the other, exchanged ("On call:
+    Chen on Fri, Farid on Sat" / "Farid on Fri, Chen on Sat"; "Mon 10-14, Tue 9-17" / "Mon 9-17, Tue
+    10-14")? A list in another order ("Python, Go and Rust") pairs nothing, clauses in another order
+    pair the same, and values regrouped into clauses of other sizes exchange nothing."""
+    only_a, only_b = a.pairings.keys() - b.pairings.keys(), b.pairings.keys() - a.pairings.keys()
+    if not 2 <= len(only_a) <= _CLAUSES_MAX or not 2 <= len(only_b) <= _CLAUSES_MAX:
+        return False  # texts that far apart are no restatements of each other, nor near enough to merge
+    pairs_of_b: dict[frozenset[str], list[tuple[frozenset[str], frozenset[str]]]] = {}
+    for one, other in itertools.combinations(only_b, 2):
+        if not one & other:
+            pairs_of_b.setdefault(one | other, []).append((one, other))
+    for one, other in itertools.combinations(only_a, 2):
+        for first, second in pairs_of_b.get(one | other, ()) if not one & other else ():
+            if ({first, second} != {one, other} and sorted(map(len, (first, second))) == sorted(map(len, (one, other)))
+                    and first & one and first & other):
+                return True
+    return False
+
+
+def _swapped_around_negation(a: _Analysis, b: _Analysis) -> bool:
+    """Does a value cross a negation or contrast each way ("Use Ruff, not Black" / "Use Black, not
+    Ruff", "tea rather than coffee" / "coffee rather than tea")? The same words are used, so a merge
+    would keep one preference and drop the other; if either holds a word the other lacks, a merge keeps both."""
+    return bool(a.contrasted and b.contrasted and (a.keys <= b.keys or b.keys <= a.keys)
+                and a.contrasted[0] & b.contrasted[1] and a.contrasted[1] & b.contrasted[0])
 
 
 def _hyphenated_siblings(a: _Analysis, b: _Analysis) -> bool:
     """Does each text hold a hyphenated word the other lacks, the two differing in one part
-    ("acme-io" / "acme-internal", "full-copy" / "partial-copy")? A shortening ("force-carbed" /
-    "force-carbonated") or a plural ("mark-ups") differs in no part."""
-    for one in a.hyphenated - b.hyphenated:
-        for other in b.hyphenated - a.hyphenated:
-            differing = [(x, y) for x, y in zip(one, other) if x != y]
-            if (len(one) == len(other) and len(differing) == 1
-                    and not differing[0][0].startswith(differing[0][1])
-                    and not differing[0][1].startswith(differing[0][0])):
-                return True
+    ("acme-io" / "acme-internal", "full-copy" / "partial-copy") or one extending the other ("acme-io"
+    / "acme-io-internal")? A shortening ("force-carbed" / "force-carbonated"), a plural ("mark-ups"),
+    a small word ("one-on-one" / "one-to-one") or a spelling ("colour-coded") differs in no part."""
+    only_a, only_b = a.hyphenated - b.hyphenated, b.hyphenated - a.hyphenated
+    if not only_a or not only_b:
+        return False
+    for words, longer in ((only_a, only_b), (only_b, only_a)):
+        if not words.isdisjoint({word[:end] for word in longer for end in range(2, len(word))}):
+            return True
+    differing_parts: dict[tuple[Any, ...], list[str]] = {}  # a word with one part blanked: that part
+    for word in only_b:
+        for at, part in enumerate(word):
+            differing_parts.setdefault((len(word), at, word[:at] + word[at + 1:]), []).append(part)
+    for word in only_a:
+        for at, part in enumerate(word):
+            for counterpart in differing_parts.get((len(word), at, word[:at] + word[at + 1:]), ()):
+                if not _same_part(part, counterpart):
+                    return True
     return False
+
+
+def _same_part(one: str, other: str) -> bool:
+    """Do two parts of hyphenated words name the same thing: one shortens the other ("carb"), or
+    either is a small word, or they differ by British and American spelling ("colour" / "color")?"""
+    if one.startswith(other) or other.startswith(one) or one in _STOP_WORDS or other in _STOP_WORDS:
+        return True
+    return _AMERICAN.sub(lambda match: _AMERICAN_SPELLING[match.group()], one) == _AMERICAN.sub(
+        lambda match: _AMERICAN_SPELLING[match.group()], other)
 
 
 def _only_numbers_shared(a: _Analysis, b: _Analysis) -> bool:
@@ -1832,7 +1953,7 @@ def _values_and_names(text: str) -> frozenset[str]:
 
 
 def _conflict(old: str, new: str) -> bool:
-    """Do two texts disagree (values, names, days or their grouping, negation, opposites, values
+    """Do two texts disagree (values, names, days or their ranges, negation, opposites, values
     exchanged, sibling hyphenated names), or does ``new`` announce a change?"""
     return _conflicting(_analyse(old), _analyse(new))
 
@@ -1840,8 +1961,10 @@ def _conflict(old: str, new: str) -> bool:
 def _conflicting(a: _Analysis, b: _Analysis) -> bool:
     """``_conflict`` of two analysed texts."""
     return (_specifics_differ(a, b) or a.negated != b.negated or _opposed(a, b) or b.updating
-            or _values_swapped(a, b) or _hyphenated_siblings(a, b)
-            or bool(a.days and b.days and (a.days != b.days or a.day_groups != b.day_groups)))
+            or _values_swapped(a, b) or _pairings_exchanged(a, b) or _hyphenated_siblings(a, b)
+            or _swapped_around_negation(a, b)
+            or bool(a.days and b.days and a.days != b.days)
+            or bool(a.days == b.days and a.day_ranges and b.day_ranges and a.day_ranges != b.day_ranges))
 
 
 class MergeDetector:

@@ -1771,13 +1771,24 @@ class FeaturesReadValuesOneWay(unittest.TestCase):
         self.assertEqual(am._normalise("Renders 1920 × 1080 (3 × 12 tiles)"), "Renders 1920x1080 (3 × 12 tiles)")
         self.assertTrue({"monday", "friday"} <= am._analyse("On call M–F.").keys)
 
+    def test_from_one_value_to_another_is_a_change_but_a_range_of_numbers_is_not(self):
+        self.assertTrue(am._analyse("Moved hosting from Vercel to Cloudflare Pages.").updating)
+        for text in ("The office is open from 9am to 5pm.", "Severity ratings go from 1 to 4.",
+                     "The pilot runs from March 2026 to May 2026."):
+            with self.subTest(text=text):
+                self.assertFalse(am._analyse(text).updating)
+        detector = am.MergeDetector()
+        detector.fit(["The office is open 9:00-17:00.", "Badges are collected at reception."])
+        self.assertEqual(detector.classify("The office is open from 9am to 5pm.")[0], "merge")
+
     def test_a_month_of_a_year_is_one_month_however_written(self):
         in_words = am._analyse("The medical expires in March 2026.").keys
         for written in ("Mar 2026", "Mar. 2026", "03/2026", "3/2026", "2026-03"):
             with self.subTest(written=written):
                 self.assertEqual(am._analyse(f"The medical expires in {written}.").keys, in_words)
-        self.assertEqual(am._normalise("Marking 2025-26, Marking 31, 2026"), "Marking 2025-26, Marking 31, 2026")
-        self.assertEqual(am._normalise("Season 2025-12 and 13/2026"), "Season 2025.12 and 13/2026")  # no month 13
+        self.assertEqual(am._normalise("Marking 2025-26, Marking 31, 2026, Jane 2026, Mary 2026"),
+                         "Marking 2025-26, Marking 31, 2026, Jane 2026, Mary 2026")  # names, no months
+        self.assertEqual(am._normalise("Season 2025-12 and 13/2026"), "Season 2025m12 and 13/2026")  # no month 13
         self.assertTrue(am._conflict("The medical expires in March 2026.", "The medical expires in May 2026."))
 
     def test_stop_words_and_contractions_carry_no_meaning(self):
@@ -2064,6 +2075,16 @@ class ContradictionsAreNeverMerged(unittest.TestCase):
         # hyphenated names differing in one part are siblings
         ("DNS is managed in the Cloud DNS zone acme-io.", "Internal DNS uses the Cloud DNS private zone acme-internal."),
         ("Sandbox uat is a full-copy sandbox.", "Sandbox uat is a partial-copy sandbox."),
+        ("DNS is managed in the Cloud DNS zone acme-io.", "DNS is managed in the Cloud DNS zone acme-io-internal."),
+        # two clauses' values exchanged; a month is no version number
+        ("On-call: Chen on Fri, Farid on Sat.", "On-call: Farid on Fri, Chen on Sat."),
+        ("Library hours: Monday 10am-2pm, Tuesday 9am-5pm.", "Library hours: Monday 9am-5pm, Tuesday 10am-2pm."),
+        ("Home Assistant is on 2024.12.", "Home Assistant was installed in December 2024."),
+        ("The Mary 2026 cohort starts in the lab.", "The March 2026 cohort starts in the lab."),
+        # values exchanged across a negation or contrast, or with a connective put in
+        ("Use Ruff, not Black.", "Use Black, not Ruff."),
+        ("Prefers tea rather than coffee.", "Prefers coffee rather than tea."),
+        ("Staging runs on port 8080, and prod on port 9090.", "Staging runs on port 9090, while prod runs on port 8080."),
         # the same words, the numbers in each other's places: a merge would keep the old text
         ("Oversampling defaults to 2x; 4x and 8x are user options.",
          "Oversampling defaults to 4x; 2x and 8x are user options."),
@@ -2155,9 +2176,30 @@ class ContradictionsAreNeverMerged(unittest.TestCase):
                          ("Works Tuesday to Saturday; Sundays and Mondays off.", "Off Sun & Mon; works Tue\u2013Sat."),
                          ("Standup is on Mondays, Wednesdays and Fridays.", "Standup: Mon/Wed/Fri."),
                          ("Standup is Monday to Thursday, the demo on Friday.", "Demo on Fridays; standup Mon\u2013Thu."),
-                         # a hyphenated word shortened or plural is the same word
+                         # the same values in the same clauses, in another order; a list reordered
+                         ("Postgres 15 on port 5432, Redis 7 on 6379.", "Redis 7 on 6379, Postgres 15 on port 5432."),
+                         ("Uses Python, Go and Rust.", "Uses Go, Python and Rust."),
+                         ("Elixir 1.16 / OTP 26, Phoenix 1.7 with LiveView 0.20",
+                          "Stack: Phoenix 1.7 + LiveView 0.20 on Elixir 1.16, OTP 26"),
+                         # days listed otherwise, a two-day range as a pair
+                         ("Standup is Mon, Wed and Fri at 9:30.", "Standup is Mon., Wed. and Fri. at 9:30."),
+                         ("Gym sessions are Monday and Thursday at 7am.", "Gym sessions are Monday at 7am and Thursday at 7am."),
+                         ("In the office Mon\u2013Wed, remote Thu\u2013Fri.",
+                          "In the office Monday to Wednesday, remote Thursday and Friday."),
+                         # a month however written
+                         ("The lease ends in March 2026.", "The lease ends in March of 2026."),
+                         ("The pilot runs March to May 2026.", "The pilot runs from March 2026 to May 2026."),
+                         # a hyphenated word shortened, plural, with a small word or spelled otherwise is the same word
+                         ("Weekly one-on-one meetings with each report.", "Weekly one-to-one meetings with each report."),
+                         ("Labels are colour-coded by team.", "Labels are color-coded by team."),
                          ("Kegs are force-carbonated at 12 PSI.", "Kegs get force-carbed at 12 PSI."),
                          ("Summarise counterparty mark-ups as a table.", "Counterparty mark-up summaries as a table."),
+                         # one side of "not" restated, or a word on both sides of it
+                         ("Use grams rather than cups.", "Grams, not cups."),
+                         ("Game is built in Godot 4.2 using GDScript; C# is not used.",
+                          "The project uses Godot 4.2 with GDScript only (no C#)."),
+                         ("Deploys are allowed on weekdays except Friday.",
+                          "Deploys are allowed on weekdays other than Friday."),
                          # the same numbers in the same places, the words reordered
                          ("Background jobs use Oban; queues: default 10, mailers 5.",
                           "Use Oban for background jobs (default queue 10, mailers 5).")]:
@@ -2210,6 +2252,20 @@ class AddFactMergesOnWrite(ManagerTestCase):
         result = memory.add_fact("user", "User prefers dark mode in every editor.")
         self.assertEqual((result.action, result.index), ("duplicate", 0))
         self.assertEqual(memory._facts.entries("user"), ["User prefers dark mode in every editor and terminal."])
+
+    def test_a_preference_turned_round_is_never_taken_for_a_duplicate(self):
+        # The same words with the values across "not" or "rather than" exchanged: a merge would keep
+        # the old preference and drop the new one, reported as "already present".
+        for old, new in (("Use Ruff, not Black.", "Use Black, not Ruff."),
+                         ("Prefers tea rather than coffee.", "Prefers coffee rather than tea."),
+                         ("Staging runs on port 8080, and prod on port 9090.",
+                          "Staging runs on port 9090, whereas prod on port 8080.")):
+            with self.subTest(new=new):
+                memory = self.manager()
+                self.seed(memory, "env", [old])
+                result = memory.add_fact("env", new)
+                self.assertEqual(result.action, "added")  # no LLM to ask: both kept
+                self.assertEqual(memory._facts.entries("env")[-2:], [old, new])
 
     def test_merge_on_write_off_just_adds(self):
         memory = self.manager(merge_on_write=False)
