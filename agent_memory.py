@@ -1932,6 +1932,13 @@ def _same_part(one: str, other: str) -> bool:
         lambda match: _AMERICAN_SPELLING[match.group()], other)
 
 
+def _same_words_other_values(a: _Analysis, b: _Analysis) -> bool:
+    """Are the plain words of one text (two at least) all in the other, while each names a value the
+    other does not ("Postgres 15 runs on port 5432" / "Postgres runs on port 5434")?"""
+    plain = sorted((text.keys - text.specific for text in (a, b)), key=len)
+    return len(plain[0]) >= 2 and plain[0] <= plain[1] and _specifics_differ(a, b)
+
+
 def _only_numbers_shared(a: _Analysis, b: _Analysis) -> bool:
     """Do two texts share nothing but numbers ("Log retention is 30 days" / "The monorepo holds 30
     services")? In short texts a shared number can outweigh every word."""
@@ -2125,6 +2132,10 @@ def _check_text(name: str, value: str) -> str:
         what = "a part of the entry to change" if name == "old_text" else "the text of the fact"
         raise InvalidInputError(f"{name} is empty; give {what}")
     surrogate = _SURROGATE.search(text)
+    if surrogate and 0xDC80 <= ord(surrogate.group()) <= 0xDCFF:  # Python's stand-in for a byte it could not decode
+        raise InvalidInputError(f"{name} holds the byte 0x{ord(surrogate.group()) - 0xDC00:02X} at position "
+                                f"{surrogate.start()}, which is not UTF-8 (text from a terminal or file in another "
+                                "encoding); write it in UTF-8, e.g. convert it with iconv -t UTF-8")
     if surrogate:
         raise InvalidInputError(f"{name} holds an unpaired surrogate (U+{ord(surrogate.group()):04X}) at position "
                                 f"{surrogate.start()}, which cannot be stored as UTF-8; fix the text's decoding")
@@ -3539,8 +3550,9 @@ class WriteResult:
     ``close_to`` goes beyond the planned API: for a fact ``"added"`` although
     the detector found it unclear and no LLM decided (none configured, or it
     failed, gave no usable answer, or called two facts with different values
-    one), the existing entry it may restate or update, so the caller can
-    tidy up; else None.
+    one), or added beside an entry in the same words with other values
+    ("... port 5434" / "... port 5432"), the existing entry it may restate or
+    update, so the caller can tidy up; else None.
     """
 
     action: str
@@ -3926,6 +3938,9 @@ class MemoryManager:
             detector.fit([entries[i] for i in shown])
             action, best, similarity = detector.classify(content)
             index = shown[best]
+            # Added for differing values in the same words ("... port 5434" / "... port 5432"): not a
+            # question worth an LLM call, but the caller may want to know that it could be an update.
+            unsure = action == "add" and _same_words_other_values(_analyse(entries[index]), _analyse(content))
             if action == "judge":
                 verdict = self._judge(entries[index], content)
                 if verdict == "merge" and _conflict(entries[index], content):
@@ -4450,7 +4465,7 @@ def _parser() -> Any:
                             help="use no LLM, even if the environment names one")
 
     parser = argparse.ArgumentParser(
-        prog="agent-memory",
+        prog="agent-memory", allow_abbrev=False,  # "--n 3" is no "--no-llm"
         description="Inspect and edit an agent's memory directory, search its past sessions, print its "
                     "system-prompt block, scan text, and serve the memory tool over MCP.",
         epilog="The LLM (for consolidate, unclear merges, session summaries and ranked search) comes from "
@@ -4458,12 +4473,12 @@ def _parser() -> Any:
                "Exit status: 0 done, 1 refused or failed (the message says why), 2 bad command line.")
     options(parser, lambda value: value)
     parser.add_argument("--version", action="version", version=f"agent-memory {__version__}")
-    shared = argparse.ArgumentParser(add_help=False)
+    shared = argparse.ArgumentParser(add_help=False, allow_abbrev=False)
     options(shared, lambda value: argparse.SUPPRESS)  # after the command, given ones override
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
 
     def command(name: str, help_text: str) -> Any:
-        return commands.add_parser(name, help=help_text, description=help_text, parents=[shared])
+        return commands.add_parser(name, help=help_text, description=help_text, parents=[shared], allow_abbrev=False)
 
     target_help = "user (the user: preferences, habits, role) or env (the project and its environment)"
     field_help = {"content": "the fact: one short, self-contained statement (quote it)",
@@ -4513,7 +4528,7 @@ def _stdin_text() -> str:
 
 
 _LLM_COMMANDS = frozenset({"add", "consolidate", "search", "tool", "mcp"})  # what an LLM may help
-_READ_COMMANDS = frozenset({"read", "prompt", "episodes", "episode", "search"})
+_NEEDS_MEMORY = frozenset({"read", "prompt", "episodes", "episode", "search", "replace", "remove", "consolidate"})
 
 
 def _run_command(args: Any) -> int:
@@ -4557,7 +4572,7 @@ def _run_command(args: Any) -> int:
         raise AgentMemoryError("consolidate needs an LLM, and --no-llm turns it off; run it without --no-llm")
     memory = MemoryManager(args.dir, llm, config)
     tool = MemoryTool(memory)
-    if args.command in _READ_COMMANDS and not os.path.isdir(memory._facts._dir):  # a mistyped path looks empty
+    if args.command in _NEEDS_MEMORY and not os.path.isdir(memory._facts._dir):  # a mistyped path looks empty
         print(f"agent-memory: there is no memory directory at {memory._facts._dir} yet (the first write creates "
               "it); if memory should be there, check --dir and $AGENT_MEMORY_DIR", file=sys.stderr)
     if args.command == "search":
@@ -4592,7 +4607,11 @@ def _run_command(args: Any) -> int:
         return 0 if readable else 1
     else:  # add, replace, remove, consolidate: what the tool would say
         fields = {name: getattr(args, name, None) for name in ("target", "content", "old_text")}
-        print(_safe_reply(tool._run(tool._arguments({"action": args.command, **fields})), True))
+        reply = tool._run(tool._arguments({"action": args.command, **fields}))
+        for action in ("remove", "replace"):  # the tool speaks to a model; at a shell the next step is a command
+            reply = reply.replace(f"(action {action})", f"(agent-memory {action} {args.target} 'PART OF THE ENTRY'"
+                                                        f"{' NEW_TEXT' if action == 'replace' else ''})")
+        print(_safe_reply(reply, True))
     return 0
 
 

@@ -2480,6 +2480,16 @@ class TheJudgeBandAsksTheLLM(ManagerTestCase):
         self.assertEqual((result.action, result.close_to), ("added", self.OLD))
         self.assertIsNone(memory.add_fact("env", "Uses Poetry for dependencies.").close_to)  # clearly new
 
+    def test_a_value_changed_in_the_same_words_is_added_with_the_entry_it_may_update(self):
+        # Far below the judge band (the values outweigh the shared words), so no LLM is asked; the
+        # caller still learns which entry the fact may update.
+        memory = self.manager()
+        memory.add_fact("env", "Postgres 15 runs on port 5432.")
+        result = memory.add_fact("env", "Postgres runs on port 5434.")
+        self.assertLess(result.similarity, am.ADD_THRESHOLD)
+        self.assertEqual((result.action, result.close_to), ("added", "Postgres 15 runs on port 5432."))
+        self.assertIsNone(memory.add_fact("env", "Redis runs in Docker.").close_to)  # other words: clearly new
+
     def test_a_failing_llm_rests_so_it_costs_one_timeout_not_one_per_write(self):
         down = TimeoutError("timed out")
         llm = scripted_llm(down, down, "add", down, "add")
@@ -3650,10 +3660,30 @@ class CommandLineEditsMemory(CommandLineTestCase):
                 self.assertIn(reason, err)
 
     def test_bad_command_lines_exit_2(self):
-        for argv in (("bogus",), ("add", "both", "x"), ("add", "env"), ()):
+        for argv in (("bogus",), ("add", "both", "x"), ("add", "env"), (), ("search", "x", "--n", "3"),
+                     ("--no", "read")):  # an option is spelled out: "--n" is no "--no-llm"
             with self.subTest(argv=argv), self.assertRaises(SystemExit) as caught:
                 self.run_cli(*argv)
             self.assertEqual(caught.exception.code, 2)
+
+    def test_a_write_to_a_missing_directory_says_so(self):
+        status, _, err = self.run_cli("remove", "env", "Postgres")
+        self.assertEqual(status, 1)
+        self.assertIn(f"there is no memory directory at {self.mem}", err)
+        self.assertFalse(self.mem.exists())
+
+    def test_the_next_step_is_a_command_at_a_shell(self):
+        self.run_cli("add", "env", "Postgres 15 runs on port 5432.")
+        out = self.run_cli("add", "env", "Postgres runs on port 5434.")[1]
+        self.assertIn("remove that entry (agent-memory remove env 'PART OF THE ENTRY')", out)
+        self.assertNotIn("action remove", out)
+
+    def test_a_byte_that_is_not_utf8_is_named(self):
+        # What Python makes of a non-UTF-8 byte on a command line ("Caf\xe9"): a surrogate escape.
+        status, _, err = self.run_cli("add", "env", "Caf\udce9 opens at 8.")
+        self.assertEqual(status, 1)
+        self.assertIn("holds the byte 0xE9 at position 3, which is not UTF-8", err)
+        self.assertFalse(self.mem.exists())
 
     def test_prompt_episodes_and_search(self):
         self.assertEqual(self.run_cli("prompt")[1:], ("", f"agent-memory: there is no memory directory at {self.mem} "
