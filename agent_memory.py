@@ -118,16 +118,19 @@ _TARGETS = ("user", "env")
 class _Regex:
     """A regular expression compiled on first use, so that importing the module compiles nothing."""
 
-    __slots__ = ("_pattern", "_flags", "_compiled")
+    _METHODS = ("search", "match", "fullmatch", "finditer", "findall", "sub", "split")
+    __slots__ = ("_pattern", "_flags", *_METHODS)
 
     def __init__(self, pattern: str, flags: int = 0) -> None:
         self._pattern, self._flags = pattern, flags
-        self._compiled: Optional[re.Pattern[str]] = None
 
-    def __getattr__(self, name: str) -> Any:  # search, finditer, sub, ... of the compiled pattern
-        if self._compiled is None:
-            self._compiled = re.compile(self._pattern, self._flags)
-        return getattr(self._compiled, name)
+    def __getattr__(self, name: str) -> Any:  # only until compiled: then the methods are attributes
+        if name not in self._METHODS:
+            raise AttributeError(name)
+        compiled = re.compile(self._pattern, self._flags)
+        for method in self._METHODS:  # bound once, so a call costs no lookup through this method
+            setattr(self, method, getattr(compiled, method))
+        return getattr(compiled, name)
 
 
 @functools.cache
