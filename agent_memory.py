@@ -2509,8 +2509,8 @@ class FactStore:
         if too_long:  # no removal can make room for it: say so, not "remove an entry"
             raise CapacityError(
                 target, limit, current, new_size - current,
-                f"This {target} entry is {len(too_long[0]):,} characters, longer than the whole {target} "
-                f"memory ({limit:,} characters). Shorten it to the lasting fact (one or two sentences) "
+                f"the {target} entry is {len(too_long[0]):,} characters, longer than the whole {target} "
+                f"memory ({limit:,} characters); shorten it to the lasting fact (one or two sentences) "
                 f"and try again.",
             )
         raise CapacityError(

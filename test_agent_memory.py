@@ -711,7 +711,7 @@ class FactStoreCountsCharactersAgainstTheCap(TempDirTestCase):
                 write()
             message = str(caught.exception)
             self.assertIn("longer than the whole env memory (2,500 characters)", message)
-            self.assertIn("Shorten it", message)
+            self.assertIn("shorten it", message)
             self.assertNotIn("Remove or replace", message, "no removal can make room for it")
         with self.assertRaises(am.CapacityError) as caught:  # one that fits alone but not beside the rest
             store.add("env", "z" * 2495)
