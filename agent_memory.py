@@ -866,9 +866,6 @@ forbidden prohibited disallowed cannot n't don't doesn't isn't aren't won't can'
 wasnt werent wont cant couldnt shouldnt wouldnt hasnt havent hadnt mustnt
 """.split())
 _CONTRAST = _Regex(r"\b(?:rather than|instead of|other than|apart from)\b")  # "grams rather than cups": "not cups"
-_NEGATION_OR_CONTRAST = _Regex(r"\b(?:rather than|instead of|other than|apart from|"
-                               + "|".join(sorted((word for word in _NEGATIONS if word != "n't"), key=len, reverse=True))
-                               + r")\b|n't\b")
 # Words whose opposite flips a fact: "lint before every commit" is not "lint after every commit".
 _OPPOSITE_PAIRS = [
     ("before", "after"), ("up", "down"), ("on", "off"), ("in", "out"), ("more", "less"), ("more", "fewer"),
@@ -1081,9 +1078,10 @@ _TIME_RANGE_12H = _Regex(r"\b(\d{1,2})(?::(\d\d))?(\s?[–-]\s?|\s to\s)(?=\d{1,
 _TIME_12H = _Regex(r"\b(\d{1,2})(?::(\d\d))?\s?([ap])\.?m\b\.?", re.IGNORECASE)
 _ATOM = _Regex(r"\b[vV]?\d+(?:[.:/]\d+)+|[^\W_]+(?:'(?:s|t|re|ll|ve|d|m)\b)?")  # "Redis's", "don't"
 _CONTRACTION = _Regex(r"'(?:s|re|ll|ve|d|m)$")  # "they're" is "they"; "don't" stays, a negation
-_SENTENCE_END = _Regex(r"[.;:!?](?:\s|$)")
+_SENTENCE_END = _Regex(r"[.;:!?]\s")  # in the gap between two words: "Fly.io" and ":9090" end none
 _HONORIFICS = frozenset("Dr Mr Mrs Ms Mx Prof St Jr Sr Capt Lt Col Sgt Rev Fr".split())  # their dot ends no sentence
-_DAY_RANGE = _Regex(r"[a-z]+(?:–[a-z]+)+")  # what the phrases make of "Mon–Wed", "weekdays", "M–F"
+_DAY_NAME = r"(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday)"
+_DAY_RANGE = _Regex(rf"\b{_DAY_NAME}(?:–{_DAY_NAME})+\b")  # what the phrases make of "Mon–Wed", "weekdays", "M–F"
 _AMERICAN_SPELLING = {"our": "or", "is": "iz", "ise": "ize", "ys": "yz", "yse": "yze", "ence": "ense", "tre": "ter"}
 _AMERICAN = _Regex(r"(?<=[a-z]{3})(?:our|ise|is|yse|ys|ence|tre)$")  # "colour", "organis(ed)", "defence", "centre"
 _HYPHENATED = _Regex(r"(?<![\w.-])[^\W\d_]+(?:-[^\W\d_]+)+(?![\w-])")  # "acme-io", "read-only"
@@ -1248,8 +1246,9 @@ class _Analysis(NamedTuple):
     days: frozenset[str]  # the days and seasons it names, less those it excepts ("weekdays except Friday")
     day_ranges: frozenset[frozenset[str]]  # its ranges of three days or more: "Mon–Thu, Fridays off" has one
     hyphenated: frozenset[tuple[str, ...]]  # the keys of its hyphenated words: ("acme", "io") for "acme-io"
-    contrasted: tuple[frozenset[str], ...]  # keys before and after its first "not" or "rather than", if any
+    contrasted: tuple[str, ...]  # its words in order, "not", "than", "over", "instead" as "¬": "use ruff ¬ black"
     pairings: Counter[frozenset[str]]  # its clauses of two values or more: {chen, friday} in "Chen on Fri, ..."
+    clauses: tuple[tuple[frozenset[str], int], ...]  # the keys of each clause, and how many are specific
 
 
 def _analyse(text: str) -> _Analysis:
@@ -1366,8 +1365,8 @@ def _analyse_text(text: str) -> _Analysis:
     skeleton: list[str] = []
     slots: list[tuple[str, ...]] = []  # the values between two skeleton words or sentence ends
     slot: list[str] = []
-    clauses: list[frozenset[str]] = []  # the specific keys of each clause, as commas and sentence ends part them
-    clause: list[str] = []
+    clauses: list[tuple[str, ...]] = []  # the keys of each clause, as punctuation, "and", "but", "while"
+    clause: list[str] = []                 # part them; specific ones marked "#": ("#api", "port", "#8080")
     last_kind = last_atom = ""
     numbers: list[str] = []  # the last number, or the numbers of the last range
     measures: set[str] = set()  # "24 hour", "2-3 week", "1 week" for "every week", "every morn"
@@ -1382,8 +1381,9 @@ def _analyse_text(text: str) -> _Analysis:
         abbreviated = gap.strip() == "." and (last_atom in _HONORIFICS or len(last_atom) == 1)
         initial = last_atom.casefold() if abbreviated and len(last_atom) == 1 and last_atom.isupper() else ""
         last_atom = atom
-        if (_SENTENCE_END.search(gap) and not abbreviated or "," in gap) and clause:
-            clauses.append(frozenset(clause))
+        if clause and (_SENTENCE_END.search(gap) and not abbreviated or "," in gap
+                       or atom.casefold() in _CLAUSE_JOINERS):
+            clauses.append(tuple(clause))
             clause = []
         if _SENTENCE_END.search(gap) and not abbreviated:
             sentence_start = True
@@ -1426,8 +1426,9 @@ def _analyse_text(text: str) -> _Analysis:
         if kind != "word" or capitalised and key not in _OPENING_WORDS:
             specific.add(key)
             slot.append(key)
-            clause.append(key)
+            clause.append("#" + key)
         else:
+            clause.append(key)
             skeleton.append(key)
             slots.append(tuple(sorted(slot)))
             slot = []
@@ -1453,7 +1454,7 @@ def _analyse_text(text: str) -> _Analysis:
     _end_run(run, run_opens_sentence, runs, featured)
     slots.append(tuple(sorted(slot)))
     if clause:
-        clauses.append(frozenset(clause))
+        clauses.append(tuple(clause))
     if every and every[0] in _PERIODS:
         measures.add(f"every {every[0]}")
     keys |= measures
@@ -1502,28 +1503,32 @@ def _analyse_text(text: str) -> _Analysis:
         day_ranges=_day_ranges(text.casefold(), excepted),
         hyphenated=frozenset(tuple(_word_key(part) for part in word.split("-"))
                              for word in _HYPHENATED.findall(text.casefold())),
-        contrasted=_contrasted(text.casefold()),
-        pairings=Counter(clause for clause in clauses if len(clause) >= 2),
+        contrasted=_contrasted(folded_words),
+        pairings=Counter(pairing for pairing in (frozenset(key[1:] for key in clause if key[0] == "#")
+                                                 for clause in clauses) if len(pairing) >= 2),
+        clauses=tuple((frozenset(key.lstrip("#") for key in clause), sum(key[0] == "#" for key in clause))
+                      for clause in clauses),
     )
 
 
-def _contrasted(text: str) -> tuple[frozenset[str], ...]:
-    """The keys of lower-case ``text`` only before and only after its first negation or contrast
-    ("Use Ruff, not Black": "use", "ruff" and "black"), or nothing if it has none."""
-    match = _NEGATION_OR_CONTRAST.search(text)
-    if not match:
-        return ()
-    before, after = (frozenset(_number_key(atom) if not atom.isalpha() else _word_key(atom)
-                               for atom in _ATOM.findall(part) if atom not in _STOP_WORDS and atom not in _NEGATIONS)
-                     for part in (text[:match.start()], text[match.end():]))
-    return before - after, after - before  # a key on both sides ("C# is used ... not used") crosses nothing
+def _contrasted(words: list[str]) -> tuple[str, ...]:
+    """The keys of ``words`` in order, a negation or contrast as one "¬" ("Use Ruff, not Black": "use",
+    "ruff", "¬", "black"); nothing if it has no negation or contrast."""
+    keys: list[str] = []
+    for word in words:
+        if word in _NEGATIONS or word.endswith("n't") or word in _CONTRAST_WORDS:
+            if keys[-1:] != ["¬"]:
+                keys.append("¬")
+        elif word not in _STOP_WORDS:
+            keys.append(_word_key(word))
+    return tuple(keys) if "¬" in keys else ()
 
 
 def _day_ranges(text: str, excepted: frozenset[str]) -> frozenset[frozenset[str]]:
     """The ranges of three days or more in lower-case, normalised ``text`` ("monday–tuesday–wednesday"
     for "Mon–Wed"), less the days it excepts; "Thu–Fri" is no more than "Thursday and Friday"."""
     runs = (run.split("–") for run in _DAY_RANGE.findall(text))
-    return frozenset(frozenset(days) - excepted for days in runs if len(days) > 2 and days[0] in _CALENDAR_WORDS)
+    return frozenset(frozenset(days) - excepted for days in runs if len(days) > 2)
 
 
 def _polar_places(words: list[str]) -> tuple[tuple[str, str, str], ...]:
@@ -1873,6 +1878,8 @@ def _slots_between(text: _Analysis, kept: list[int]) -> list[tuple[str, ...]]:
 
 
 _CLAUSES_MAX = 32
+_CLAUSE_JOINERS = frozenset(("and", "but", "while", "whereas"))
+_CONTRAST_WORDS = frozenset(("than", "over", "instead", "versus", "vs"))  # "rather than", "X over Y", "instead of"
 
 
 def _pairings_exchanged(a: _Analysis, b: _Analysis) -> bool:
@@ -1895,12 +1902,44 @@ def _pairings_exchanged(a: _Analysis, b: _Analysis) -> bool:
     return False
 
 
+def _values_regrouped(old: _Analysis, new: _Analysis) -> bool:
+    """Does a clause of ``new`` take the words of one clause of its entry and the values of another
+    clause about something else ("API on port 9090" for "API on port 8080, admin on port 9090";
+    "Quiet hours 10-16" for "Quiet hours 9-17, deploys 10-16"; a rota turned round)? Every word of
+    such a fact is in its entry, so a merge would keep the entry and drop the fact. Only words one
+    clause holds count ("port" in both tells nothing), and a value whose clause it takes whole
+    ("served by uvicorn on port 8000") is merely regrouped."""
+    if len(old.clauses) > _CLAUSES_MAX:
+        return False
+    seen = Counter(key for clause, _ in old.clauses for key in clause)
+    for clause, _ in new.clauses:
+        values = {key for key in clause if _is_value(key)}
+        if not values or not clause <= old.keys:
+            continue
+        robbed = any(not values & other and any(_is_value(key) for key in other)
+                     and any(seen[key] == 1 for key in clause & other) for other, _ in old.clauses)
+        if robbed and any(values & other and any(seen[key] == 1 and key not in clause for key in other)
+                          for other, _ in old.clauses):
+            return True
+    return False
+
+
+def _is_value(key: str) -> bool:
+    """Is a key a number, date, measure or day, a value a fact may change?"""
+    return key[0].isdigit() or key in _CALENDAR_WORDS
+
+
 def _swapped_around_negation(a: _Analysis, b: _Analysis) -> bool:
-    """Does a value cross a negation or contrast each way ("Use Ruff, not Black" / "Use Black, not
-    Ruff", "tea rather than coffee" / "coffee rather than tea")? The same words are used, so a merge
-    would keep one preference and drop the other; if either holds a word the other lacks, a merge keeps both."""
-    return bool(a.contrasted and b.contrasted and (a.keys <= b.keys or b.keys <= a.keys)
-                and a.contrasted[0] & b.contrasted[1] and a.contrasted[1] & b.contrasted[0])
+    """Are two words exchanged across a negation or contrast, all else in place ("Use Ruff, not Black"
+    / "Use Black, not Ruff", "tea rather than coffee", "pytest over unittest")? The same words are
+    used, so a merge would keep one preference and drop the other. Reworded ("Black is not used;
+    use Ruff") is left to the other rules."""
+    one, other = a.contrasted, b.contrasted
+    if not one or len(one) != len(other):
+        return False
+    differing = [at for at, (x, y) in enumerate(zip(one, other)) if x != y]
+    return (len(differing) == 2 and one[differing[0]] == other[differing[1]] and one[differing[1]] == other[differing[0]]
+            and "¬" in one[differing[0]:differing[1]])
 
 
 def _hyphenated_siblings(a: _Analysis, b: _Analysis) -> bool:
@@ -1971,7 +2010,8 @@ def _conflict(old: str, new: str) -> bool:
 def _conflicting(a: _Analysis, b: _Analysis) -> bool:
     """``_conflict`` of two analysed texts."""
     return (_specifics_differ(a, b) or a.negated != b.negated or _opposed(a, b) or b.updating
-            or _values_swapped(a, b) or _pairings_exchanged(a, b) or _hyphenated_siblings(a, b)
+            or _values_swapped(a, b) or _pairings_exchanged(a, b) or _values_regrouped(a, b)
+            or _hyphenated_siblings(a, b)
             or _swapped_around_negation(a, b)
             or bool(a.days and b.days and a.days != b.days)
             or bool(a.days == b.days and a.day_ranges and b.day_ranges and a.day_ranges != b.day_ranges))

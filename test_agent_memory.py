@@ -2212,6 +2212,18 @@ class ContradictionsAreNeverMerged(unittest.TestCase):
                          ("Labels are colour-coded by team.", "Labels are color-coded by team."),
                          ("Kegs are force-carbonated at 12 PSI.", "Kegs get force-carbed at 12 PSI."),
                          ("Summarise counterparty mark-ups as a table.", "Counterparty mark-up summaries as a table."),
+                         # values regrouped, each still with its own words; a clause left out
+                         ("Grafana on docker01 port 3000; Prometheus on port 9090.",
+                          "Prometheus :9090 and Grafana :3000, both on docker01."),
+                         ("Backend is FastAPI on Python 3.11, served by uvicorn on port 8000.",
+                          "FastAPI backend is served by uvicorn at port 8000; Python 3.11."),
+                         ("Postgres on port 5432, Redis on port 6379.", "Postgres on port 5432."),
+                         # negated clauses reordered, or a preference reworded around its "not"
+                         ("PII is not logged, and Docker is not used locally.",
+                          "Docker is not used locally, and PII is not logged."),
+                         ("Use Ruff, not Black.", "Black is not used; use Ruff."),
+                         # a dot or colon inside a name or before a port ends no sentence
+                         ("Deployed on Fly.io in the ams region.", "Deployed to Fly.io, ams region."),
                          # one side of "not" restated, or a word on both sides of it
                          ("Use grams rather than cups.", "Grams, not cups."),
                          ("Game is built in Godot 4.2 using GDScript; C# is not used.",
@@ -2276,8 +2288,16 @@ class AddFactMergesOnWrite(ManagerTestCase):
         # the old preference and drop the new one, reported as "already present".
         for old, new in (("Use Ruff, not Black.", "Use Black, not Ruff."),
                          ("Prefers tea rather than coffee.", "Prefers coffee rather than tea."),
+                         ("Prefers pytest over unittest.", "Prefers unittest over pytest."),
                          ("Staging runs on port 8080, and prod on port 9090.",
-                          "Staging runs on port 9090, whereas prod on port 8080.")):
+                          "Staging runs on port 9090, whereas prod on port 8080."),
+                         # every word in the entry, the values of one clause given to another's words
+                         ("API on port 8080, admin on port 9090.", "API on port 9090."),
+                         ("Quiet hours 9:00\u201317:00, deploys from 10:00 to 16:00.", "Quiet hours from 10:00 to 16:00."),
+                         ("On-call: Chen on Mon, Farid on Tue, Ana on Wed.", "On-call: Farid on Mon, Ana on Tue, Chen on Wed."),
+                         ("Support is staffed 9-17 on Mondays and 10-14 on Tuesdays.",
+                          "Support is staffed 10-14 on Mondays and 9-17 on Tuesdays."),
+                         ("Works in the office Mon\u2013Thu and remote Fri.", "Works remote Mon\u2013Thu and in the office Fri.")):
             with self.subTest(new=new):
                 memory = self.manager()
                 self.seed(memory, "env", [old])
