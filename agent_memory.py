@@ -1381,8 +1381,8 @@ def _analyse_text(text: str) -> _Analysis:
         abbreviated = gap.strip() == "." and (last_atom in _HONORIFICS or len(last_atom) == 1)
         initial = last_atom.casefold() if abbreviated and len(last_atom) == 1 and last_atom.isupper() else ""
         last_atom = atom
-        if clause and (_SENTENCE_END.search(gap) and not abbreviated or "," in gap
-                       or atom.casefold() in _CLAUSE_JOINERS):
+        if clause and (_SENTENCE_END.search(gap) and not abbreviated and ":" not in gap or "," in gap
+                       or atom.casefold() in _CLAUSE_JOINERS):  # "Infra: Farid" is one clause
             clauses.append(tuple(clause))
             clause = []
         if _SENTENCE_END.search(gap) and not abbreviated:

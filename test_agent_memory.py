@@ -2297,7 +2297,10 @@ class AddFactMergesOnWrite(ManagerTestCase):
                          ("On-call: Chen on Mon, Farid on Tue, Ana on Wed.", "On-call: Farid on Mon, Ana on Tue, Chen on Wed."),
                          ("Support is staffed 9-17 on Mondays and 10-14 on Tuesdays.",
                           "Support is staffed 10-14 on Mondays and 9-17 on Tuesdays."),
-                         ("Works in the office Mon\u2013Thu and remote Fri.", "Works remote Mon\u2013Thu and in the office Fri.")):
+                         ("Works in the office Mon\u2013Thu and remote Fri.", "Works remote Mon\u2013Thu and in the office Fri."),
+                         # a label and its value are one clause
+                         ("Ports: grafana 6379, prometheus 6380.", "Port for grafana: 6380."),
+                         ("Chen owns Stripe, Tom owns Auth0.", "Stripe: Tom; Auth0: Chen.")):
             with self.subTest(new=new):
                 memory = self.manager()
                 self.seed(memory, "env", [old])
