@@ -1503,7 +1503,7 @@ def _analyse_text(text: str) -> _Analysis:
         day_ranges=_day_ranges(text.casefold(), excepted),
         hyphenated=frozenset(tuple(_word_key(part) for part in word.split("-"))
                              for word in _HYPHENATED.findall(text.casefold())),
-        contrasted=_contrasted(folded_words),
+        contrasted=_contrasted(_WORD_OR_STOP.findall(text.casefold())),
         pairings=Counter(pairing for pairing in (frozenset(key[1:] for key in clause if key[0] == "#")
                                                  for clause in clauses) if len(pairing) >= 2),
         clauses=tuple((frozenset(key.lstrip("#") for key in clause), sum(key[0] == "#" for key in clause))
@@ -1512,13 +1512,16 @@ def _analyse_text(text: str) -> _Analysis:
 
 
 def _contrasted(words: list[str]) -> tuple[str, ...]:
-    """The keys of ``words`` in order, a negation or contrast as one "¬" ("Use Ruff, not Black": "use",
-    "ruff", "¬", "black"); nothing if it has no negation or contrast."""
+    """The keys of ``words`` (and punctuation) in order, a negation or contrast as one "¬" and a
+    punctuation mark as one "|" ("Use Ruff, not Black": "use", "ruff", "|", "¬", "black"); nothing if
+    it has no negation or contrast."""
     keys: list[str] = []
     for word in words:
-        if word in _NEGATIONS or word.endswith("n't") or word in _CONTRAST_WORDS:
-            if keys[-1:] != ["¬"]:
-                keys.append("¬")
+        mark = "¬" if word in _NEGATIONS or word.endswith("n't") or word in _CONTRAST_WORDS else (
+            "|" if not word[0].isalpha() else "")
+        if mark:
+            if keys[-1:] != [mark] and not (mark == "|" and keys[-1:] == ["¬"]):  # "excl. VAT" denies VAT
+                keys.append(mark)
         elif word not in _STOP_WORDS:
             keys.append(_word_key(word))
     return tuple(keys) if "¬" in keys else ()
@@ -1879,14 +1882,18 @@ def _slots_between(text: _Analysis, kept: list[int]) -> list[tuple[str, ...]]:
 
 _CLAUSES_MAX = 32
 _CLAUSE_JOINERS = frozenset(("and", "but", "while", "whereas"))
-_CONTRAST_WORDS = frozenset(("than", "over", "instead", "versus", "vs"))  # "rather than", "X over Y", "instead of"
+_USE_VERBS = frozenset(("use", "prefer", "allow", "enabl", "support", "need", "run", "install", "recommend"))
+_WORD_OR_STOP = _Regex(r"[a-z']+|[.;:!?,](?=\s|$)")  # words, and the punctuation that parts clauses
+_CONTRAST_WORDS = frozenset(("rather", "than", "over", "instead", "versus", "vs"))  # "rather than", "X over Y", "instead of"
 
 
 def _pairings_exchanged(a: _Analysis, b: _Analysis) -> bool:
     """Do two clauses of one text hold the values of two clauses of the other, exchanged ("On call:
     Chen on Fri, Farid on Sat" / "Farid on Fri, Chen on Sat"; "Mon 10-14, Tue 9-17" / "Mon 9-17, Tue
     10-14")? A list in another order ("Python, Go and Rust") pairs nothing, clauses in another order
-    pair the same, and values regrouped into clauses of other sizes exchange nothing."""
+    pair the same, and values regrouped into clauses of other sizes exchange nothing. Each clause of
+    the one pair must hold values of both clauses of the other, so that the answer does not depend
+    on which is looked at first (a set's order changes from process to process)."""
     only_a, only_b = a.pairings.keys() - b.pairings.keys(), b.pairings.keys() - a.pairings.keys()
     if not 2 <= len(only_a) <= _CLAUSES_MAX or not 2 <= len(only_b) <= _CLAUSES_MAX:
         return False  # texts that far apart are no restatements of each other, nor near enough to merge
@@ -1897,7 +1904,7 @@ def _pairings_exchanged(a: _Analysis, b: _Analysis) -> bool:
     for one, other in itertools.combinations(only_a, 2):
         for first, second in pairs_of_b.get(one | other, ()) if not one & other else ():
             if ({first, second} != {one, other} and sorted(map(len, (first, second))) == sorted(map(len, (one, other)))
-                    and first & one and first & other):
+                    and first & one and first & other and second & one and second & other):
                 return True
     return False
 
@@ -1909,8 +1916,8 @@ def _values_regrouped(old: _Analysis, new: _Analysis) -> bool:
     such a fact is in its entry, so a merge would keep the entry and drop the fact. Only words one
     clause holds count ("port" in both tells nothing), and a value whose clause it takes whole
     ("served by uvicorn on port 8000") is merely regrouped."""
-    if len(old.clauses) > _CLAUSES_MAX:
-        return False
+    if len(old.clauses) > _CLAUSES_MAX or "respective" in old.keys | new.keys:
+        return False  # "A and B run on 3000 and 9090 respectively": its clauses do not pair them
     seen = Counter(key for clause, _ in old.clauses for key in clause)
     for clause, _ in new.clauses:
         values = {key for key in clause if _is_value(key)}
@@ -1940,6 +1947,31 @@ def _swapped_around_negation(a: _Analysis, b: _Analysis) -> bool:
     differing = [at for at, (x, y) in enumerate(zip(one, other)) if x != y]
     return (len(differing) == 2 and one[differing[0]] == other[differing[1]] and one[differing[1]] == other[differing[0]]
             and "¬" in one[differing[0]:differing[1]])
+
+
+def _negations_crossed(a: _Analysis, b: _Analysis) -> bool:
+    """Does each text negate a word the other holds, and neither what the other negates ("Use SQLite,
+    not Postgres" / "SQLite is not used; use Postgres", "Always Vitest, not Jest" / "Jest only, no
+    Vitest")? A preference turned round in other words."""
+    one, other = _negated(a.contrasted), _negated(b.contrasted)
+    return bool(one and other and not one & other and one <= b.keys and other <= a.keys)
+
+
+def _negated(keys: tuple[str, ...]) -> frozenset[str]:
+    """The keys a negation in ``keys`` (as ``_contrasted`` gives them) denies: the one after it ("not
+    Black"), or, before a verb of use, the one the verb follows ("Black is not used", "Go isn't")."""
+    denied = set()
+    for at, key in enumerate(keys):
+        if key != "¬":
+            continue
+        after, then = (keys[at + 1:at + 3] + ("", ""))[:2]
+        if after not in _USE_VERBS and after not in ("", "|"):
+            denied.add(after)  # "not Black"
+        elif after in _USE_VERBS and then not in ("", "|", "¬"):
+            denied.add(then)  # "don't use pytest", "doesn't want preambles"
+        elif at:
+            denied.add(keys[at - 1])  # "Black is not used", "Go isn't"
+    return frozenset(denied - {"", "|", "¬"})
 
 
 def _hyphenated_siblings(a: _Analysis, b: _Analysis) -> bool:
@@ -2011,8 +2043,7 @@ def _conflicting(a: _Analysis, b: _Analysis) -> bool:
     """``_conflict`` of two analysed texts."""
     return (_specifics_differ(a, b) or a.negated != b.negated or _opposed(a, b) or b.updating
             or _values_swapped(a, b) or _pairings_exchanged(a, b) or _values_regrouped(a, b)
-            or _hyphenated_siblings(a, b)
-            or _swapped_around_negation(a, b)
+            or _hyphenated_siblings(a, b) or _swapped_around_negation(a, b) or _negations_crossed(a, b)
             or bool(a.days and b.days and a.days != b.days)
             or bool(a.days == b.days and a.day_ranges and b.day_ranges and a.day_ranges != b.day_ranges))
 

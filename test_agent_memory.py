@@ -2121,6 +2121,20 @@ class ContradictionsAreNeverMerged(unittest.TestCase):
             with self.subTest(new=new):
                 self.assertNotEqual(detector.classify(new)[0], "merge")
 
+    def test_a_verdict_is_the_same_in_every_process(self):
+        # Sets of strings iterate in an order that changes with the hash seed; no verdict may.
+        pairs = [("Ports: Grafana 3000, Prometheus 9090.", "Ports: Prometheus 9090, Grafana 3000."),
+                 ("Office hours: Tue 9-17, Fri 10-14.", "Office hours: Fri 10-14, Tue 9-17."),
+                 ("Versions: Python 3.11, Node 20.", "Versions: Node 20, Python 3.11."),
+                 ("On-call: Chen on Fri, Farid on Sat.", "On-call: Farid on Fri, Chen on Sat.")]
+        code = f"import agent_memory as am; print([am._conflict(o, n) for o, n in {pairs!r}])"
+        verdicts = set()
+        for seed in ("0", "1", "2", "3", "4", "5"):
+            env = dict(os.environ, PYTHONHASHSEED=seed, PYTHONPATH=str(HERE))
+            verdicts.add(subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
+                                        check=True, timeout=60).stdout.strip())
+        self.assertEqual(verdicts, {"[False, False, False, True]"})
+
     def test_no_conflicting_pair_is_auto_merged(self):
         for old, new in self.PAIRS:
             detector = am.MergeDetector()
@@ -2218,6 +2232,11 @@ class ContradictionsAreNeverMerged(unittest.TestCase):
                          ("Backend is FastAPI on Python 3.11, served by uvicorn on port 8000.",
                           "FastAPI backend is served by uvicorn at port 8000; Python 3.11."),
                          ("Postgres on port 5432, Redis on port 6379.", "Postgres on port 5432."),
+                         # a list with its label, reordered; values paired by "respectively"
+                         ("Ports: Grafana 3000, Prometheus 9090.", "Ports: Prometheus 9090, Grafana 3000."),
+                         ("Office hours: Tue 9-17, Fri 10-14.", "Office hours: Fri 10-14, Tue 9-17."),
+                         ("Grafana and Prometheus run on ports 3000 and 9090 respectively.",
+                          "Grafana runs on port 3000 and Prometheus on port 9090."),
                          # negated clauses reordered, or a preference reworded around its "not"
                          ("PII is not logged, and Docker is not used locally.",
                           "Docker is not used locally, and PII is not logged."),
@@ -2289,6 +2308,10 @@ class AddFactMergesOnWrite(ManagerTestCase):
         for old, new in (("Use Ruff, not Black.", "Use Black, not Ruff."),
                          ("Prefers tea rather than coffee.", "Prefers coffee rather than tea."),
                          ("Prefers pytest over unittest.", "Prefers unittest over pytest."),
+                         # ... or in other words
+                         ("Use SQLite, not Postgres.", "SQLite is not used; use Postgres."),
+                         ("Always Vitest, not Jest.", "Jest only, no Vitest."),
+                         ("Drinks tea rather than coffee.", "Drinks coffee (not tea)."),
                          ("Staging runs on port 8080, and prod on port 9090.",
                           "Staging runs on port 9090, whereas prod on port 8080."),
                          # every word in the entry, the values of one clause given to another's words
