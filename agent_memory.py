@@ -1512,19 +1512,24 @@ def _analyse_text(text: str) -> _Analysis:
 
 
 def _contrasted(words: list[str]) -> tuple[str, ...]:
-    """The keys of ``words`` (and punctuation) in order, a negation or contrast as one "¬" and a
-    punctuation mark as one "|" ("Use Ruff, not Black": "use", "ruff", "|", "¬", "black"); nothing if
-    it has no negation or contrast."""
+    """The keys of ``words`` in order, a negation or contrast as one "¬", a passive one ("is not",
+    "isn't") as "¬p", a comma as "," and a sentence's end as "|" ("Use Ruff, not Black": "use",
+    "ruff", ",", "¬", "black"); nothing if it has no negation or contrast."""
     keys: list[str] = []
+    previous = ""
     for word in words:
-        mark = "¬" if word in _NEGATIONS or word.endswith("n't") or word in _CONTRAST_WORDS else (
-            "|" if not word[0].isalpha() else "")
+        if word in _NEGATIONS or word.endswith("n't") or word in _CONTRAST_WORDS:
+            mark = "¬p" if previous in _BE or word in _BE_NOT else "¬"
+        else:
+            mark = "|" if word in ".;!?" or word == "but" else "," if word == "," else ""  # "not X but Y"
         if mark:
-            if keys[-1:] != [mark] and not (mark == "|" and keys[-1:] == ["¬"]):  # "excl. VAT" denies VAT
-                keys.append(mark)
-        elif word not in _STOP_WORDS:
+            if keys[-1:] and (keys[-1][0] == mark[0] or keys[-1][0] == "¬" and mark in "|,"):
+                continue  # one mark for a run; "excl. VAT" denies VAT
+            keys.append(mark)
+        elif word not in _STOP_WORDS and word[0].isalpha():
             keys.append(_word_key(word))
-    return tuple(keys) if "¬" in keys else ()
+        previous = word
+    return tuple(keys) if any(key[0] == "¬" for key in keys) else ()
 
 
 def _day_ranges(text: str, excepted: frozenset[str]) -> frozenset[frozenset[str]]:
@@ -1883,7 +1888,9 @@ def _slots_between(text: _Analysis, kept: list[int]) -> list[tuple[str, ...]]:
 _CLAUSES_MAX = 32
 _CLAUSE_JOINERS = frozenset(("and", "but", "while", "whereas"))
 _USE_VERBS = frozenset(("use", "prefer", "allow", "enabl", "support", "need", "run", "install", "recommend"))
-_WORD_OR_STOP = _Regex(r"[a-z']+|[.;:!?,](?=\s|$)")  # words, and the punctuation that parts clauses
+_WORD_OR_STOP = _Regex(r"[a-z']+|[.,;!?](?=\s|$)")  # words, commas, and the punctuation that ends sentences
+_BE = frozenset(("is", "are", "was", "were", "be", "been"))  # "Black is not used": the subject is denied
+_BE_NOT = frozenset(("isn't", "aren't", "wasn't", "weren't", "isnt", "arent", "wasnt", "werent"))
 _CONTRAST_WORDS = frozenset(("rather", "than", "over", "instead", "versus", "vs"))  # "rather than", "X over Y", "instead of"
 
 
@@ -1946,7 +1953,7 @@ def _swapped_around_negation(a: _Analysis, b: _Analysis) -> bool:
         return False
     differing = [at for at, (x, y) in enumerate(zip(one, other)) if x != y]
     return (len(differing) == 2 and one[differing[0]] == other[differing[1]] and one[differing[1]] == other[differing[0]]
-            and "¬" in one[differing[0]:differing[1]])
+            and any(key[0] == "¬" for key in one[differing[0]:differing[1]]))
 
 
 def _negations_crossed(a: _Analysis, b: _Analysis) -> bool:
@@ -1954,24 +1961,37 @@ def _negations_crossed(a: _Analysis, b: _Analysis) -> bool:
     not Postgres" / "SQLite is not used; use Postgres", "Always Vitest, not Jest" / "Jest only, no
     Vitest")? A preference turned round in other words."""
     one, other = _negated(a.contrasted), _negated(b.contrasted)
-    return bool(one and other and not one & other and one <= b.keys and other <= a.keys)
+    one, other = one - other, other - one  # "merge commits" / "squash merges": "commit" / "squash"
+    return bool(one and other and one <= b.keys and other <= a.keys)
 
 
 def _negated(keys: tuple[str, ...]) -> frozenset[str]:
-    """The keys a negation in ``keys`` (as ``_contrasted`` gives them) denies: the one after it ("not
-    Black"), or, before a verb of use, the one the verb follows ("Black is not used", "Go isn't")."""
-    denied = set()
+    """The keys a negation in ``keys`` (as ``_contrasted`` gives them) denies: those after it to the
+    sentence's end ("not Black", "don't use pytest", "banned: ruff and nox"), or, for a passive one
+    or one that ends its sentence, those before it from the sentence's start ("Black is not used",
+    "Go isn't")."""
+    denied: set[str] = set()
     for at, key in enumerate(keys):
-        if key != "¬":
+        if key[0] != "¬":
             continue
-        after, then = (keys[at + 1:at + 3] + ("", ""))[:2]
-        if after not in _USE_VERBS and after not in ("", "|"):
-            denied.add(after)  # "not Black"
-        elif after in _USE_VERBS and then not in ("", "|", "¬"):
-            denied.add(then)  # "don't use pytest", "doesn't want preambles"
-        elif at:
-            denied.add(keys[at - 1])  # "Black is not used", "Go isn't"
-    return frozenset(denied - {"", "|", "¬"})
+        after: list[str] = []
+        for position in range(at + 1, len(keys)):
+            following = keys[position]
+            if following[0] in "|¬" or following == "," and keys[position + 1:position + 2] != () and (
+                    keys[position + 1] in _USE_VERBS or keys[position + 1][0] in "|¬,"):
+                break  # a list runs on past its commas ("banned: ruff, nox"), a new clause does not
+            if following != ",":
+                after.append(following)
+        if after and after[0] in _USE_VERBS:
+            after = after[1:]
+        if key == "¬" and after:
+            denied.update(after)
+            continue
+        for preceding in reversed(keys[:at]):
+            if preceding[0] in "|¬,":
+                break
+            denied.add(preceding)
+    return frozenset(denied)
 
 
 def _hyphenated_siblings(a: _Analysis, b: _Analysis) -> bool:

@@ -2241,6 +2241,11 @@ class ContradictionsAreNeverMerged(unittest.TestCase):
                          ("PII is not logged, and Docker is not used locally.",
                           "Docker is not used locally, and PII is not logged."),
                          ("Use Ruff, not Black.", "Black is not used; use Ruff."),
+                         ("unittest is not used for package management; pytest is.",
+                          "pytest is used for package management, not unittest."),
+                         ("Use dark mode instead of light mode.", "Dark mode is preferred, light mode is not."),
+                         ("Allowed linters: pre-commit, coverage and tox; banned: ruff, nox and black.",
+                          "Allowed linters: tox, pre-commit and coverage; banned: black, ruff and nox."),
                          # a dot or colon inside a name or before a port ends no sentence
                          ("Deployed on Fly.io in the ams region.", "Deployed to Fly.io, ams region."),
                          # one side of "not" restated, or a word on both sides of it
@@ -2312,6 +2317,8 @@ class AddFactMergesOnWrite(ManagerTestCase):
                          ("Use SQLite, not Postgres.", "SQLite is not used; use Postgres."),
                          ("Always Vitest, not Jest.", "Jest only, no Vitest."),
                          ("Drinks tea rather than coffee.", "Drinks coffee (not tea)."),
+                         ("Use squash merges rather than merge commits.", "The user wants merge commits, not squash merges."),
+                         ("Not docker but podman.", "Docker only, no podman."),
                          ("Staging runs on port 8080, and prod on port 9090.",
                           "Staging runs on port 9090, whereas prod on port 8080."),
                          # every word in the entry, the values of one clause given to another's words
