@@ -1517,11 +1517,13 @@ def _contrasted(words: list[str]) -> tuple[str, ...]:
     "ruff", ",", "¬", "black"); nothing if it has no negation or contrast."""
     keys: list[str] = []
     previous = ""
-    for word in words:
-        if word in _NEGATIONS or word.endswith("n't") or word in _CONTRAST_WORDS:
-            mark = "¬p" if previous in _BE or word in _BE_NOT else "¬"
+    for at, word in enumerate(words):
+        if word in _EXCEPTING:
+            mark = ","  # "all services use Postgres except billing" narrows a rule, rejects no choice
+        elif word in _NEGATIONS or word.endswith("n't") or word in _CONTRAST_WORDS:  # "must not be": passive
+            mark = "¬p" if previous in _BE or word in _BE_NOT or words[at + 1:at + 2] == ["be"] else "¬"
         else:
-            mark = "|" if word in ".;!?" or word == "but" else "," if word == "," else ""  # "not X but Y"
+            mark = "|" if word in ".;!?" or word == "but" else "," if word in ",:" else ""  # "not X but Y"
         if mark:
             if keys[-1:] and (keys[-1][0] == mark[0] or keys[-1][0] == "¬" and mark in "|,"):
                 continue  # one mark for a run; "excl. VAT" denies VAT
@@ -1888,7 +1890,8 @@ def _slots_between(text: _Analysis, kept: list[int]) -> list[tuple[str, ...]]:
 _CLAUSES_MAX = 32
 _CLAUSE_JOINERS = frozenset(("and", "but", "while", "whereas"))
 _USE_VERBS = frozenset(("use", "prefer", "allow", "enabl", "support", "need", "run", "install", "recommend"))
-_WORD_OR_STOP = _Regex(r"[a-z']+|[.,;!?](?=\s|$)")  # words, commas, and the punctuation that ends sentences
+_WORD_OR_STOP = _Regex(r"[a-z']+|[.,:;!?](?=\s|$)")  # words, and the punctuation that parts them
+_EXCEPTING = frozenset(("except", "excluding", "excl"))
 _BE = frozenset(("is", "are", "was", "were", "be", "been"))  # "Black is not used": the subject is denied
 _BE_NOT = frozenset(("isn't", "aren't", "wasn't", "weren't", "isnt", "arent", "wasnt", "werent"))
 _CONTRAST_WORDS = frozenset(("rather", "than", "over", "instead", "versus", "vs"))  # "rather than", "X over Y", "instead of"
@@ -1978,7 +1981,8 @@ def _negated(keys: tuple[str, ...]) -> frozenset[str]:
         for position in range(at + 1, len(keys)):
             following = keys[position]
             if following[0] in "|¬" or following == "," and keys[position + 1:position + 2] != () and (
-                    keys[position + 1] in _USE_VERBS or keys[position + 1][0] in "|¬,"):
+                    keys[position + 1] in _USE_VERBS or keys[position + 1] in ("alway", "only")
+                    or keys[position + 1][0] in "|¬,"):
                 break  # a list runs on past its commas ("banned: ruff, nox"), a new clause does not
             if following != ",":
                 after.append(following)

@@ -2244,6 +2244,11 @@ class ContradictionsAreNeverMerged(unittest.TestCase):
                          ("unittest is not used for package management; pytest is.",
                           "pytest is used for package management, not unittest."),
                          ("Use dark mode instead of light mode.", "Dark mode is preferred, light mode is not."),
+                         ("Docker should not be used for local development; Podman should.",
+                          "Docker is not used for local development; use Podman."),
+                         ("Secrets must not be committed.", "Secrets are never committed."),
+                         ("All services use Postgres except billing.",
+                          "Billing is the only service that doesn't use Postgres."),
                          ("Allowed linters: pre-commit, coverage and tox; banned: ruff, nox and black.",
                           "Allowed linters: tox, pre-commit and coverage; banned: black, ruff and nox."),
                          # a dot or colon inside a name or before a port ends no sentence
@@ -2319,6 +2324,8 @@ class AddFactMergesOnWrite(ManagerTestCase):
                          ("Drinks tea rather than coffee.", "Drinks coffee (not tea)."),
                          ("Use squash merges rather than merge commits.", "The user wants merge commits, not squash merges."),
                          ("Not docker but podman.", "Docker only, no podman."),
+                         ("Never use npm, always pnpm.", "Use npm, not pnpm."),
+                         ("No yarn: use pnpm.", "Use yarn, not pnpm."),
                          ("Staging runs on port 8080, and prod on port 9090.",
                           "Staging runs on port 9090, whereas prod on port 8080."),
                          # every word in the entry, the values of one clause given to another's words
