@@ -1248,7 +1248,7 @@ class _Analysis(NamedTuple):
     hyphenated: frozenset[tuple[str, ...]]  # the keys of its hyphenated words: ("acme", "io") for "acme-io"
     contrasted: tuple[str, ...]  # its words in order, "not", "than", "over", "instead" as "¬": "use ruff ¬ black"
     pairings: Counter[frozenset[str]]  # its clauses of two values or more: {chen, friday} in "Chen on Fri, ..."
-    clauses: tuple[tuple[frozenset[str], int], ...]  # the keys of each clause, and how many are specific
+    clauses: tuple[frozenset[str], ...]  # the keys of each clause
 
 
 def _analyse(text: str) -> _Analysis:
@@ -1503,11 +1503,10 @@ def _analyse_text(text: str) -> _Analysis:
         day_ranges=_day_ranges(text.casefold(), excepted),
         hyphenated=frozenset(tuple(_word_key(part) for part in word.split("-"))
                              for word in _HYPHENATED.findall(text.casefold())),
-        contrasted=_contrasted(_WORD_OR_STOP.findall(text.casefold())),
+        contrasted=_contrasted(_WORD_OR_MARK.findall(text.casefold())),
         pairings=Counter(pairing for pairing in (frozenset(key[1:] for key in clause if key[0] == "#")
                                                  for clause in clauses) if len(pairing) >= 2),
-        clauses=tuple((frozenset(key.lstrip("#") for key in clause), sum(key[0] == "#" for key in clause))
-                      for clause in clauses),
+        clauses=tuple(frozenset(key.lstrip("#") for key in clause) for clause in clauses),
     )
 
 
@@ -1890,7 +1889,7 @@ def _slots_between(text: _Analysis, kept: list[int]) -> list[tuple[str, ...]]:
 _CLAUSES_MAX = 32
 _CLAUSE_JOINERS = frozenset(("and", "but", "while", "whereas"))
 _USE_VERBS = frozenset(("use", "prefer", "allow", "enabl", "support", "need", "run", "install", "recommend"))
-_WORD_OR_STOP = _Regex(r"[a-z']+|[.,:;!?](?=\s|$)")  # words, and the punctuation that parts them
+_WORD_OR_MARK = _Regex(r"[a-z']+|[.,:;!?](?=\s|$)")  # words, and the punctuation that parts them
 _EXCEPTING = frozenset(("except", "excluding", "excl"))
 _BE = frozenset(("is", "are", "was", "were", "be", "been"))  # "Black is not used": the subject is denied
 _BE_NOT = frozenset(("isn't", "aren't", "wasn't", "weren't", "isnt", "arent", "wasnt", "werent"))
@@ -1928,15 +1927,15 @@ def _values_regrouped(old: _Analysis, new: _Analysis) -> bool:
     ("served by uvicorn on port 8000") is merely regrouped."""
     if len(old.clauses) > _CLAUSES_MAX or "respective" in old.keys | new.keys:
         return False  # "A and B run on 3000 and 9090 respectively": its clauses do not pair them
-    seen = Counter(key for clause, _ in old.clauses for key in clause)
-    for clause, _ in new.clauses:
+    seen = Counter(key for clause in old.clauses for key in clause)
+    for clause in new.clauses:
         values = {key for key in clause if _is_value(key)}
         if not values or not clause <= old.keys:
             continue
         robbed = any(not values & other and any(_is_value(key) for key in other)
-                     and any(seen[key] == 1 for key in clause & other) for other, _ in old.clauses)
+                     and any(seen[key] == 1 for key in clause & other) for other in old.clauses)
         if robbed and any(values & other and any(seen[key] == 1 and key not in clause for key in other)
-                          for other, _ in old.clauses):
+                          for other in old.clauses):
             return True
     return False
 
