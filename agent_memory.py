@@ -977,7 +977,7 @@ _MONTHS = ("January", "February", "March", "April", "May", "June", "July", "Augu
            "November", "December")
 _MONTH_NUMBERS = {name[:3].lower(): number for number, name in enumerate(_MONTHS, 1)}  # "sep" (and "sept"): 9
 _MONTH = (r"(Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec)(?:(?<=Jan)uary|(?<=Feb)ruary|(?<=Mar)ch|(?<=Apr)il|"
-          r"(?<=Jun)e|(?<=Jul)y|(?<=Aug)ust|(?<=Sep)t(?:ember)?|(?<=Sep)tember|(?<=Oct)ober|(?<=Nov)ember|(?<=Dec)ember)?"
+          r"(?<=Jun)e|(?<=Jul)y|(?<=Aug)ust|(?<=Sep)t(?:ember)?|(?<=Oct)ober|(?<=Nov)ember|(?<=Dec)ember)?"
           r"(?![a-z])\.?")  # "Mar", "March", "Mar.", not "Marking", "Mary" or "Jane"
 
 
@@ -1038,9 +1038,11 @@ _PHRASES: list[tuple[_Regex, Any]] = [
     # A month of a year: "March 2026", "March of 2026", "03/2026" and "2026-03" are "2026m03"; "March to
     # May 2026" is "2026m03 to 2026m05", as "March 2026 to May 2026" is.
     (_Regex(rf"\b{_MONTH} ?((?:[-–]|to|through|until|and|or) ?){_MONTH},? (?:of )?((?:19|20)\d\d)\b", re.IGNORECASE),
-     lambda match: " ".join((_month_of_year(match.group(4), str(_MONTH_NUMBERS[match.group(1).lower()]), match.group(1)),
+     lambda match: " ".join((_month_of_year(match.group(4), str(_MONTH_NUMBERS[match.group(1).lower()]),
+                                            match.group(1)),
                              match.group(2).strip(),
-                             _month_of_year(match.group(4), str(_MONTH_NUMBERS[match.group(3).lower()]), match.group(3))))),
+                             _month_of_year(match.group(4), str(_MONTH_NUMBERS[match.group(3).lower()]),
+                                            match.group(3))))),
     (_Regex(rf"\b{_MONTH},? (?:of )?((?:19|20)\d\d)\b", re.IGNORECASE),
      lambda match: _month_of_year(match.group(2), str(_MONTH_NUMBERS[match.group(1).lower()]), match.group())),
     (_Regex(rf"{_DATE_START}(\d{{1,2}})/((?:19|20)\d\d){_DATE_END}"),
@@ -1893,7 +1895,7 @@ _WORD_OR_MARK = _Regex(r"[a-z']+|[.,:;!?](?=\s|$)")  # words, and the punctuatio
 _EXCEPTING = frozenset(("except", "excluding", "excl"))
 _BE = frozenset(("is", "are", "was", "were", "be", "been"))  # "Black is not used": the subject is denied
 _BE_NOT = frozenset(("isn't", "aren't", "wasn't", "weren't", "isnt", "arent", "wasnt", "werent"))
-_CONTRAST_WORDS = frozenset(("rather", "than", "over", "instead", "versus", "vs"))  # "rather than", "X over Y", "instead of"
+_CONTRAST_WORDS = frozenset(("rather", "than", "over", "instead", "versus", "vs"))  # "rather than", "X over Y"
 
 
 def _pairings_exchanged(a: _Analysis, b: _Analysis) -> bool:
@@ -1954,8 +1956,11 @@ def _swapped_around_negation(a: _Analysis, b: _Analysis) -> bool:
     if not one or len(one) != len(other):
         return False
     differing = [at for at, (x, y) in enumerate(zip(one, other)) if x != y]
-    return (len(differing) == 2 and one[differing[0]] == other[differing[1]] and one[differing[1]] == other[differing[0]]
-            and any(key[0] == "¬" for key in one[differing[0]:differing[1]]))
+    if len(differing) != 2:
+        return False
+    first, last = differing
+    return (one[first] == other[last] and one[last] == other[first]
+            and any(key[0] == "¬" for key in one[first:last]))
 
 
 def _negations_crossed(a: _Analysis, b: _Analysis) -> bool:
