@@ -1082,7 +1082,7 @@ _ATOM = _Regex(r"\b[vV]?\d+(?:[.:/]\d+)+|[^\W_]+(?:'(?:s|t|re|ll|ve|d|m)\b)?")  
 _CONTRACTION = _Regex(r"'(?:s|re|ll|ve|d|m)$")  # "they're" is "they"; "don't" stays, a negation
 _SENTENCE_END = _Regex(r"[.;:!?]\s")  # in the gap between two words: "Fly.io" and ":9090" end none
 _HONORIFICS = frozenset("Dr Mr Mrs Ms Mx Prof St Jr Sr Capt Lt Col Sgt Rev Fr".split())  # their dot ends no sentence
-_DAY_NAME = r"(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday)"
+_DAY_NAME = f"(?:{'|'.join(day.lower() for day in _DAYS)})"
 _DAY_RANGE = _Regex(rf"\b{_DAY_NAME}(?:–{_DAY_NAME})+\b")  # what the phrases make of "Mon–Wed", "weekdays", "M–F"
 _AMERICAN_SPELLING = {"our": "or", "is": "iz", "ise": "ize", "ys": "yz", "yse": "yze", "ence": "ense", "tre": "ter"}
 _AMERICAN = _Regex(r"(?<=[a-z]{3})(?:our|ise|is|yse|ys|ence|tre)$")  # "colour", "organis(ed)", "defence", "centre"
@@ -2030,8 +2030,12 @@ def _same_part(one: str, other: str) -> bool:
     either is a small word, or they differ by British and American spelling ("colour" / "color")?"""
     if one.startswith(other) or other.startswith(one) or one in _STOP_WORDS or other in _STOP_WORDS:
         return True
-    return _AMERICAN.sub(lambda match: _AMERICAN_SPELLING[match.group()], one) == _AMERICAN.sub(
-        lambda match: _AMERICAN_SPELLING[match.group()], other)
+    return _american(one) == _american(other)
+
+
+def _american(word: str) -> str:
+    """``word`` with a British ending spelled the American way: "colour" is "color", "organis" "organiz"."""
+    return _AMERICAN.sub(lambda match: _AMERICAN_SPELLING[match.group()], word)
 
 
 def _same_words_other_values(a: _Analysis, b: _Analysis) -> bool:
