@@ -1050,7 +1050,7 @@ _PHRASES: list[tuple[_Regex, Any]] = [
     (_Regex(rf"{_DATE_START}((?:19|20)\d\d)-(\d\d){_DATE_END}"),
      lambda match: _month_of_year(match.group(1), match.group(2), match.group())),
     (_Regex(rf"\b({_ISO_DATE}) ?(?:[-–]|\.\.|to|until|through) ?({_ISO_DATE})\b", re.IGNORECASE), r"\1/\2"),  # "2026-07-01 to 2026-07-14", one value like "1-14 July 2026"
-    (_Regex(r"(?<=\d\d)(?: ?[×✕] ?| x )(?=\d\d)"), "x"),  # "800 × 600" is "800x600"; "3 × 12h" stays
+    (_Regex(r"(?<=\d\d)(?: ?[×✕] ?| x | by )(?=\d\d)"), "x"),  # "800 × 600", "800 by 600": "800x600"; "3 × 12h" stays
     (_Regex(r"\bM ?[–-] ?F\b"), "Monday–Tuesday–Wednesday–Thursday–Friday"),  # "M–F"
     (_Regex(r"(?<=\w )[Nn]o\.\s?(?=\d)"), "number "),  # "Invoice No. 7" says no "no"; "No. 3 failed" does
     (_Regex(rf"(?<![\w$])({_CURRENCY})\s?(?=\d)"), lambda match: _CURRENCIES[match.group(1)] + " "),  # "USD 90"

@@ -1787,6 +1787,8 @@ class FeaturesReadValuesOneWay(unittest.TestCase):
         self.assertEqual(am._normalise("Backups in /srv/2026-03-31.tar and v1.2.2026"),
                          "Backups in /srv/2026-03-31.tar and v1.2.2026")  # a path, a version
         self.assertEqual(am._normalise("Renders 1920 × 1080 (3 × 12 tiles)"), "Renders 1920x1080 (3 × 12 tiles)")
+        self.assertEqual(am._normalise("Window: 1200 by 800 px"), "Window: 1200x800 px")
+        self.assertTrue(am._conflict("Main window default size is 1200x800.", "Default main window: 1200 by 600 px."))
         self.assertTrue({"monday", "friday"} <= am._analyse("On call M–F.").keys)
 
     def test_from_one_value_to_another_is_a_change_but_a_range_of_numbers_is_not(self):
