@@ -1728,6 +1728,7 @@ class FeaturesReadValuesOneWay(unittest.TestCase):
             ("Not the US names.", "Not the American names.", "american"),
             ("Sessions run an hour.", "Sessions run 60 minutes.", "1"),
             ("Follow-ups take half an hour.", "Follow-ups take 30 min.", "30"),
+            ("Syncs every quarter hour.", "Syncs every 15 minutes.", "15"),
             ("Runs 120 minutes.", "Runs two hours.", "2"),
             ("Rate is $90.", "Rate is USD 90.", "usd"),
             ("Captures with N.I.N.A. nightly.", "Captures with NINA nightly.", "nina"),
