@@ -2004,26 +2004,33 @@ def _negated(keys: tuple[str, ...]) -> frozenset[str]:
 
 
 def _hyphenated_siblings(a: _Analysis, b: _Analysis) -> bool:
-    """Does each text hold a hyphenated word the other lacks, the two differing in one part
-    ("acme-io" / "acme-internal", "full-copy" / "partial-copy") or one extending the other ("acme-io"
-    / "acme-io-internal")? A shortening ("force-carbed" / "force-carbonated"), a plural ("mark-ups"),
-    a small word ("one-on-one" / "one-to-one") or a spelling ("colour-coded") differs in no part."""
+    """Does each text hold a hyphenated word the other lacks, the two sharing their first or last
+    part and differing in another ("acme-io" / "acme-internal", "docker-local" / "libs-release-local")
+    or one extending the other ("acme-io" / "acme-io-internal")? A shortening ("force-carbed" /
+    "force-carbonated"), a plural ("mark-ups"), a small word ("one-on-one" / "one-to-one") or a
+    spelling ("colour-coded") differs in no part."""
     only_a, only_b = a.hyphenated - b.hyphenated, b.hyphenated - a.hyphenated
     if not only_a or not only_b:
         return False
     for words, longer in ((only_a, only_b), (only_b, only_a)):
         if not words.isdisjoint({word[:end] for word in longer for end in range(2, len(word))}):
             return True
-    differing_parts: dict[tuple[Any, ...], list[str]] = {}  # a word with one part blanked: that part
+    by_end: dict[tuple[int, str], list[tuple[str, ...]]] = {}  # the words of b by their first and last part
     for word in only_b:
-        for at, part in enumerate(word):
-            differing_parts.setdefault((len(word), at, word[:at] + word[at + 1:]), []).append(part)
+        by_end.setdefault((0, word[0]), []).append(word)
+        by_end.setdefault((-1, word[-1]), []).append(word)
     for word in only_a:
-        for at, part in enumerate(word):
-            for counterpart in differing_parts.get((len(word), at, word[:at] + word[at + 1:]), ()):
-                if not _same_part(part, counterpart):
-                    return True
+        for other in {*by_end.get((0, word[0]), ()), *by_end.get((-1, word[-1]), ())}:
+            if _part_unmatched(word, other) or _part_unmatched(other, word):
+                return True
     return False
+
+
+def _part_unmatched(word: tuple[str, ...], other: tuple[str, ...]) -> bool:
+    """Has hyphenated ``word`` a part that is no small word and names nothing ``other`` names?"""
+    counterparts = [part for part in other if part not in word]
+    return any(part not in _STOP_WORDS and not any(_same_part(part, counterpart) for counterpart in counterparts)
+               for part in word if part not in other)
 
 
 def _same_part(one: str, other: str) -> bool:

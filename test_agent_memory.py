@@ -2093,10 +2093,17 @@ class ContradictionsAreNeverMerged(unittest.TestCase):
         ("Works from the newsroom Mon\u2013Wed and from home Thu\u2013Fri.",
          "Newsroom days are Monday to Thursday; works from home on Fridays."),
         ("Deploys run Monday to Friday.", "Deploys run Monday to Thursday, and hotfixes on Friday."),
-        # hyphenated names differing in one part are siblings
+        # hyphenated names differing in one part are siblings ...
         ("DNS is managed in the Cloud DNS zone acme-io.", "Internal DNS uses the Cloud DNS private zone acme-internal."),
         ("Sandbox uat is a full-copy sandbox.", "Sandbox uat is a partial-copy sandbox."),
         ("DNS is managed in the Cloud DNS zone acme-io.", "DNS is managed in the Cloud DNS zone acme-io-internal."),
+        # ... or sharing their first or last part and differing in the others (held-out 16)
+        ("Artifacts are pushed to Artifactory at artifacts.corvid.internal, repo libs-release-local.",
+         "Docker images are pushed to Artifactory at artifacts.corvid.internal, repo docker-local."),
+        ("Artifacts are pushed to Artifactory, repo libs-release-local.",
+         "Artifacts are pushed to Artifactory, repo libs-snapshot-local."),
+        ("Artifacts are pushed to Artifactory, repo libs-local.",
+         "Artifacts are pushed to Artifactory, repo libs-release-local."),
         # two clauses' values exchanged; a month is no version number
         ("On-call: Chen on Fri, Farid on Sat.", "On-call: Farid on Fri, Chen on Sat."),
         ("Library hours: Monday 10am-2pm, Tuesday 9am-5pm.", "Library hours: Monday 9am-5pm, Tuesday 10am-2pm."),
@@ -2227,6 +2234,7 @@ class ContradictionsAreNeverMerged(unittest.TestCase):
                          # a hyphenated word shortened, plural, with a small word or spelled otherwise is the same word
                          ("Weekly one-on-one meetings with each report.", "Weekly one-to-one meetings with each report."),
                          ("Labels are colour-coded by team.", "Labels are color-coded by team."),
+                         ("Builds use the state-of-the-art toolchain.", "Builds use the state-of-art toolchain."),
                          ("Kegs are force-carbonated at 12 PSI.", "Kegs get force-carbed at 12 PSI."),
                          ("Summarise counterparty mark-ups as a table.", "Counterparty mark-up summaries as a table."),
                          # values regrouped, each still with its own words; a clause left out
