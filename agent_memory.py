@@ -1819,9 +1819,11 @@ def _opposed(a: _Analysis, b: _Analysis) -> bool:
 def _opposites_swapped(a: _Analysis, b: _Analysis, counts: Counter[str]) -> bool:
     """Do two texts holding the same opposites (``counts``, equal in both) put them in each other's
     places: moved among the same words, or beside other words ("Staging is enabled, prod is disabled" /
-    "Staging is disabled, prod is enabled")? The clauses merely reordered are asked about too."""
-    if [place[0] for place in a.polar_places] != [place[0] for place in b.polar_places] and (
-            sorted(a.words) == sorted(b.words)):
+    "Staging is disabled, prod is enabled")? The clauses merely reordered are asked about too; words
+    whose opposite neither text holds ("in QuickBooks on Sundays") may move freely."""
+    paired = {word for word in counts if _OPPOSITES[word] & counts.keys()}
+    if [place[0] for place in a.polar_places if place[0] in paired] != [
+            place[0] for place in b.polar_places if place[0] in paired] and sorted(a.words) == sorted(b.words):
         return True
     places = [{word: (before, after) for word, before, after in text.polar_places  # a pair of opposites, each once
                if counts[word] == 1 and any(counts[other] == 1 for other in _OPPOSITES[word])}

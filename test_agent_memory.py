@@ -2221,6 +2221,9 @@ class ContradictionsAreNeverMerged(unittest.TestCase):
                          # the same values in the same clauses, in another order; a list reordered
                          ("Postgres 15 on port 5432, Redis 7 on 6379.", "Redis 7 on 6379, Postgres 15 on port 5432."),
                          ("Uses Python, Go and Rust.", "Uses Go, Python and Rust."),
+                         # words with an opposite moved, the opposite in neither text (held-out 16)
+                         ("User does her bookkeeping on Sunday evenings in QuickBooks.",
+                          "User does her bookkeeping in QuickBooks on Sunday evenings."),
                          ("Elixir 1.16 / OTP 26, Phoenix 1.7 with LiveView 0.20",
                           "Stack: Phoenix 1.7 + LiveView 0.20 on Elixir 1.16, OTP 26"),
                          # days listed otherwise, a two-day range as a pair
