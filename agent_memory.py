@@ -642,14 +642,14 @@ def _threat_whole(text: str) -> Optional[str]:
     # An overlap as long as the longest context covers any phrase at a seam. A piece that NFKC
     # lengthens past the scan's limit fails as too_large: withheld, never shown unscanned.
     # Filler longer than the overlap could part a phrase, so each piece also carries the words
-    # before it, as _tail does.
+    # before it, as _cut does.
     piece, overlap = 30_000, _MAX_CONTEXT_CHARS
     for start in range(0, len(text) - overlap, piece - overlap):
         back = start  # a word the piece would cut starts it
         while back > 0 and not _is_gap(text[back - 1]):
             back -= 1
         carried = _words_before(text, back, _CONTEXT_WORDS)
-        threat = _threat(" ".join(carried) + " " + text[back:start + piece] if carried else text[back:start + piece])
+        threat = _threat(_with_carried(carried, text[back:start + piece]))
         if threat is not None:
             return threat
     return None
@@ -707,9 +707,10 @@ def _prompt_order_cached(entries: tuple[str, ...],
 
 
 def _context(joined: str) -> str:
-    """The context for the next entry: ``_tail`` of the text shown so far, ``joined``, which
-    passed the scan. A cut can make a text that fails alone (a rule anchored at the start,
-    such as "new instructions:"), so the cut moves back a word at a time until it passes."""
+    """The context for the next entry: the end of the text shown so far, ``joined``, which passed
+    the scan, that a phrase split across entries could reach back into (see ``_cut``). A cut can
+    make a text that fails alone (a rule anchored at the start, such as "new instructions:"), so
+    the cut moves back a word at a time until it passes."""
     cut, carried = _cut(joined)
     context = _with_carried(carried, joined[cut:])
     while _threat(context) is not None:
@@ -721,12 +722,6 @@ def _context(joined: str) -> str:
             cut -= 1
         context = joined[cut:]
     return context
-
-
-def _tail(text: str) -> str:
-    """The end of ``text`` that a split phrase could reach back into (see ``_cut``)."""
-    cut, carried = _cut(text)
-    return _with_carried(carried, text[cut:])
 
 
 def _cut(text: str) -> tuple[int, list[str]]:
@@ -886,6 +881,7 @@ _OPPOSITES: dict[str, set[str]] = {}
 for _one, _other in _OPPOSITE_PAIRS:
     _OPPOSITES.setdefault(_one, set()).add(_other)
     _OPPOSITES.setdefault(_other, set()).add(_one)
+del _one, _other
 _SYNONYM_GROUPS = [
     "prefer like likes love want wants rather favor favour enjoy",
     "dislike hate avoid",
@@ -1731,23 +1727,29 @@ def _unit_cosines(query: Sequence[float], vectors: list[tuple[float, ...]]) -> l
 # -------------------------------------------------------- merge detection ----
 #
 # Cosine alone cannot tell "Postgres runs on port 5432" from "Postgres now runs
-# on port 5433": the words barely differ. Two rules read the texts themselves.
-# A pair whose specific tokens disagree (each side has a number, name or
-# identifier the other lacks), whose negation differs ("likes" / "doesn't
-# like"), or whose new text says something changed ("now", "moved to", "no
-# longer") is never merged automatically: it is an update or a different fact,
-# a question for the LLM; so is a new fact that announces a change to a name
-# or number of its best match, however few words they share ("Postgres now
-# listens on 5433"), or, if its best match shares none, of another entry
-# ("Upgraded Django to 5.0" asks about the long entry naming Django 4.2). Nor
-# is a pair whose days differ, whose values are exchanged in the same words
-# ("port 8080 for staging, 9090 for prod" / "9090 for staging, 8080 for
-# prod"), that shares nothing but a number, or whose new text says it is one
-# more of a kind ("also", "a second"). A middle-band pair
-# whose names disagree while nothing says "changed" is a sibling fact with the
-# same template ("Webhooks for Stripe are handled in app/webhooks/stripe.rb" /
-# "... Paddle ... paddle.rb"), added without asking; a middle-band fact whose
-# every word its entry holds is a short restatement, merged (a duplicate).
+# on port 5433": the words barely differ. So the texts themselves are read
+# (`_analyse`), and a pair that conflicts is never merged automatically: it is
+# an update or a different fact, a question for the LLM. A merge would keep one
+# text and drop the other's value, or keep both and contradict itself. Two texts
+# conflict (`_conflicting`) when
+#   - each holds a number, name or identifier the other lacks ("port 5432" /
+#     "port 5433"; `_specifics_differ`), or a hyphenated name differing in a
+#     part ("acme-io" / "acme-internal"; `_hyphenated_siblings`);
+#   - one is negated and the other not ("likes" / "doesn't like"), or one uses
+#     a word whose opposite the other uses ("before" / "after"; `_opposed`);
+#   - the new text says something changed ("now", "moved to", "no longer");
+#   - the same values are exchanged: in the same words ("8080 for staging, 9090
+#     for prod" / "9090 for staging, 8080 for prod"; `_values_swapped`), between
+#     clauses in other words (`_pairings_exchanged`), or by a clause taking one
+#     clause's words and another's values ("API on port 9090" for "API on port
+#     8080, admin on port 9090"; `_values_regrouped`);
+#   - a choice is turned round: across "not" ("Use Ruff, not Black" / "Use
+#     Black, not Ruff"; `_swapped_around_negation`), or each text denies what the
+#     other holds ("Use SQLite, not Postgres" / "SQLite is not used; use
+#     Postgres"; `_negations_crossed`);
+#   - they name other days, or the same days in other ranges ("Mon–Thu, Fridays
+#     for research" / "Tue–Fri, Mondays for research").
+# How `MergeDetector` uses this, with the thresholds, is in its docstring.
 #
 # What counts as a value: numbers, names inside a sentence, identifiers (a
 # code name such as "app.example.ios" counts whole, so "app.example.ios.widgets"
@@ -2076,18 +2078,26 @@ def _values_and_names(text: str) -> frozenset[str]:
 
 
 def _conflict(old: str, new: str) -> bool:
-    """Do two texts disagree (values, names, days or their ranges, negation, opposites, values
-    exchanged, sibling hyphenated names), or does ``new`` announce a change?"""
+    """Do a stored entry, ``old``, and a fact being written, ``new``, conflict (see the rules at the
+    top of this section)?"""
     return _conflicting(_analyse(old), _analyse(new))
 
 
-def _conflicting(a: _Analysis, b: _Analysis) -> bool:
-    """``_conflict`` of two analysed texts."""
-    return (_specifics_differ(a, b) or a.negated != b.negated or _opposed(a, b) or b.updating
-            or _values_swapped(a, b) or _pairings_exchanged(a, b) or _values_regrouped(a, b)
-            or _hyphenated_siblings(a, b) or _swapped_around_negation(a, b) or _negations_crossed(a, b)
-            or bool(a.days and b.days and a.days != b.days)
-            or bool(a.days == b.days and a.day_ranges and b.day_ranges and a.day_ranges != b.day_ranges))
+def _conflicting(old: _Analysis, new: _Analysis) -> bool:
+    """``_conflict`` of two analysed texts. The order matters: only ``new`` is read for a change
+    announced ("now"), and only ``new`` for a clause regrouping the values of ``old``'s."""
+    return (_specifics_differ(old, new) or old.negated != new.negated or _opposed(old, new) or new.updating
+            or _values_swapped(old, new) or _pairings_exchanged(old, new) or _values_regrouped(old, new)
+            or _hyphenated_siblings(old, new) or _swapped_around_negation(old, new)
+            or _negations_crossed(old, new) or _days_differ(old, new))
+
+
+def _days_differ(old: _Analysis, new: _Analysis) -> bool:
+    """Do both texts name days, other days or the same days in other ranges ("Mon–Thu, Fridays for
+    research" / "Tue–Fri, Mondays for research")?"""
+    if old.days and new.days and old.days != new.days:
+        return True
+    return bool(old.day_ranges and new.day_ranges and old.day_ranges != new.day_ranges)
 
 
 class MergeDetector:
@@ -3349,7 +3359,6 @@ def _shut(sock: Any) -> None:
 def _opener(ssl_context: Any) -> Any:
     """A urllib opener that follows no redirect and reports each connection's socket to the
     request's ``watch``; it keeps urllib's proxy support."""
-    import functools
     import http.client
     import urllib.request
 
@@ -3932,9 +3941,6 @@ class MemoryManager:
         the scan is kept as a placeholder, so it never reaches the prompt and
         the agent loop is never interrupted.
         """
-        for name, value in (("role", role), ("message", message)):
-            if not isinstance(value, str):
-                raise InvalidInputError(f"{name} must be a string, got {type(value).__name__}")
         line = format_buffer_line(role, message)
         self._buffer.append(self._safe_line(line, prefix=line[:5]))  # a withheld line keeps its time
 
@@ -4366,9 +4372,8 @@ class MemoryTool:
             if not (args.get(name) or "").strip():
                 meaning = re.sub(r"^for [a-z ,]+: ", "", _TOOL_FIELDS[name])  # not "search needs query: for search"
                 raise InvalidInputError(f"{action} needs {name}: {meaning}")
-        target = args.get("target")
-        if target is not None and target not in _TARGETS:
-            raise InvalidInputError(f"target must be 'user' or 'env', got {target!r}")
+        if "target" in args:
+            _check_target(args["target"])
         if len(args.get("query", "")) > _TOOL_QUERY_CHARS:
             raise InvalidInputError(f"query is {len(args['query']):,} characters; search with a few words "
                                     f"(at most {_TOOL_QUERY_CHARS:,} characters)")

@@ -4211,7 +4211,8 @@ class EntriesAreScannedWithTheirNeighbours(ManagerTestCase):
                   "ign" + "\u0305" * 300 + "ore ", "x" + ("\u0305" * 10 + "x") * 23 + " "]
         for _ in range(600):
             text = "".join(rng.choice(pieces) for _ in range(rng.randint(1, 80))).rstrip()
-            tail = am._tail(text)
+            cut, carried = am._cut(text)
+            tail = am._with_carried(carried, text[cut:])
             self.assertEqual(words(tail)[-16:], words(text)[-16:], "the last 16 words, however far back")
             if text.endswith(tail):  # a piece of the end, at most 4,000 characters, at least 200
                 self.assertLessEqual(len(tail), 4000)
