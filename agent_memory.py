@@ -496,7 +496,7 @@ _RULE_TABLE = [
     ("credential", "a bearer or basic auth token", "folded", ("bearer", "basic"),
      r"\bbearer\s{1,5}[a-z0-9._~+/-]{20,}|\bauthorization\s{0,3}:\s{0,3}basic\s{1,5}[a-z0-9+/]{8,}={0,2}"),
     ("credential", "a URL with a password", "nfkc", ("://",),
-     r"\b[a-zA-Z][a-zA-Z0-9+.-]{1,20}://[^\s/:@]{0,64}:[^\s/@$<{][^\s/@]{2,63}@"),
+     r"\b[a-zA-Z][a-zA-Z0-9+.-]{1,20}://[^\s/:@]{0,64}:[^\s/@$<{][^\s/@]{0,63}@"),
     ("credential", "a password on a command line", "folded", ("-p",),
      r"\b(?:mysql|mysqldump|mariadb)\b[^\n]{0,80}\s-p[^\s'\"]{4,}"),
     ("credential", "a password or secret assignment", "folded",
@@ -1123,6 +1123,11 @@ def _stem(word: str) -> str:
     return word
 
 
+def _american(word: str) -> str:
+    """``word`` with a British ending spelled the American way: "colour" is "color", "organis" "organiz"."""
+    return _AMERICAN.sub(lambda match: _AMERICAN_SPELLING[match.group()], word)
+
+
 def _word_key(word: str) -> str:
     """The key of a lower-case word: its synonym group's first word, or its stem ("prefers" and
     "preferred" give "prefer"), unless the stem is a stop word or a negation ("noted" is not "not")."""
@@ -1131,7 +1136,7 @@ def _word_key(word: str) -> str:
     key = _stem(word)
     if key in _SYNONYMS and len(key) > 3:  # "wedding" stems to "wed", which is no Wednesday
         return _SYNONYMS[key]
-    return word if key in _STOP_WORDS or key in _NEGATIONS else key
+    return word if key in _STOP_WORDS or key in _NEGATIONS else _american(key)
 
 
 # Verbs a fact or an instruction opens with: capitalised at the start of a
@@ -2039,15 +2044,8 @@ def _part_unmatched(word: tuple[str, ...], other: tuple[str, ...]) -> bool:
 
 def _same_part(one: str, other: str) -> bool:
     """Do two parts of hyphenated words name the same thing: one shortens the other ("carb"), or
-    either is a small word, or they differ by British and American spelling ("colour" / "color")?"""
-    if one.startswith(other) or other.startswith(one) or one in _STOP_WORDS or other in _STOP_WORDS:
-        return True
-    return _american(one) == _american(other)
-
-
-def _american(word: str) -> str:
-    """``word`` with a British ending spelled the American way: "colour" is "color", "organis" "organiz"."""
-    return _AMERICAN.sub(lambda match: _AMERICAN_SPELLING[match.group()], word)
+    either is a small word? (Their keys spell "colour" the American way already.)"""
+    return one.startswith(other) or other.startswith(one) or one in _STOP_WORDS or other in _STOP_WORDS
 
 
 def _same_words_other_values(a: _Analysis, b: _Analysis) -> bool:
@@ -3595,6 +3593,8 @@ def llm_from_env() -> Optional[LLMClient]:
                                 "set it to the model name")
     cls, default_url, key_var, url_var = _PROVIDERS[provider]
     base_url = own.get("AGENT_MEMORY_LLM_BASE_URL") or env.get(url_var, "").strip() or default_url
+    if provider == "ollama" and base_url and re.fullmatch(r"\w+://[^/]+/?", base_url):
+        base_url = base_url.rstrip("/") + "/v1"  # "http://localhost:11434", as Ollama's tools write it
     api_key = own.get("AGENT_MEMORY_LLM_API_KEY") or (env.get(key_var, "").strip() if key_var else "") or None
     if api_key is None and base_url is None and key_var:
         raise InvalidInputError(f"AGENT_MEMORY_LLM_PROVIDER={provider} needs an API key: set "
@@ -3796,13 +3796,9 @@ def _digest(messages: list[str]) -> str:
     lines = [line for line in map(_scanned_line, messages) if isinstance(line, str)]
     if not lines:
         return ""
-    tail: list[str] = []
-    room = _DIGEST_CHARS - len(lines[0])
-    for line in reversed(lines[1:]):
-        if len(line) + 1 > room:
-            break
-        tail.insert(0, line)
-        room -= len(line) + 1
+    tail = _last_lines(lines[1:], _DIGEST_CHARS - len(lines[0]))
+    if len(tail) < len(lines) - 1:  # room for the count of lines left out, too
+        tail = _last_lines(lines[1:], _DIGEST_CHARS - len(lines[0]) - len(f"\n[{len(lines)} lines left out]"))
     skipped = len(lines) - 1 - len(tail)
     text = lines[0] + (f"\n[{skipped} lines left out]" if skipped else "")
     for line in tail:
@@ -3812,6 +3808,16 @@ def _digest(messages: list[str]) -> str:
             continue
         text = f"{text}\n{line}"
     return text
+
+
+def _last_lines(lines: list[str], room: int) -> list[str]:
+    """The last of ``lines`` that fit in ``room`` characters, each after a line break."""
+    count, used = 0, 0
+    for line in reversed(lines):
+        if used + len(line) + 1 > room:
+            break
+        count, used = count + 1, used + len(line) + 1
+    return lines[len(lines) - count:]
 
 
 class _Snapshot(NamedTuple):

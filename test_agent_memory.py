@@ -459,6 +459,7 @@ class ScanRejectsCredentials(unittest.TestCase):
         "client_secret=" + "0a1b2c3d4e5f",
         "postgres://admin:" + "Sup3rS3cret@db.internal:5432/app",
         "redis://:" + "Sup3rS3cret@cache:6379",
+        "postgres://u:" + "pw@localhost/db",  # however short
         "DB_PASSWORD=" + "Tr0ub4dor3xyz",
         "PGPASSWORD=" + "Sup3rS3cret",
         "AWS_SECRET_ACCESS_KEY=" + "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
@@ -1576,6 +1577,14 @@ class LLMFromEnvironment(unittest.TestCase):
         local = self.from_env(AGENT_MEMORY_LLM_PROVIDER="ollama", AGENT_MEMORY_LLM_MODEL="llama3.1")
         self.assertIsInstance(local, am.OpenAIClient)
         self.assertEqual((local.base_url, local._api_key), ("http://localhost:11434/v1", None))
+        for url in ("http://gpu-box:11434", "http://gpu-box:11434/"):  # as Ollama's tools write it
+            with self.subTest(url=url):
+                remote = self.from_env(AGENT_MEMORY_LLM_PROVIDER="ollama", AGENT_MEMORY_LLM_MODEL="llama3.1",
+                                       OLLAMA_BASE_URL=url)
+                self.assertEqual(remote.base_url, "http://gpu-box:11434/v1")
+        proxied = self.from_env(AGENT_MEMORY_LLM_PROVIDER="ollama", AGENT_MEMORY_LLM_MODEL="llama3.1",
+                                AGENT_MEMORY_LLM_BASE_URL="https://proxy.example/ollama/v1")
+        self.assertEqual(proxied.base_url, "https://proxy.example/ollama/v1")  # a path is taken as given
 
     def test_local_server_needs_no_key(self):
         client = self.from_env(AGENT_MEMORY_LLM_PROVIDER="openai", AGENT_MEMORY_LLM_MODEL="m",
@@ -2237,6 +2246,9 @@ class ContradictionsAreNeverMerged(unittest.TestCase):
                          # a hyphenated word shortened, plural, with a small word or spelled otherwise is the same word
                          ("Weekly one-on-one meetings with each report.", "Weekly one-to-one meetings with each report."),
                          ("Labels are colour-coded by team.", "Labels are color-coded by team."),
+                         ("Colour-coded labels mark each ticket's priority.",  # a sentence's first word too
+                          "Color-coded labels mark each ticket's priority."),
+                         ("Colour scheme is dark in every editor.", "Color scheme is dark in every editor."),
                          ("Builds use the state-of-the-art toolchain.", "Builds use the state-of-art toolchain."),
                          ("Kegs are force-carbonated at 12 PSI.", "Kegs get force-carbed at 12 PSI."),
                          ("Summarise counterparty mark-ups as a table.", "Counterparty mark-up summaries as a table."),
@@ -3391,13 +3403,16 @@ class SessionEndKeepsAnEpisode(ManagerTestCase):
 
     def test_a_long_session_digest_keeps_its_start_and_end(self):
         memory = self.manager()
-        messages = [f"message {n}: " + "x" * 90 for n in range(100)]
-        memory.on_session_end("s-1", 100, messages)
-        digest = memory._episodes.read("s-1")
-        self.assertLessEqual(len(digest), 2_100)
-        self.assertTrue(digest.startswith("message 0:"))
-        self.assertTrue(digest.endswith("message 99: " + "x" * 90))
-        self.assertRegex(digest, r"\[\d+ lines left out\]")
+        for width in (90, 130, 280):  # at 130 the count of lines left out once ran past 2,000
+            messages = [f"message {n}: " + "x" * width for n in range(100)]
+            memory.on_session_end(f"s-{width}", 100, messages)
+            digest = memory._episodes.read(f"s-{width}")
+            with self.subTest(width=width):
+                self.assertLessEqual(len(digest), 2_000, "the count of lines left out is within the 2,000 too")
+                self.assertGreater(len(digest), 2_000 - width - 20)
+                self.assertTrue(digest.startswith("message 0:"))
+                self.assertTrue(digest.endswith("message 99: " + "x" * width))
+                self.assertRegex(digest, r"\[\d+ lines left out\]")
 
     def test_search_asks_the_llm_to_rank_when_allowed(self):
         memory = self.manager(scripted_llm("Raised the Postgres pool size to 20.", "none"))
