@@ -1,3 +1,5 @@
+# SPDX-License-Identifier: MIT
+# Copyright (c) 2026 the agent_memory authors
 """Persistent memory for LLM agents, in one standard-library module.
 
 An agent forgets everything when its session ends. This module gives it three
