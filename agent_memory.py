@@ -938,6 +938,16 @@ _DATE_ATOM = _Regex(rf"{_ISO_DATE}(?:/{_ISO_DATE})?")  # a date, or a range of d
 _ORDINAL = _Regex(r"\d(?:st|nd|rd|th)$", re.IGNORECASE)
 _UNIT_GAP = _Regex(r"[\s/-]*(?:(?:a|an|per|each)\s+)?", re.IGNORECASE)  # "24 hours", "$80k a year"
 _RANGE_BETWEEN = _Regex(r"\s*(?:[-–—]|\.\.|to|and|or|through)\s*", re.IGNORECASE)
+_INITIALS_MAX = 8  # the longest initialism looked for: a long run of names costs no more than a short one
+_NAME_JOINERS = frozenset({"of", "for", "and", "the", "de"})  # "Royal Society for the Protection of Birds"
+_CLAUSE_JOINERS = frozenset(("and", "but", "while", "whereas"))
+_WORD_OR_MARK = _Regex(r"[a-z']+|[.,:;!?](?=\s|$)")  # words, and the punctuation that parts them
+# "except" counts as a negation ("all services except billing" is not "all services"), but where
+# `_contrasted` reads which choice is rejected it narrows a rule and rejects none: it reads as ",".
+_EXCEPTING = frozenset(("except", "excluding", "excl"))
+_BE = frozenset(("is", "are", "was", "were", "be", "been"))  # "Black is not used": the subject is denied
+_BE_NOT = frozenset(("isn't", "aren't", "wasn't", "weren't", "isnt", "arent", "wasnt", "werent"))
+_CONTRAST_WORDS = frozenset(("rather", "than", "over", "instead", "versus", "vs"))  # "rather than", "X over Y"
 _RANGE_BEFORE = _Regex(r"\d\s*(?:[-–—]|\bto|\band|\bor)\s*$", re.IGNORECASE)  # "30 to 60 minutes", not "set to 60"
 _CURRENCIES = {"$": "USD", "US$": "USD", "A$": "AUD", "C$": "CAD", "NZ$": "NZD", "HK$": "HKD", "€": "EUR", "£": "GBP",
                "¥": "JPY", "₹": "INR", "₩": "KRW", "₽": "RUB", "₺": "TRY", "₪": "ILS", "₫": "VND", "฿": "THB"}
@@ -1356,6 +1366,14 @@ def _initialisms(run: tuple[tuple[str, str], ...]) -> Iterator[tuple[str, list[s
 
 
 def _analyse_text(text: str) -> _Analysis:
+    """Read ``text`` into an ``_Analysis``: normalised, then one pass over its atoms (words and
+    numbers), then a few patterns over the whole text (negation, days, hyphenated words).
+
+    The pass does several jobs at once, because analysing each new fact is most of what a write
+    costs: it tells sentences and clauses apart; gathers runs of capitalised words, whose initials
+    may stand for them; reads "every ..." and a number with its unit as one measure ("24 hour");
+    sorts each key into the template (plain words) or its slots (values); and counts each key's
+    weight, hashed into a bucket for the projections."""
     import zlib
 
     text = _normalise(text)
@@ -1383,7 +1401,8 @@ def _analyse_text(text: str) -> _Analysis:
         previous_end = match.end()
         while code_at < len(code_spans) and code_spans[code_at][1] <= match.start():
             code_at += 1
-        # The dot of "Dr. Helen" or "H. Marsh" ends no sentence; "H" is an initial of the name after it.
+        # Sentences and clauses. The dot of "Dr. Helen" or "H. Marsh" ends no sentence; "H" is an
+        # initial of the name after it.
         abbreviated = gap.strip() == "." and (last_atom in _HONORIFICS or len(last_atom) == 1)
         initial = last_atom.casefold() if abbreviated and len(last_atom) == 1 and last_atom.isupper() else ""
         last_atom = atom
@@ -1404,7 +1423,7 @@ def _analyse_text(text: str) -> _Analysis:
             names.add(initial)
         if kind == "name" and atom[:2].isupper():
             acronyms.add(key)
-        capitalised = atom[0].isupper()
+        capitalised = atom[0].isupper()  # runs of capitalised words
         if capitalised and atom[0].isalpha() and run and not sentence_start and not gap.strip(" -"):
             run.append((key, _letters(atom)))  # punctuation, most small words or a sentence start end a run
         elif (atom in _NAME_JOINERS and run and not sentence_start and not gap.strip()
@@ -1429,7 +1448,7 @@ def _analyse_text(text: str) -> _Analysis:
                 every = None
         if kind == "stop" or kind != "name" and (key in _STOP_WORDS or key in _NEGATIONS):
             continue
-        if kind != "word" or capitalised and key not in _OPENING_WORDS:
+        if kind != "word" or capitalised and key not in _OPENING_WORDS:  # a value, in a slot of the template
             specific.add(key)
             slot.append(key)
             clause.append("#" + key)
@@ -1770,8 +1789,6 @@ def _unit_cosines(query: Sequence[float], vectors: list[tuple[float, ...]]) -> l
 # "grams, not cups" agree.
 
 
-_INITIALS_MAX = 8  # the longest initialism looked for: a long run of names costs no more than a short one
-_NAME_JOINERS = frozenset({"of", "for", "and", "the", "de"})  # "Royal Society for the Protection of Birds"
 
 
 def _unmatched(tokens: frozenset[str], one: _Analysis, other: _Analysis) -> set[str]:
@@ -1901,13 +1918,7 @@ def _slots_between(text: _Analysis, kept: list[int]) -> list[tuple[str, ...]]:
 
 
 _CLAUSES_MAX = 32
-_CLAUSE_JOINERS = frozenset(("and", "but", "while", "whereas"))
 _USE_VERBS = frozenset(("use", "prefer", "allow", "enabl", "support", "need", "run", "install", "recommend"))
-_WORD_OR_MARK = _Regex(r"[a-z']+|[.,:;!?](?=\s|$)")  # words, and the punctuation that parts them
-_EXCEPTING = frozenset(("except", "excluding", "excl"))
-_BE = frozenset(("is", "are", "was", "were", "be", "been"))  # "Black is not used": the subject is denied
-_BE_NOT = frozenset(("isn't", "aren't", "wasn't", "weren't", "isnt", "arent", "wasnt", "werent"))
-_CONTRAST_WORDS = frozenset(("rather", "than", "over", "instead", "versus", "vs"))  # "rather than", "X over Y"
 
 
 def _pairings_exchanged(a: _Analysis, b: _Analysis) -> bool:
