@@ -2164,9 +2164,11 @@ class MergeDetector:
         return analysis
 
     def corpus(self) -> list[str]:
+        """The fitted entries, a copy."""
         return list(self._corpus)
 
     def classify(self, entry: str) -> tuple[str, int, float]:
+        """``(action, index, similarity)`` of ``entry`` against the fitted entries (see the class)."""
         if not self._corpus:
             return "nobody", -1, 0.0
         query = self._projections._embed(entry)
