@@ -1268,12 +1268,22 @@ class _Analysis(NamedTuple):
 
 
 def _analyse(text: str) -> _Analysis:
-    """The features and tokens of ``text``; short texts (facts) are cached."""
-    return _analyse_cached(text) if len(text) <= 1000 else _analyse_text(text)
+    """The features and tokens of ``text``, cached: one write reads the same texts several times."""
+    if len(text) <= 1000:
+        return _analyse_cached(text)
+    return _analyse_long(text) if len(text) <= _LONG_ANALYSED_CHARS else _analyse_text(text)
 
 
 @functools.lru_cache(maxsize=4096)
-def _analyse_cached(text: str) -> _Analysis:
+def _analyse_cached(text: str) -> _Analysis:  # facts
+    return _analyse_text(text)
+
+
+_LONG_ANALYSED_CHARS = 10_000  # a long entry, up to four times the env cap, is cached in a smaller cache
+
+
+@functools.lru_cache(maxsize=32)
+def _analyse_long(text: str) -> _Analysis:
     return _analyse_text(text)
 
 
