@@ -1770,7 +1770,9 @@ def _unit_cosines(query: Sequence[float], vectors: list[tuple[float, ...]]) -> l
 # conflict (`_conflicting`) when
 #   - each holds a number, name or identifier the other lacks ("port 5432" /
 #     "port 5433"; `_specifics_differ`), or a hyphenated name differing in a
-#     part ("acme-io" / "acme-internal"; `_hyphenated_siblings`);
+#     part ("acme-io" / "acme-internal"; `_hyphenated_siblings`), or they are
+#     the same words but one, a plain word each ("uses pnpm" / "uses yarn" in
+#     the same sentence; `_one_word_swapped`);
 #   - one is negated and the other not ("likes" / "doesn't like"), or one uses
 #     a word whose opposite the other uses ("before" / "after"; `_opposed`);
 #   - the new text says something changed ("now", "moved to", "no longer");
@@ -2110,7 +2112,28 @@ def _conflicting(old: _Analysis, new: _Analysis) -> bool:
     return (_specifics_differ(old, new) or old.negated != new.negated or _opposed(old, new) or new.updating
             or _values_swapped(old, new) or _pairings_exchanged(old, new) or _values_regrouped(old, new)
             or _hyphenated_siblings(old, new) or _swapped_around_negation(old, new)
-            or _negations_crossed(old, new) or _days_differ(old, new))
+            or _negations_crossed(old, new) or _days_differ(old, new) or _one_word_swapped(old, new))
+
+
+def _one_word_swapped(old: _Analysis, new: _Analysis) -> bool:
+    """Are the two texts the same words but one, a plain word on each side ("The frontend repo uses
+    pnpm for packages" / "... yarn ..."; "Replies in a formal tone" / "a casual tone")? A value may be
+    a plain word, and a merge would keep both, contradicting itself. A verb ("uses" / "runs"), a
+    small word or a form of the same word ("enable" / "enabled", "caps" / "capitals") is no such value."""
+    one, other = [_word_key(word) for word in old.words], [_word_key(word) for word in new.words]
+    start = 0
+    while start < min(len(one), len(other)) and one[start] == other[start]:
+        start += 1
+    end = 0
+    while end < min(len(one), len(other)) - start and one[-1 - end] == other[-1 - end]:
+        end += 1
+    if len(one) - start - end != 1 or len(other) - start - end != 1 or len(one) < 3:
+        return False
+    swapped = one[start], other[start]
+    if len(old.words[start]) < 3 or len(new.words[start]) < 3:  # "s" of "1:1s" is no "second"
+        return False
+    return swapped[0][:3] != swapped[1][:3] and not any(
+        word in _OPENING_WORDS or word in _USE_VERBS or word in _STOP_WORDS or word in _NEGATIONS for word in swapped)
 
 
 def _days_differ(old: _Analysis, new: _Analysis) -> bool:

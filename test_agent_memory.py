@@ -2106,6 +2106,11 @@ class ContradictionsAreNeverMerged(unittest.TestCase):
         ("DNS is managed in the Cloud DNS zone acme-io.", "Internal DNS uses the Cloud DNS private zone acme-internal."),
         ("Sandbox uat is a full-copy sandbox.", "Sandbox uat is a partial-copy sandbox."),
         ("DNS is managed in the Cloud DNS zone acme-io.", "DNS is managed in the Cloud DNS zone acme-io-internal."),
+        # the same words but one, a plain word each: a value written as a word (review; held-out 15)
+        ("The frontend repo uses pnpm for package management.", "The frontend repo uses yarn for package management."),
+        ("Replies should use a formal tone with customers.", "Replies should use a casual tone with customers."),
+        ("The default branch of the monorepo is main.", "The default branch of the monorepo is develop."),
+        ("User's regular days off are Saturday and Sunday.", "User's spouse's days off are Saturday and Sunday."),
         # ... or sharing their first or last part and differing in the others (held-out 16)
         ("Artifacts are pushed to Artifactory at artifacts.corvid.internal, repo libs-release-local.",
          "Docker images are pushed to Artifactory at artifacts.corvid.internal, repo docker-local."),
@@ -2230,6 +2235,10 @@ class ContradictionsAreNeverMerged(unittest.TestCase):
                          # the same values in the same clauses, in another order; a list reordered
                          ("Postgres 15 on port 5432, Redis 7 on 6379.", "Redis 7 on 6379, Postgres 15 on port 5432."),
                          ("Uses Python, Go and Rust.", "Uses Go, Python and Rust."),
+                         # one word for another, but a verb, or a form of the same word
+                         ("Defined terms in bold with initial capitals on first use.",
+                          "Defined terms: bold, initial caps, on first use."),
+                         ("The API runs on Fly.io in the fra region.", "The API is hosted on Fly.io in the fra region."),
                          # words with an opposite moved, the opposite in neither text (held-out 16)
                          ("User does her bookkeeping on Sunday evenings in QuickBooks.",
                           "User does her bookkeeping in QuickBooks on Sunday evenings."),
