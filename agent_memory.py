@@ -941,6 +941,11 @@ _RANGE_BETWEEN = _Regex(r"\s*(?:[-–—]|\.\.|to|and|or|through)\s*", re.IGNORE
 _INITIALS_MAX = 8  # the longest initialism looked for: a long run of names costs no more than a short one
 _NAME_JOINERS = frozenset({"of", "for", "and", "the", "de"})  # "Royal Society for the Protection of Birds"
 _CLAUSE_JOINERS = frozenset(("and", "but", "while", "whereas"))
+# Small words whose grade changes a fact ("must" / "may", "was" / "is", "all" / "most", "next" /
+# "this"), though they are stop words: each tuple is a scale, each set one grade on it.
+_GRADES = (({"must", "shall"}, {"should"}, {"may", "can", "could", "might"}), ({"was", "were"}, {"is", "are"}),
+           ({"all", "every", "each"}, {"most"}, {"some", "few"}), ({"next"}, {"this"}, {"last"}))
+_GRADED_WORDS = frozenset(word for scale in _GRADES for grade in scale for word in grade)
 _WORD_OR_MARK = _Regex(r"[a-z']+|[.,:;!?](?=\s|$)")  # words, and the punctuation that parts them
 # "except" counts as a negation ("all services except billing" is not "all services"), but where
 # `_contrasted` reads which choice is rejected it narrows a rule and rejects none: it reads as ",".
@@ -1263,6 +1268,7 @@ class _Analysis(NamedTuple):
     day_ranges: frozenset[frozenset[str]]  # its ranges of three days or more: "Mon–Thu, Fridays off" has one
     hyphenated: frozenset[tuple[str, ...]]  # the keys of its hyphenated words: ("acme", "io") for "acme-io"
     contrasted: tuple[str, ...]  # its words in order, "not", "than", "over", "instead" as "¬": "use ruff ¬ black"
+    graded: frozenset[str]  # its small words of obligation, time, quantity or order: "must", "was", "most", "next"
     pairings: Counter[frozenset[str]]  # its clauses of two values or more: {chen, friday} in "Chen on Fri, ..."
     clauses: tuple[frozenset[str], ...]  # the keys of each clause
 
@@ -1539,6 +1545,7 @@ def _analyse_text(text: str) -> _Analysis:
         hyphenated=frozenset(tuple(_word_key(part) for part in word.split("-"))
                              for word in _HYPHENATED.findall(text.casefold())),
         contrasted=_contrasted(_WORD_OR_MARK.findall(text.casefold())),
+        graded=frozenset(word for word in folded_words if word in _GRADED_WORDS),
         pairings=Counter(pairing for pairing in (frozenset(key[1:] for key in clause if key[0] == "#")
                                                  for clause in clauses) if len(pairing) >= 2),
         clauses=tuple(frozenset(key.lstrip("#") for key in clause) for clause in clauses),
@@ -2112,7 +2119,8 @@ def _conflicting(old: _Analysis, new: _Analysis) -> bool:
     return (_specifics_differ(old, new) or old.negated != new.negated or _opposed(old, new) or new.updating
             or _values_swapped(old, new) or _pairings_exchanged(old, new) or _values_regrouped(old, new)
             or _hyphenated_siblings(old, new) or _swapped_around_negation(old, new)
-            or _negations_crossed(old, new) or _days_differ(old, new) or _one_word_swapped(old, new))
+            or _negations_crossed(old, new) or _days_differ(old, new) or _one_word_swapped(old, new)
+            or _grades_differ(old, new))
 
 
 def _one_word_swapped(old: _Analysis, new: _Analysis) -> bool:
@@ -2134,6 +2142,17 @@ def _one_word_swapped(old: _Analysis, new: _Analysis) -> bool:
         return False
     return swapped[0][:3] != swapped[1][:3] and not any(
         word in _OPENING_WORDS or word in _USE_VERBS or word in _STOP_WORDS or word in _NEGATIONS for word in swapped)
+
+
+def _grades_differ(old: _Analysis, new: _Analysis) -> bool:
+    """Does each text use one grade of a scale, and another ("Migrations must be squashed" / "may be
+    squashed", "Dana was the lead" / "Dana is the lead", "Most services" / "All services", "next
+    Tuesday" / "this Tuesday")? Stop words, they count for nothing else."""
+    for scale in _GRADES:
+        grades = [{at for at, grade in enumerate(scale) if grade & text.graded} for text in (old, new)]
+        if len(grades[0]) == 1 and len(grades[1]) == 1 and grades[0] != grades[1]:
+            return True
+    return False
 
 
 def _days_differ(old: _Analysis, new: _Analysis) -> bool:

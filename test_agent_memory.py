@@ -2111,6 +2111,11 @@ class ContradictionsAreNeverMerged(unittest.TestCase):
         ("Replies should use a formal tone with customers.", "Replies should use a casual tone with customers."),
         ("The default branch of the monorepo is main.", "The default branch of the monorepo is develop."),
         ("User's regular days off are Saturday and Sunday.", "User's spouse's days off are Saturday and Sunday."),
+        # a small word of another grade: obligation, time, quantity, order (review)
+        ("Migrations must be squashed before release.", "Migrations may be squashed before release."),
+        ("Dana was the tech lead on Payments.", "Dana is the tech lead on Payments."),
+        ("Most services use Postgres.", "All services use Postgres."),
+        ("Dentist appointment is next Tuesday at 9:30.", "Dentist appointment is this Tuesday at 9:30."),
         # ... or sharing their first or last part and differing in the others (held-out 16)
         ("Artifacts are pushed to Artifactory at artifacts.corvid.internal, repo libs-release-local.",
          "Docker images are pushed to Artifactory at artifacts.corvid.internal, repo docker-local."),
@@ -2235,6 +2240,10 @@ class ContradictionsAreNeverMerged(unittest.TestCase):
                          # the same values in the same clauses, in another order; a list reordered
                          ("Postgres 15 on port 5432, Redis 7 on 6379.", "Redis 7 on 6379, Postgres 15 on port 5432."),
                          ("Uses Python, Go and Rust.", "Uses Go, Python and Rust."),
+                         # small words of the same grade, or of several on both sides
+                         ("Every PR needs one approving review.", "Each PR needs one approving review."),
+                         ("Tests must pass and docs should be reviewed before merging.",
+                          "Docs should be reviewed and tests must pass before merging."),
                          # one word for another, but a verb, or a form of the same word
                          ("Defined terms in bold with initial capitals on first use.",
                           "Defined terms: bold, initial caps, on first use."),
