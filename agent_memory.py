@@ -1262,7 +1262,7 @@ class _Analysis(NamedTuple):
     skeleton: tuple[str, ...]  # the plain words, in order: "Staging runs on port # and prod on port #"
     slots: tuple[tuple[str, ...], ...]  # the specific keys between them (and sentence ends), each slot sorted
     negated: bool
-    updating: bool  # says that something changed: "now", "moved to", "no longer"
+    updating: frozenset[str]  # what says that something changed: "now", "moved", "no longer"
     adding: bool  # says it is one more of a kind: "also", "too", "another"
     days: frozenset[str]  # the days and seasons it names, less those it excepts ("weekdays except Friday")
     day_ranges: frozenset[frozenset[str]]  # its ranges of three days or more: "Mon–Thu, Fridays off" has one
@@ -1538,7 +1538,7 @@ def _analyse_text(text: str) -> _Analysis:
         slots=tuple(slots),
         negated=(any(word in _NEGATIONS or word.endswith("n't") for word in folded_words)
                  or bool(_CONTRAST.search(text.casefold()))),
-        updating=bool(_UPDATE_MARKERS.search(text)),
+        updating=frozenset(marker.casefold() for marker in _UPDATE_MARKERS.findall(text)),
         adding=bool(_ADDING_MARKERS.search(text)),
         days=frozenset(keys & _CALENDAR_WORDS) - excepted,
         day_ranges=_day_ranges(text.casefold(), excepted),
@@ -2116,7 +2116,8 @@ def _conflict(old: str, new: str) -> bool:
 def _conflicting(old: _Analysis, new: _Analysis) -> bool:
     """``_conflict`` of two analysed texts. The order matters: only ``new`` is read for a change
     announced ("now"), and only ``new`` for a clause regrouping the values of ``old``'s."""
-    return (_specifics_differ(old, new) or old.negated != new.negated or _opposed(old, new) or new.updating
+    return (_specifics_differ(old, new) or old.negated != new.negated or _opposed(old, new)
+            or bool(new.updating - old.updating)
             or _values_swapped(old, new) or _pairings_exchanged(old, new) or _values_regrouped(old, new)
             or _hyphenated_siblings(old, new) or _swapped_around_negation(old, new)
             or _negations_crossed(old, new) or _days_differ(old, new) or _one_word_swapped(old, new)

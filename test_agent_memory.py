@@ -2111,6 +2111,8 @@ class ContradictionsAreNeverMerged(unittest.TestCase):
         ("Replies should use a formal tone with customers.", "Replies should use a casual tone with customers."),
         ("The default branch of the monorepo is main.", "The default branch of the monorepo is develop."),
         ("User's regular days off are Saturday and Sunday.", "User's spouse's days off are Saturday and Sunday."),
+        # a change announced, though the entry announced one too
+        ("Switched from npm to pnpm for the frontend.", "Switched from pnpm to yarn for the frontend."),
         # a small word of another grade: obligation, time, quantity, order (review)
         ("Migrations must be squashed before release.", "Migrations may be squashed before release."),
         ("Dana was the tech lead on Payments.", "Dana is the tech lead on Payments."),
@@ -2240,6 +2242,10 @@ class ContradictionsAreNeverMerged(unittest.TestCase):
                          # the same values in the same clauses, in another order; a list reordered
                          ("Postgres 15 on port 5432, Redis 7 on 6379.", "Redis 7 on 6379, Postgres 15 on port 5432."),
                          ("Uses Python, Go and Rust.", "Uses Go, Python and Rust."),
+                         # a word saying "changed" that the entry says too announces no change (review)
+                         ("Tests must pass and docs should be updated before merging.",
+                          "Docs should be updated and tests must pass before merging."),
+                         ("Sam left Google in 2024 to join Stripe.", "Sam left Google in 2024 and joined Stripe."),
                          # small words of the same grade, or of several on both sides
                          ("Every PR needs one approving review.", "Each PR needs one approving review."),
                          ("Tests must pass and docs should be reviewed before merging.",
