@@ -2075,9 +2075,11 @@ def _part_unmatched(word: tuple[str, ...], other: tuple[str, ...]) -> bool:
 
 
 def _same_part(one: str, other: str) -> bool:
-    """Do two parts of hyphenated words name the same thing: one shortens the other ("carb"), or
-    either is a small word? (Their keys spell "colour" the American way already.)"""
-    return one.startswith(other) or other.startswith(one) or one in _STOP_WORDS or other in _STOP_WORDS
+    """Do two parts of hyphenated words name the same thing: one shortens the other ("carb"; but
+    "pay" is no "payments", nor "ops" "opsec"), or either is a small word? (Their keys spell "colour"
+    the American way already.)"""
+    shorter, longer = sorted((one, other), key=len)
+    return len(shorter) >= 4 and longer.startswith(shorter) or one in _STOP_WORDS or other in _STOP_WORDS
 
 
 def _same_words_other_values(a: _Analysis, b: _Analysis) -> bool:

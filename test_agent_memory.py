@@ -2123,6 +2123,7 @@ class ContradictionsAreNeverMerged(unittest.TestCase):
          "Docker images are pushed to Artifactory at artifacts.corvid.internal, repo docker-local."),
         ("Artifacts are pushed to Artifactory, repo libs-release-local.",
          "Artifacts are pushed to Artifactory, repo libs-snapshot-local."),
+        ("Payments alerts go to the team-payments channel.", "Payments alerts go to the team-pay channel."),
         ("Artifacts are pushed to Artifactory, repo libs-local.",
          "Artifacts are pushed to Artifactory, repo libs-release-local."),
         # two clauses' values exchanged; a month is no version number
