@@ -946,7 +946,7 @@ _CLAUSE_JOINERS = frozenset(("and", "but", "while", "whereas"))
 _GRADES = (({"must", "shall"}, {"should"}, {"may", "can", "could", "might"}), ({"was", "were"}, {"is", "are"}),
            ({"all", "every", "each"}, {"most"}, {"some", "few"}), ({"next"}, {"this"}, {"last"}))
 _GRADED_WORDS = frozenset(word for scale in _GRADES for grade in scale for word in grade)
-_WORD_OR_MARK = _Regex(r"[a-z']+|[.,:;!?](?=\s|$)")  # words, and the punctuation that parts them
+_WORD_OR_MARK = _Regex(r"[a-z']+|[.,:;!?](?=\s|$)|(?<=\s)—(?=\s)")  # words, and the punctuation that parts them
 # "except" counts as a negation ("all services except billing" is not "all services"), but where
 # `_contrasted` reads which choice is rejected it narrows a rule and rejects none: it reads as ",".
 _EXCEPTING = frozenset(("except", "excluding", "excl"))
@@ -1554,7 +1554,7 @@ def _analyse_text(text: str) -> _Analysis:
 
 def _contrasted(words: list[str]) -> tuple[str, ...]:
     """The keys of ``words`` in order, a negation or contrast as one "¬", a passive one ("is not",
-    "isn't") as "¬p", a comma as "," and a sentence's end as "|" ("Use Ruff, not Black": "use",
+    "isn't") as "¬p", a comma as "," and a sentence's end or a dash as "|" ("Use Ruff, not Black": "use",
     "ruff", ",", "¬", "black"); nothing if it has no negation or contrast."""
     keys: list[str] = []
     previous = ""
@@ -1564,7 +1564,7 @@ def _contrasted(words: list[str]) -> tuple[str, ...]:
         elif word in _NEGATIONS or word.endswith("n't") or word in _CONTRAST_WORDS:  # "must not be": passive
             mark = "¬p" if previous in _BE or word in _BE_NOT or words[at + 1:at + 2] == ["be"] else "¬"
         else:
-            mark = "|" if word in ".;!?" or word == "but" else "," if word in ",:" else ""  # "not X but Y"
+            mark = "|" if word in ".;!?—" or word == "but" else "," if word in ",:" else ""  # "not X but Y"
         if mark:
             if keys[-1:] and (keys[-1][0] == mark[0] or keys[-1][0] == "¬" and mark in "|,"):
                 continue  # one mark for a run; "excl. VAT" denies VAT
@@ -2032,7 +2032,24 @@ def _negations_crossed(a: _Analysis, b: _Analysis) -> bool:
     Vitest")? A preference turned round in other words."""
     one, other = _negated(a.contrasted), _negated(b.contrasted)
     one, other = one - other, other - one  # "merge commits" / "squash merges": "commit" / "squash"
+    if one & _affirmed(b.contrasted) or other & _affirmed(a.contrasted):
+        return True  # "Don't use pnpm or npm" / "Use pnpm; don't use npm"
     return bool(one and other and one <= b.keys and other <= a.keys)
+
+
+def _affirmed(keys: tuple[str, ...]) -> frozenset[str]:
+    """What ``keys`` (as ``_contrasted`` gives them) say to use, prefer or need ("use pnpm") in a
+    sentence that negates nothing."""
+    affirmed: set[str] = set()
+    sentence: list[str] = []
+    for key in keys + ("|",):
+        if key != "|":
+            sentence.append(key)
+            continue
+        if not any(word[0] == "¬" for word in sentence):
+            affirmed.update(word for verb, word in zip(sentence, sentence[1:]) if verb in _USE_VERBS and word != ",")
+        sentence = []
+    return frozenset(affirmed)
 
 
 def _negated(keys: tuple[str, ...]) -> frozenset[str]:

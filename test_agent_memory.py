@@ -2111,6 +2111,8 @@ class ContradictionsAreNeverMerged(unittest.TestCase):
         ("Replies should use a formal tone with customers.", "Replies should use a casual tone with customers."),
         ("The default branch of the monorepo is main.", "The default branch of the monorepo is develop."),
         ("User's regular days off are Saturday and Sunday.", "User's spouse's days off are Saturday and Sunday."),
+        # a choice taken off a list of denials (review: dropped as a duplicate)
+        ("Don't use pnpm or npm.", "Use pnpm; don't use npm."),
         # two clauses exchange a plain word (review: dropped as duplicates)
         ("Alice uses postgres, Bob uses mysql.", "Alice uses mysql, Bob uses postgres."),
         ("Alice reviews backend PRs, Bob reviews frontend PRs.", "Alice reviews frontend PRs, Bob reviews backend PRs."),
@@ -2248,6 +2250,9 @@ class ContradictionsAreNeverMerged(unittest.TestCase):
                          # the same values in the same clauses, in another order; a list reordered
                          ("Postgres 15 on port 5432, Redis 7 on 6379.", "Redis 7 on 6379, Postgres 15 on port 5432."),
                          ("Uses Python, Go and Rust.", "Uses Go, Python and Rust."),
+                         # a dash ends what a negation denies (held-out 11)
+                         ("Never use `tx.origin` for auth; use `msg.sender` and the role checks in `AccessManager`.",
+                          "Don't authenticate with tx.origin \u2014 msg.sender plus AccessManager roles only."),
                          # a word moved to another clause, none coming back (held-out 13)
                          ("User is a paramedic with Harbor County EMS, working out of Station 7 on the east side.",
                           "Works for Harbor County EMS out of Station 7 (east side) as a paramedic."),
