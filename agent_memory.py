@@ -1362,10 +1362,15 @@ def _initial_pairs(run: tuple[tuple[str, str], ...]) -> Iterator[tuple[str, tupl
         yield key, (letters[:1], following)
 
 
-def _initialisms(run: tuple[tuple[str, str], ...]) -> Iterator[tuple[str, list[str]]]:
+@functools.lru_cache(maxsize=1024)  # each comparison asks again about the runs of both texts
+def _initialisms(run: tuple[tuple[str, str], ...]) -> tuple[tuple[str, tuple[str, ...]], ...]:
     """The initialisms of a run of capitalised words and the keys each stands for, from every stretch
     of up to ``_INITIALS_MAX`` words: first letters ("GA" is "GitHub Actions"), with inner capitals
     ("GHA"), and with the small words ("CMS" and "COMS" are "Court of Master Sommeliers")."""
+    return tuple(_each_initialism(run))
+
+
+def _each_initialism(run: tuple[tuple[str, str], ...]) -> Iterator[tuple[str, tuple[str, ...]]]:
     for start in range(len(run)):
         if not run[start][1]:
             continue
@@ -1373,7 +1378,7 @@ def _initialisms(run: tuple[tuple[str, str], ...]) -> Iterator[tuple[str, list[s
             words = run[start:end]
             if not words[-1][1]:
                 continue
-            keys = [key for key, letters in words if letters]
+            keys = tuple(key for key, letters in words if letters)
             for initials in {"".join(letters[:1] for _, letters in words),
                              "".join(letters for _, letters in words),
                              "".join(letters[:1] or key[:1] for key, letters in words)}:
