@@ -199,6 +199,31 @@ def bench_add_fact() -> None:
         report("  the same, every word seen for the first time", first_sight, None, "ms")
 
 
+def bench_long_entries() -> None:
+    """The worst shapes reviews found: a long list entry grown one item a write (each write compares,
+    merges and checks the same long entry several times), and a near-duplicate in capitals (every
+    run of capitalised words has initialisms to look for)."""
+    items = [f"item {n} ({n % 9 + 1} packs, shelf {'ABCDEF'[n % 6]}{n % 7 + 1})" for n in range(200)]
+    with tempfile.TemporaryDirectory() as tmp:
+        memory = am.MemoryManager(tmp, config=am.MemoryConfig(facts_limit_env=10_000))
+        memory.add_fact("env", "Pantry stock: " + ", ".join(items[:60]) + ".")
+        grown = iter(range(60, 200))
+
+        def grow():
+            entry = memory._facts.entries("env")[0]
+            memory.add_fact("env", entry[:-1] + f", {items[next(grown)]}.")
+
+        with mock.patch.object(am, "_atomic_write"):
+            report("add_fact growing a list entry of 1,700+ characters by one item", median_us(grow, 41), None, "ms")
+    _, writes = realistic_facts()
+    prose = " ".join(writes)[:2400].upper()
+    detector = am.MergeDetector()
+    detector.fit([prose])
+    endings = iter(range(10**6))
+    report("classify a 2,400-character near-duplicate in capitals",
+           median_us(lambda: detector.classify(prose[:-30] + f" EXTRA WORDS {next(endings)}"), 21), None, "ms")
+
+
 def bench_prompt_block() -> None:
     """build_system_prompt with both fact files full and a full buffer: once per turn."""
     entries, writes = realistic_facts()
@@ -243,6 +268,7 @@ def main() -> None:
     bench_embed()
     bench_classify()
     bench_add_fact()
+    bench_long_entries()
     bench_prompt_block()
     bench_episodes()
     bench_import()
