@@ -1566,6 +1566,8 @@ def _contrasted(words: list[str]) -> tuple[str, ...]:
     for at, word in enumerate(words):
         if word in _EXCEPTING:
             mark = ","  # "all services use Postgres except billing" narrows a rule, rejects no choice
+        elif word == "rather" and words[at + 1:at + 2] != ["than"]:
+            mark = ""  # "would rather use X than Y" denies Y, at "than"
         elif word in _NEGATIONS or word.endswith("n't") or word in _CONTRAST_WORDS:  # "must not be": passive
             mark = "¬p" if previous in _BE or word in _BE_NOT or words[at + 1:at + 2] == ["be"] else "¬"
         else:

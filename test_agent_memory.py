@@ -2111,6 +2111,9 @@ class ContradictionsAreNeverMerged(unittest.TestCase):
         ("Replies should use a formal tone with customers.", "Replies should use a casual tone with customers."),
         ("The default branch of the monorepo is main.", "The default branch of the monorepo is develop."),
         ("User's regular days off are Saturday and Sunday.", "User's spouse's days off are Saturday and Sunday."),
+        # ... in other words
+        ("User prefers paper tally sheets over the tablet app in heavy rain.",
+         "In heavy rain the user would rather use the tablet app than paper tally sheets."),
         # a choice taken off a list of denials (review: dropped as a duplicate)
         ("Don't use pnpm or npm.", "Use pnpm; don't use npm."),
         # two clauses exchange a plain word (review: dropped as duplicates)
@@ -2250,6 +2253,9 @@ class ContradictionsAreNeverMerged(unittest.TestCase):
                          # the same values in the same clauses, in another order; a list reordered
                          ("Postgres 15 on port 5432, Redis 7 on 6379.", "Redis 7 on 6379, Postgres 15 on port 5432."),
                          ("Uses Python, Go and Rust.", "Uses Go, Python and Rust."),
+                         # "would rather X than Y" denies Y, not X (held-out 16)
+                         ("User prefers paper tally sheets over the tablet app in heavy rain.",
+                          "In heavy rain the user would rather use paper tally sheets than the tablet app."),
                          # a dash ends what a negation denies (held-out 11)
                          ("Never use `tx.origin` for auth; use `msg.sender` and the role checks in `AccessManager`.",
                           "Don't authenticate with tx.origin \u2014 msg.sender plus AccessManager roles only."),
