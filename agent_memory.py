@@ -1562,21 +1562,28 @@ def _contrasted(words: list[str]) -> tuple[str, ...]:
     "isn't") as "¬p", a comma as "," and a sentence's end or a dash as "|" ("Use Ruff, not Black": "use",
     "ruff", ",", "¬", "black"); nothing if it has no negation or contrast."""
     keys: list[str] = []
-    previous = ""
+    previous, preferring = "", -1  # where "prefers" is, in this sentence
     for at, word in enumerate(words):
         if word in _EXCEPTING:
             mark = ","  # "all services use Postgres except billing" narrows a rule, rejects no choice
         elif word == "rather" and words[at + 1:at + 2] != ["than"]:
             mark = ""  # "would rather use X than Y" denies Y, at "than"
+        elif (word == "to" and 0 <= preferring < len(keys) - 1 and at + 1 < len(words)
+              and words[at + 1] not in _STOP_WORDS and words[at + 1][0].isalpha()):
+            mark = "¬"  # "prefers tea to coffee" denies coffee; "prefers to work" and "prefers PRs to be small" not
         elif word in _NEGATIONS or word.endswith("n't") or word in _CONTRAST_WORDS:  # "must not be": passive
             mark = "¬p" if previous in _BE or word in _BE_NOT or words[at + 1:at + 2] == ["be"] else "¬"
         else:
             mark = "|" if word in ".;!?—" or word == "but" else "," if word in ",:" else ""  # "not X but Y"
         if mark:
+            if mark == "|":
+                preferring = -1
             if keys[-1:] and (keys[-1][0] == mark[0] or keys[-1][0] == "¬" and mark in "|,"):
                 continue  # one mark for a run; "excl. VAT" denies VAT
             keys.append(mark)
         elif word not in _STOP_WORDS and word[0].isalpha():
+            if word in ("prefer", "prefers", "preferred", "preferring"):
+                preferring = len(keys)
             keys.append(_word_key(word))
         previous = word
     return tuple(keys) if any(key[0] == "¬" for key in keys) else ()

@@ -2114,6 +2114,9 @@ class ContradictionsAreNeverMerged(unittest.TestCase):
         # ... in other words
         ("User prefers paper tally sheets over the tablet app in heavy rain.",
          "In heavy rain the user would rather use the tablet app than paper tally sheets."),
+        # "prefers X to Y" turned round, or said with "over" the other way (review)
+        ("Prefers tea to coffee in the afternoon.", "Prefers coffee to tea in the afternoon."),
+        ("Prefers Poetry over pipenv for new projects.", "User prefers pipenv to Poetry for new projects."),
         # a choice taken off a list of denials (review: dropped as a duplicate)
         ("Don't use pnpm or npm.", "Use pnpm; don't use npm."),
         # two clauses exchange a plain word (review: dropped as duplicates)
@@ -2253,6 +2256,9 @@ class ContradictionsAreNeverMerged(unittest.TestCase):
                          # the same values in the same clauses, in another order; a list reordered
                          ("Postgres 15 on port 5432, Redis 7 on 6379.", "Redis 7 on 6379, Postgres 15 on port 5432."),
                          ("Uses Python, Go and Rust.", "Uses Go, Python and Rust."),
+                         # "prefers X to Y" is "X over Y"; "prefers to work" and "to be" deny nothing
+                         ("Prefers tea over coffee in the afternoon.", "Prefers tea to coffee in the afternoon."),
+                         ("Prefers to work in the mornings, before meetings.", "Prefers working mornings, before meetings."),
                          # "would rather X than Y" denies Y, not X (held-out 16)
                          ("User prefers paper tally sheets over the tablet app in heavy rain.",
                           "In heavy rain the user would rather use paper tally sheets than the tablet app."),
