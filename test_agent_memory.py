@@ -2114,6 +2114,8 @@ class ContradictionsAreNeverMerged(unittest.TestCase):
         # ... in other words
         ("User prefers paper tally sheets over the tablet app in heavy rain.",
          "In heavy rain the user would rather use the tablet app than paper tally sheets."),
+        # another week of the month (review: "second" read as a unit of time)
+        ("Sprint review is on the first Tuesday of the month.", "Sprint review is on the second Tuesday of the month."),
         # "prefers X to Y" turned round, or said with "over" the other way (review)
         ("Prefers tea to coffee in the afternoon.", "Prefers coffee to tea in the afternoon."),
         ("Prefers Poetry over pipenv for new projects.", "User prefers pipenv to Poetry for new projects."),
@@ -2256,6 +2258,11 @@ class ContradictionsAreNeverMerged(unittest.TestCase):
                          # the same values in the same clauses, in another order; a list reordered
                          ("Postgres 15 on port 5432, Redis 7 on 6379.", "Redis 7 on 6379, Postgres 15 on port 5432."),
                          ("Uses Python, Go and Rust.", "Uses Go, Python and Rust."),
+                         # an ordinal day however written; "every second Tuesday" stays biweekly
+                         ("Controlled drug register audits are on the first Monday of each month.",
+                          "CD register is audited the 1st Monday of every month."),
+                         ("Agronomist is Fiona Baird; visits every second Tuesday.",
+                          "Agronomist Fiona Baird visits every other Tuesday."),
                          # "prefers X to Y" is "X over Y"; "prefers to work" and "to be" deny nothing
                          ("Prefers tea over coffee in the afternoon.", "Prefers tea to coffee in the afternoon."),
                          ("Prefers to work in the mornings, before meetings.", "Prefers working mornings, before meetings."),
