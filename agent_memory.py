@@ -1530,6 +1530,8 @@ def _analyse_text(text: str) -> _Analysis:
         bucket = zlib.crc32(feature.encode("utf-8")) & mask
         weights[bucket] = weights.get(bucket, 0) + weight
     folded_words = _FOLDED_WORD.findall(text.casefold())
+    polar_words = [word[:-1] if word[-1] == "s" and word not in _OPPOSITES and word[:-1] in _OPPOSITES else word
+                   for word in folded_words]  # "mornings" / "afternoons" are opposites too
     excepted = frozenset(_word_key(word.casefold()) for word in _EXCEPTED.findall(text))
     return _Analysis(
         weights=weights,
@@ -1542,8 +1544,8 @@ def _analyse_text(text: str) -> _Analysis:
         acronyms=frozenset(acronyms),
         derived=frozenset(derived),
         words=tuple(word for word in folded_words if word not in _STOP_WORDS),
-        polar=frozenset(word for word in folded_words if word in _OPPOSITES),
-        polar_places=_polar_places(folded_words),
+        polar=frozenset(word for word in polar_words if word in _OPPOSITES),
+        polar_places=_polar_places(polar_words),
         skeleton=tuple(skeleton),
         slots=tuple(slots),
         negated=(any(word in _NEGATIONS or word.endswith("n't") for word in folded_words)

@@ -2116,6 +2116,8 @@ class ContradictionsAreNeverMerged(unittest.TestCase):
          "In heavy rain the user would rather use the tablet app than paper tally sheets."),
         # another part of the day (review)
         ("Send the weekly report on Monday morning.", "Send the weekly report on Monday afternoon."),
+        ("Send the weekly report on Monday morning, before standup.",
+         "Weekly report: send it on Monday afternoons, before standup."),
         # another week of the month (review: "second" read as a unit of time)
         ("Sprint review is on the first Tuesday of the month.", "Sprint review is on the second Tuesday of the month."),
         # "prefers X to Y" turned round, or said with "over" the other way (review)
