@@ -1317,6 +1317,8 @@ def _atom_kind_and_key(atom: str, in_code: bool, sentence_start: bool) -> tuple[
         return "name", _SYNONYMS.get(acronym, acronym)
     if atom == "May" and not sentence_start:  # the month, not the verb
         return "name", "may"
+    if atom == "Will":  # a name: facts say "will" in lower case ("Will handles on-call" / "Sam handles on-call")
+        return "name", "will"
     if len(atom) == 1 and atom.isupper() and atom != "I" and not sentence_start:  # "lot B", "vitamin D"
         return "name", lowered
     if lowered in _STOP_WORDS or lowered in _NEGATIONS or "'" in lowered:  # "'" is left in "can't" only

@@ -2114,6 +2114,8 @@ class ContradictionsAreNeverMerged(unittest.TestCase):
         # ... in other words
         ("User prefers paper tally sheets over the tablet app in heavy rain.",
          "In heavy rain the user would rather use the tablet app than paper tally sheets."),
+        # "Will" is a name (review: it was read as the small word, and the name vanished)
+        ("Will handles on-call this week.", "Sam handles on-call this week."),
         # another part of the day (review)
         ("Send the weekly report on Monday morning.", "Send the weekly report on Monday afternoon."),
         ("Send the weekly report on Monday morning, before standup.",
