@@ -1060,6 +1060,8 @@ _PHRASES: list[tuple[_Regex, Any]] = [
                                             match.group(3))))),
     (_Regex(rf"\b{_MONTH},? (?:of )?((?:19|20)\d\d)\b", re.IGNORECASE),
      lambda match: _month_of_year(match.group(2), str(_MONTH_NUMBERS[match.group(1).lower()]), match.group())),
+    (_Regex(rf"\b{_MONTH} ['’](\d\d)\b", re.IGNORECASE),  # "Mar '26"
+     lambda match: _month_of_year("20" + match.group(2), str(_MONTH_NUMBERS[match.group(1).lower()]), match.group())),
     (_Regex(rf"{_DATE_START}(\d{{1,2}})/((?:19|20)\d\d){_DATE_END}"),
      lambda match: _month_of_year(match.group(2), match.group(1), match.group())),
     (_Regex(rf"{_DATE_START}((?:19|20)\d\d)-(\d\d){_DATE_END}"),
