@@ -1806,17 +1806,23 @@ def _unit_cosines(query: Sequence[float], vectors: list[tuple[float, ...]]) -> l
 #     the same words but one, a plain word each ("uses pnpm" / "uses yarn" in
 #     the same sentence; `_one_word_swapped`);
 #   - one is negated and the other not ("likes" / "doesn't like"), or one uses
-#     a word whose opposite the other uses ("before" / "after"; `_opposed`);
-#   - the new text says something changed ("now", "moved to", "no longer");
+#     a word whose opposite the other uses ("before" / "after", "mornings" /
+#     "afternoons"; `_opposed`), or a small word of another grade ("must" /
+#     "may", "was" / "is", "most" / "all", "next" / "this"; `_grades_differ`);
+#   - the new text says something changed ("now", "moved to", "no longer") and
+#     its entry does not say so too;
 #   - the same values are exchanged: in the same words ("8080 for staging, 9090
 #     for prod" / "9090 for staging, 8080 for prod"; `_values_swapped`), between
 #     clauses in other words (`_pairings_exchanged`), or by a clause taking one
 #     clause's words and another's values ("API on port 9090" for "API on port
-#     8080, admin on port 9090"; `_values_regrouped`);
-#   - a choice is turned round: across "not" ("Use Ruff, not Black" / "Use
-#     Black, not Ruff"; `_swapped_around_negation`), or each text denies what the
-#     other holds ("Use SQLite, not Postgres" / "SQLite is not used; use
-#     Postgres"; `_negations_crossed`);
+#     8080, admin on port 9090"; `_values_regrouped`), or two clauses exchange
+#     a plain word ("Alice uses postgres, Bob uses mysql" turned round;
+#     `_words_exchanged`);
+#   - a choice is turned round: across "not", "over" or "prefers ... to" ("Use
+#     Ruff, not Black" / "Use Black, not Ruff"; `_swapped_around_negation`), or
+#     one text denies what the other holds or chooses ("Use SQLite, not
+#     Postgres" / "SQLite is not used; use Postgres", "Don't use pnpm or npm" /
+#     "Use pnpm; don't use npm"; `_negations_crossed`);
 #   - they name other days, or the same days in other ranges ("Mon–Thu, Fridays
 #     for research" / "Tue–Fri, Mondays for research").
 # How `MergeDetector` uses this, with the thresholds, is in its docstring.
