@@ -1114,13 +1114,14 @@ _ADDING_MARKERS = _Regex(r"\b(?:also|too|as well|another|one more|an? (?:second|
                          re.IGNORECASE)  # "... is also in the notebook"
 _UPDATE_MARKERS = _Regex(
     r"\b(?:now|moved|switched|changed|upgraded|downgraded|bumped|raised|increased|decreased|reduced|lowered|cut|"
-    r"replaced|swapped|renamed|migrated|no longer|instead|anymore|any more|has started|have started|started using|"
+    r"replaced|swapped|renamed|migrated|no longer|instead(?! of)|anymore|any more|has started|have started|started using|"
     r"stopped|updated|extended|shortened|postponed|rescheduled|delayed|slipped|pushed back|brought forward|"
     r"(?<!the )(?<!on )(?<!top )(?<!bottom )left(?! (?:side|hand|knee|foot|ankle|leg|arm|shoulder|hip|eye|ear|"
     r"wrist|elbow|ring|index|middle|little|pinky|thumb|big toe|achilles|calf|hamstring|quad|lung|click|pane|panel|"
     r"column|margin|sidebar|corner|lane|turn))|took over|from (?!\d)\S+ to)\b",  # "Sam left Google", not "left knee"
     re.IGNORECASE,
 )
+_SAME_MARKER = {"anymore": "no longer", "any more": "no longer"}  # "doesn't ... anymore" / "no longer ..."
 _UNITS = frozenset("ms millisecond s second sec minute min hour day week month year kb mb gb tb px fps hz rpm kg km "
                    "cm mm m mi ft lb mg ml mph gib percent thousand million billion trillion bn".split())
 _KIND_WEIGHTS = {"word": 10, "name": 20, "code": 20, "number": 30}  # integers keep the sums exact
@@ -1170,6 +1171,9 @@ prefer want like love use write keep give make put show send ask tell call check
 summarise explain report share follow treat mention include add always usually often mostly sometimes typically
 generally please do run work need require
 """.split())
+_VERBS = frozenset(_word_key(word) for word in """
+take remove get go goes come have hold make set store save see handle manage bring receive accept carry
+""".split())  # more verbs of everyday notes, which a one-word swap passes over ("removes" / "takes ... out")
 _PERIODS = frozenset(_word_key(word) for word in "quarter morning afternoon evening night weekend fortnight term "
                      "semester season shift".split())  # "every quarter" is no "every month"
 
@@ -1554,7 +1558,8 @@ def _analyse_text(text: str) -> _Analysis:
         slots=tuple(slots),
         negated=(any(word in _NEGATIONS or word.endswith("n't") for word in folded_words)
                  or bool(_CONTRAST.search(text.casefold()))),
-        updating=frozenset(marker.casefold() for marker in _UPDATE_MARKERS.findall(text)),
+        updating=frozenset(_SAME_MARKER.get(marker.casefold(), marker.casefold())
+                           for marker in _UPDATE_MARKERS.findall(text)),
         adding=bool(_ADDING_MARKERS.search(text)),
         days=frozenset(keys & _CALENDAR_WORDS) - excepted,
         day_ranges=_day_ranges(text.casefold(), excepted),
@@ -2213,7 +2218,8 @@ def _one_word_swapped(old: _Analysis, new: _Analysis) -> bool:
     if len(old.words[start]) < 3 or len(new.words[start]) < 3:  # "s" of "1:1s" is no "second"
         return False
     return swapped[0][:3] != swapped[1][:3] and not any(
-        word in _OPENING_WORDS or word in _USE_VERBS or word in _STOP_WORDS or word in _NEGATIONS for word in swapped)
+        word in _OPENING_WORDS or word in _USE_VERBS or word in _VERBS or word in _STOP_WORDS or word in _NEGATIONS
+        for word in swapped)
 
 
 def _grades_differ(old: _Analysis, new: _Analysis) -> bool:

@@ -2285,6 +2285,14 @@ class ContradictionsAreNeverMerged(unittest.TestCase):
                          ("Tests must pass and docs should be updated before merging.",
                           "Docs should be updated and tests must pass before merging."),
                          ("Sam left Google in 2024 to join Stripe.", "Sam left Google in 2024 and joined Stripe."),
+                         # "instead of" contrasts, it announces no change; "anymore" is "no longer" (held-out 17)
+                         ("Images must go through astro:assets <Image />, never raw <img> tags.",
+                          "Use <Image /> from astro:assets instead of plain <img>."),
+                         ("User does not take commissions for chandeliers anymore.",
+                          "User no longer takes commissions for chandeliers."),
+                         # one verb for another (held-out 17)
+                         ("User is allergic to lily pollen and always removes the stamens.",
+                          "User is allergic to lily pollen, so always takes the stamens out."),
                          # small words of the same grade, or of several on both sides
                          ("Every PR needs one approving review.", "Each PR needs one approving review."),
                          ("Tests must pass and docs should be reviewed before merging.",
