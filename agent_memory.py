@@ -1268,6 +1268,7 @@ class _Analysis(NamedTuple):
     acronyms: frozenset[str]  # names written in capitals: "ha" for "HA", "pr" for "PRs"
     derived: frozenset[str]  # keys that are only initials of its names: "ha" for "Home Assistant"
     words: tuple[str, ...]  # its words in order, stop words left out
+    word_keys: tuple[str, ...]  # the key of each of them
     polar: frozenset[str]  # words with an opposite: "before", "after", "enabled", …
     polar_places: tuple[tuple[str, str, str], ...]  # each of them with the words before and after it
     skeleton: tuple[str, ...]  # the plain words, in order: "Staging runs on port # and prod on port #"
@@ -1538,6 +1539,7 @@ def _analyse_text(text: str) -> _Analysis:
         bucket = zlib.crc32(feature.encode("utf-8")) & mask
         weights[bucket] = weights.get(bucket, 0) + weight
     folded_words = _FOLDED_WORD.findall(text.casefold())
+    words = tuple(word for word in folded_words if word not in _STOP_WORDS)
     polar_words = [word[:-1] if word[-1] == "s" and word not in _OPPOSITES and word[:-1] in _OPPOSITES else word
                    for word in folded_words]  # "mornings" / "afternoons" are opposites too
     excepted = frozenset(_word_key(word.casefold()) for word in _EXCEPTED.findall(text))
@@ -1551,7 +1553,8 @@ def _analyse_text(text: str) -> _Analysis:
         initialled=frozenset(initialled),
         acronyms=frozenset(acronyms),
         derived=frozenset(derived),
-        words=tuple(word for word in folded_words if word not in _STOP_WORDS),
+        words=words,
+        word_keys=tuple(map(_word_key, words)),
         polar=frozenset(word for word in polar_words if word in _OPPOSITES),
         polar_places=_polar_places(polar_words),
         skeleton=tuple(skeleton),
@@ -2006,8 +2009,8 @@ def _words_exchanged(a: _Analysis, b: _Analysis) -> bool:
     before merging" reordered) exchanges nothing, nor does a list reordered (a clause of one word)."""
     if a.words == b.words or len(a.clauses) > _CLAUSES_MAX or len(b.clauses) > _CLAUSES_MAX:
         return False
-    words = Counter(map(_word_key, a.words))
-    if words != Counter(map(_word_key, b.words)):
+    words = Counter(a.word_keys)
+    if words != Counter(b.word_keys):
         return False
     plain = words.keys() - _OPENING_WORDS - _USE_VERBS
     clauses = [Counter(clause & plain for clause in text.clauses) for text in (a, b)]
@@ -2205,7 +2208,7 @@ def _one_word_swapped(old: _Analysis, new: _Analysis) -> bool:
     pnpm for packages" / "... yarn ..."; "Replies in a formal tone" / "a casual tone")? A value may be
     a plain word, and a merge would keep both, contradicting itself. A verb ("uses" / "runs"), a
     small word or a form of the same word ("enable" / "enabled", "caps" / "capitals") is no such value."""
-    one, other = [_word_key(word) for word in old.words], [_word_key(word) for word in new.words]
+    one, other = old.word_keys, new.word_keys
     start = 0
     while start < min(len(one), len(other)) and one[start] == other[start]:
         start += 1
