@@ -872,7 +872,8 @@ _OPPOSITE_PAIRS = [
     ("internal", "external"), ("sync", "async"), ("start", "stop"), ("open", "closed"), ("first", "last"),
     ("light", "dark"), ("tabs", "spaces"), ("only", "also"), ("all", "some"), ("all", "none"),
     ("early", "late"), ("earlier", "later"), ("morning", "evening"), ("morning", "afternoon"),
-    ("afternoon", "evening"), ("morning", "night"), ("afternoon", "night"), ("biweekly", "every"), ("biweekly", "weekly"),
+    ("afternoon", "evening"), ("morning", "night"), ("afternoon", "night"), ("biweekly", "every"),
+    ("biweekly", "weekly"),
     ("incl", "excl"), ("incl", "excluding"), ("including", "excl"), ("including", "excluding"),
     ("inclusive", "exclusive"), ("left", "right"), ("top", "bottom"), ("upper", "lower"), ("north", "south"),
     ("east", "west"), ("horizontal", "vertical"), ("ascending", "descending"), ("asc", "desc"),
@@ -947,7 +948,9 @@ _CLAUSE_JOINERS = frozenset(("and", "but", "while", "whereas"))
 _GRADES = (({"must", "shall"}, {"should"}, {"may", "can", "could", "might"}), ({"was", "were"}, {"is", "are"}),
            ({"all", "every", "each"}, {"most"}, {"some", "few"}), ({"next"}, {"this"}, {"last"}))
 _GRADED_WORDS = frozenset(word for scale in _GRADES for grade in scale for word in grade)
-_WORD_OR_MARK = _Regex(r"[a-z']+|[.,:;!?](?=\s|$)|(?<=\s)—(?=\s)")  # words, and the punctuation that parts them
+_PARTICIPLES = frozenset("born written made built given taken known seen done held run begun chosen driven shown "
+                         "grown drawn sent spent paid kept left lost met sold told found".split())
+_WORD_OR_MARK = _Regex(r"[a-z']+|[.,:;!?](?=\s|$)|(?<=\s)[—–-](?=\s)")  # words, and the punctuation that parts them
 # "except" counts as a negation ("all services except billing" is not "all services"), but where
 # `_contrasted` reads which choice is rejected it narrows a rule and rejects none: it reads as ",".
 _EXCEPTING = frozenset(("except", "excluding", "excl"))
@@ -1032,7 +1035,7 @@ _NO_RANGE_END = r"(?<!\d[-–])(?<!\d [-–] )(?<!\d to )"  # "14 July 2026" in 
 
 
 # re.ASCII: with IGNORECASE alone, "ı" (a dotless i) would match "i", and "Frı" name no day.
-_ORDINALS = {"first": "1st", "second": "2nd", "third": "3rd", "fourth": "4th", "fifth": "5th"}
+_ORDINALS = {"first": "1st first", "second": "2nd", "third": "3rd", "fourth": "4th", "fifth": "5th"}  # "first" / "last"
 _PHRASES: list[tuple[_Regex, Any]] = [
     # One spelling per date, one atom: "2026-03-31", "31.03.2026", "March 31st, 2026" are "2026.03.31".
     (_Regex(rf"\b(\d{{1,2}}) ?(?:[-–]|to) ?(\d{{1,2}})(?:st|nd|rd|th)?(?: of)? {_MONTH},? ((?:19|20)\d\d)\b",
@@ -1061,17 +1064,21 @@ _PHRASES: list[tuple[_Regex, Any]] = [
     (_Regex(rf"\b{_MONTH},? (?:of )?((?:19|20)\d\d)\b", re.IGNORECASE),
      lambda match: _month_of_year(match.group(2), str(_MONTH_NUMBERS[match.group(1).lower()]), match.group())),
     (_Regex(rf"\b{_MONTH} ['’](\d\d)\b", re.IGNORECASE),  # "Mar '26"
-     lambda match: _month_of_year("20" + match.group(2), str(_MONTH_NUMBERS[match.group(1).lower()]), match.group())),
+     lambda match: _month_of_year(("19" if int(match.group(2)) > 40 else "20") + match.group(2),  # "Sep '98"
+                                  str(_MONTH_NUMBERS[match.group(1).lower()]), match.group())),
     (_Regex(rf"{_DATE_START}(\d{{1,2}})/((?:19|20)\d\d){_DATE_END}"),
      lambda match: _month_of_year(match.group(2), match.group(1), match.group())),
     (_Regex(rf"{_DATE_START}((?:19|20)\d\d)-(\d\d){_DATE_END}"),
      lambda match: _month_of_year(match.group(1), match.group(2), match.group())),
     (_Regex(rf"\b({_ISO_DATE}) ?(?:[-–]|\.\.|to|until|through) ?({_ISO_DATE})\b", re.IGNORECASE), r"\1/\2"),  # "2026-07-01 to 2026-07-14", one value like "1-14 July 2026"
-    (_Regex(r"(?<=\d\d)(?: ?[×✕] ?| x | by )(?=\d\d)"), "x"),  # "800 × 600", "800 by 600": "800x600"; "3 × 12h" stays
+    # "800 × 600" and "800 by 600" are "800x600"; "3 × 12h" and "Node 22 by 2026" stay
+    (_Regex(r"(?<=\d\d)(?: ?[×✕] ?| x |(?<=\d\d\d) by (?=\d\d\d(?!\d)))(?=\d\d)"), "x"),
     (_Regex(r"\bM ?[–-] ?F\b"), "Monday–Tuesday–Wednesday–Thursday–Friday"),  # "M–F"
     # "the second Tuesday" is "the 2nd Tuesday", no unit of time; "every second Tuesday" is biweekly
     (_Regex(r"(?<!every )\b(first|second|third|fourth|fifth)(?=\s+(?:mon|tue|wed|thu|fri|sat|sun|week|day|working|business)\w*\b)",
             re.IGNORECASE), lambda match: _ORDINALS[match.group(1).lower()]),
+    (_Regex(r"\b(?:last|final)(?=\s+(?:mon|tue|wed|thu|fri|sat|sun|week|day|working|business)\w*(?:\s+day)?\s+of\b)",
+            re.IGNORECASE), "0th"),  # "the last Monday of the month", an ordinal too
     (_Regex(r"(?<=\w )[Nn]o\.\s?(?=\d)"), "number "),  # "Invoice No. 7" says no "no"; "No. 3 failed" does
     (_Regex(rf"(?<![\w$])({_CURRENCY})\s?(?=\d)"), lambda match: _CURRENCIES[match.group(1)] + " "),  # "USD 90"
     (_Regex(rf"(?<=\d)\s?({_CURRENCY})(?![\w$])"), lambda match: " " + _CURRENCIES[match.group(1)]),  # "90 €"
@@ -1569,11 +1576,26 @@ def _analyse_text(text: str) -> _Analysis:
         hyphenated=frozenset(tuple(_word_key(part) for part in word.split("-"))
                              for word in _HYPHENATED.findall(text.casefold())),
         contrasted=_contrasted(_WORD_OR_MARK.findall(text.casefold())),
-        graded=frozenset(word for word in folded_words if word in _GRADED_WORDS),
+        graded=_graded(folded_words),
         pairings=Counter(pairing for pairing in (frozenset(key[1:] for key in clause if key[0] == "#")
                                                  for clause in clauses) if len(pairing) >= 2),
         clauses=tuple(frozenset(key.lstrip("#") for key in clause) for clause in clauses),
     )
+
+
+def _graded(words: list[str]) -> frozenset[str]:
+    """The words of ``words`` (lower-case, stop words kept) on a scale of ``_GRADES``. "was" before a
+    participle tells an event, no tense of the fact ("Sam was hired in 2022" / "Sam is the lead,
+    hired 2022"), and "only ... can" is "must" ("Only admins can deploy" / "Admins must deploy")."""
+    graded = set()
+    for at, word in enumerate(words):
+        if word not in _GRADED_WORDS:
+            continue
+        following = words[at + 1] if at + 1 < len(words) else ""
+        if word in _BE and (following.endswith("ed") or following in _PARTICIPLES):
+            continue
+        graded.add("must" if word in ("can", "could") and "only" in words[:at] else word)
+    return frozenset(graded)
 
 
 def _contrasted(words: list[str]) -> tuple[str, ...]:
@@ -1587,13 +1609,13 @@ def _contrasted(words: list[str]) -> tuple[str, ...]:
             mark = ","  # "all services use Postgres except billing" narrows a rule, rejects no choice
         elif word == "rather" and words[at + 1:at + 2] != ["than"]:
             mark = ""  # "would rather use X than Y" denies Y, at "than"
-        elif (word == "to" and 0 <= preferring < len(keys) - 1 and at + 1 < len(words)
-              and words[at + 1] not in _STOP_WORDS and words[at + 1][0].isalpha()):
+        elif (word == "to" and (0 <= preferring < len(keys) - 1 or previous in ("preferred", "preferable"))
+              and at + 1 < len(words) and words[at + 1] not in _STOP_WORDS and words[at + 1][0].isalpha()):
             mark = "¬"  # "prefers tea to coffee" denies coffee; "prefers to work" and "prefers PRs to be small" not
         elif word in _NEGATIONS or word.endswith("n't") or word in _CONTRAST_WORDS:  # "must not be": passive
             mark = "¬p" if previous in _BE or word in _BE_NOT or words[at + 1:at + 2] == ["be"] else "¬"
         else:
-            mark = "|" if word in ".;!?—" or word == "but" else "," if word in ",:" else ""  # "not X but Y"
+            mark = "|" if word in ".;!?—–-" or word == "but" else "," if word in ",:" else ""  # "not X but Y"
         if mark:
             if mark == "|":
                 preferring = -1
@@ -2086,7 +2108,8 @@ def _affirmed(keys: tuple[str, ...]) -> frozenset[str]:
             sentence.append(key)
             continue
         if not any(word[0] == "¬" for word in sentence):
-            affirmed.update(word for verb, word in zip(sentence, sentence[1:]) if verb in _USE_VERBS and word != ",")
+            affirmed.update(word for verb, word, after in zip(sentence, sentence[1:], sentence[2:] + [","])
+                            if verb in _USE_VERBS and word != "," and after == ",")  # "run tests locally": no choice
         sentence = []
     return frozenset(affirmed)
 
@@ -2218,6 +2241,8 @@ def _one_word_swapped(old: _Analysis, new: _Analysis) -> bool:
     if len(one) - start - end != 1 or len(other) - start - end != 1 or len(one) < 3:
         return False
     swapped = one[start], other[start]
+    if _UPDATE_MARKERS.fullmatch(old.words[start]) and _UPDATE_MARKERS.fullmatch(new.words[start]):
+        return False  # "moved" / "switched": both say it changed
     if len(old.words[start]) < 3 or len(new.words[start]) < 3:  # "s" of "1:1s" is no "second"
         return False
     return swapped[0][:3] != swapped[1][:3] and not any(

@@ -1798,6 +1798,7 @@ class FeaturesReadValuesOneWay(unittest.TestCase):
                          "Backups in /srv/2026-03-31.tar and v1.2.2026")  # a path, a version
         self.assertEqual(am._normalise("Renders 1920 × 1080 (3 × 12 tiles)"), "Renders 1920x1080 (3 × 12 tiles)")
         self.assertEqual(am._normalise("Window: 1200 by 800 px"), "Window: 1200x800 px")
+        self.assertEqual(am._normalise("Upgrade to Node 22 by 2026."), "Upgrade to Node 22 by 2026.")  # no size
         self.assertTrue(am._conflict("Main window default size is 1200x800.", "Default main window: 1200 by 600 px."))
         self.assertTrue({"monday", "friday"} <= am._analyse("On call M–F.").keys)
 
@@ -1820,6 +1821,7 @@ class FeaturesReadValuesOneWay(unittest.TestCase):
                          "Marking 2025-26, Marking 31, 2026, Jane 2026, Mary 2026")  # names, no months
         self.assertEqual(am._normalise("Season 2025-12 and 13/2026"), "Season 2025m12 and 13/2026")  # no month 13
         self.assertTrue(am._conflict("The medical expires in March 2026.", "The medical expires in May 2026."))
+        self.assertEqual(am._normalise("Member since Sep '98."), "Member since 1998m09.")
 
     def test_stop_words_and_contractions_carry_no_meaning(self):
         keys = am._analyse("This was what it does and has; they're fine, we'll see, Redis's port").keys
@@ -2116,6 +2118,11 @@ class ContradictionsAreNeverMerged(unittest.TestCase):
          "In heavy rain the user would rather use the tablet app than paper tally sheets."),
         # "Will" is a name (review: it was read as the small word, and the name vanished)
         ("Will handles on-call this week.", "Sam handles on-call this week."),
+        # "first" / "last" of the month, "preferred to" turned round, a choice across an en dash (review)
+        ("The release train runs on the first Monday of the month.",
+         "The release train runs on the last Monday of the month."),
+        ("Tabs are preferred to spaces in the Makefile.", "Spaces are preferred to tabs in the Makefile."),
+        ("Use pnpm for installs \u2013 never npm.", "Use npm for installs \u2013 never pnpm."),
         # another part of the day (review)
         ("Send the weekly report on Monday morning.", "Send the weekly report on Monday afternoon."),
         ("Send the weekly report on Monday morning, before standup.",
@@ -2293,6 +2300,11 @@ class ContradictionsAreNeverMerged(unittest.TestCase):
                          # one verb for another (held-out 17)
                          ("User is allergic to lily pollen and always removes the stamens.",
                           "User is allergic to lily pollen, so always takes the stamens out."),
+                         # "was" telling an event, "only ... can" as "must", a manner after a verb (review)
+                         ("Sam was hired as tech lead in 2022.", "Sam is the tech lead, hired in 2022."),
+                         ("Only admins can run migrations in prod.", "Migrations in prod must be run by admins."),
+                         ("Don't run tests in Docker; run them locally.",
+                          "Run tests locally. Docker is not used for tests."),
                          # small words of the same grade, or of several on both sides
                          ("Every PR needs one approving review.", "Each PR needs one approving review."),
                          ("Tests must pass and docs should be reviewed before merging.",
