@@ -2144,6 +2144,9 @@ def _negated(keys: tuple[str, ...]) -> frozenset[str]:
     return frozenset(denied)
 
 
+_HYPHENATED_PAIRS_MAX = 1024  # pairs of hyphenated words, one only in each text, worth comparing
+
+
 def _hyphenated_siblings(a: _Analysis, b: _Analysis) -> bool:
     """Does each text hold a hyphenated word the other lacks, the two sharing their first or last
     part and differing in another ("acme-io" / "acme-internal", "docker-local" / "libs-release-local")
@@ -2153,6 +2156,8 @@ def _hyphenated_siblings(a: _Analysis, b: _Analysis) -> bool:
     only_a, only_b = a.hyphenated - b.hyphenated, b.hyphenated - a.hyphenated
     if not only_a or not only_b:
         return False
+    if len(only_a) * len(only_b) > _HYPHENATED_PAIRS_MAX:
+        return True  # texts this far apart restate nothing; comparing every pair would be slow
     for words, longer in ((only_a, only_b), (only_b, only_a)):
         if not words.isdisjoint({word[:end] for word in longer for end in range(2, len(word))}):
             return True
