@@ -2040,8 +2040,11 @@ def _words_exchanged(a: _Analysis, b: _Analysis) -> bool:
     if len(only_a) != 2 or len(only_b) != 2 or min(map(len, only_a + only_b)) < 2:
         return False
     (one, other), (first, second) = only_a, only_b
-    return any(len(x - y) == 1 and len(y - x) == 1 and x - y == w - z and y - x == z - w
-               for x, y, z, w in ((one, first, other, second), (one, second, other, first)))
+    for mine, theirs in ((first, second), (second, first)):  # which clause of b is ``one`` of a's
+        left, came = one - mine, mine - one  # the word that left ``one``, and the word that came in
+        if len(left) == 1 and len(came) == 1 and theirs - other == left and other - theirs == came:
+            return True
+    return False
 
 
 def _values_regrouped(old: _Analysis, new: _Analysis) -> bool:
@@ -2245,20 +2248,21 @@ def _one_word_swapped(old: _Analysis, new: _Analysis) -> bool:
         end += 1
     if len(one) - start - end != 1 or len(other) - start - end != 1 or len(one) < 3:
         return False
-    swapped = one[start], other[start]
-    if _UPDATE_MARKERS.fullmatch(old.words[start]) and _UPDATE_MARKERS.fullmatch(new.words[start]):
+    written, swapped = (old.words[start], new.words[start]), (one[start], other[start])
+    if all(map(_UPDATE_MARKERS.fullmatch, written)):
         return False  # "moved" / "switched": both say it changed
-    if len(old.words[start]) < 3 or len(new.words[start]) < 3:  # "s" of "1:1s" is no "second"
+    if min(map(len, written)) < 3:  # "s" of "1:1s" is no "second"
         return False
-    return swapped[0][:3] != swapped[1][:3] and not any(
-        word in _OPENING_WORDS or word in _USE_VERBS or word in _VERBS or word in _STOP_WORDS or word in _NEGATIONS
-        for word in swapped)
+    return swapped[0][:3] != swapped[1][:3] and _NO_VALUE_WORDS.isdisjoint(swapped)
+
+
+_NO_VALUE_WORDS = _OPENING_WORDS | _USE_VERBS | _VERBS | _STOP_WORDS | _NEGATIONS  # what a one-word swap passes over
 
 
 def _grades_differ(old: _Analysis, new: _Analysis) -> bool:
     """Does each text use one grade of a scale, and another ("Migrations must be squashed" / "may be
     squashed", "Dana was the lead" / "Dana is the lead", "Most services" / "All services", "next
-    Tuesday" / "this Tuesday")? Stop words, they count for nothing else."""
+    Tuesday" / "this Tuesday")? They are stop words, which no other rule reads."""
     for scale in _GRADES:
         grades = [{at for at, grade in enumerate(scale) if grade & text.graded} for text in (old, new)]
         if len(grades[0]) == 1 and len(grades[1]) == 1 and grades[0] != grades[1]:
