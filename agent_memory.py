@@ -2093,17 +2093,19 @@ def _swapped_around_negation(a: _Analysis, b: _Analysis) -> bool:
 def _negations_crossed(a: _Analysis, b: _Analysis) -> bool:
     """Does each text negate a word the other holds, and neither what the other negates ("Use SQLite,
     not Postgres" / "SQLite is not used; use Postgres", "Always Vitest, not Jest" / "Jest only, no
-    Vitest")? A preference turned round in other words."""
+    Vitest"), or does one choose what the other denies ("Don't use pnpm or npm" / "Use pnpm; don't
+    use npm")? A preference turned round in other words."""
     one, other = _negated(a.contrasted), _negated(b.contrasted)
     one, other = one - other, other - one  # "merge commits" / "squash merges": "commit" / "squash"
     if one & _affirmed(b.contrasted) or other & _affirmed(a.contrasted):
-        return True  # "Don't use pnpm or npm" / "Use pnpm; don't use npm"
+        return True
     return bool(one and other and one <= b.keys and other <= a.keys)
 
 
 def _affirmed(keys: tuple[str, ...]) -> frozenset[str]:
-    """What ``keys`` (as ``_contrasted`` gives them) say to use, prefer or need ("use pnpm") in a
-    sentence that negates nothing."""
+    """What ``keys`` (as ``_contrasted`` gives them) say to use, prefer or need, in a sentence that
+    negates nothing: the word after such a verb that ends its clause ("use pnpm"; not "run tests
+    locally", a manner, nor "use them in Docker")."""
     affirmed: set[str] = set()
     sentence: list[str] = []
     for key in keys + ("|",):
@@ -2112,7 +2114,7 @@ def _affirmed(keys: tuple[str, ...]) -> frozenset[str]:
             continue
         if not any(word[0] == "¬" for word in sentence):
             affirmed.update(word for verb, word, after in zip(sentence, sentence[1:], sentence[2:] + [","])
-                            if verb in _USE_VERBS and word != "," and after == ",")  # "run tests locally": no choice
+                            if verb in _USE_VERBS and word != "," and after == ",")
         sentence = []
     return frozenset(affirmed)
 
