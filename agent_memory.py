@@ -2255,10 +2255,19 @@ def _one_word_swapped(old: _Analysis, new: _Analysis) -> bool:
         return False  # "moved" / "switched": both say it changed
     if min(map(len, written)) < 3:  # "s" of "1:1s" is no "second"
         return False
-    return swapped[0][:3] != swapped[1][:3] and _NO_VALUE_WORDS.isdisjoint(swapped)
+    return (swapped[0][:3] != swapped[1][:3] and _NO_VALUE_WORDS.isdisjoint(swapped)
+            and frozenset(swapped) not in _INTERCHANGEABLE)
 
 
 _NO_VALUE_WORDS = _OPENING_WORDS | _USE_VERBS | _VERBS | _STOP_WORDS | _NEGATIONS  # what a one-word swap passes over
+# Words a one-word swap reads as the same, though they are no synonyms for the projections (where
+# a group of their own shifted the cosines of other facts): spellings, short forms, everyday pairs.
+_INTERCHANGEABLE = frozenset(frozenset(map(_word_key, pair.split("/"))) for pair in """
+grey/gray mum/mom mould/mold paediatrician/pediatrician programme/program cheque/check aluminium/aluminum
+tyre/tire kerb/curb msg/message bday/birthday pkg/package pic/picture pics/pictures photo/picture info/information
+kid/child kids/children holiday/vacation big/large small/little casual/informal bug/defect job/task
+lives/resides leads/heads quick/fast begin/start
+""".split())
 
 
 def _grades_differ(old: _Analysis, new: _Analysis) -> bool:

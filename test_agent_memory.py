@@ -2298,6 +2298,11 @@ class ContradictionsAreNeverMerged(unittest.TestCase):
                           "Use <Image /> from astro:assets instead of plain <img>."),
                          ("User does not take commissions for chandeliers anymore.",
                           "User no longer takes commissions for chandeliers."),
+                         # one word for another that means the same: a short list (review)
+                         ("Replies to the client should use a casual tone.",
+                          "Replies to the client should use an informal tone."),
+                         ("User drops the kids at school on Mondays.", "User drops the children at school on Mondays."),
+                         ("The office walls are painted grey in the lobby.", "The office walls are painted gray in the lobby."),
                          # one verb for another (held-out 17)
                          ("User is allergic to lily pollen and always removes the stamens.",
                           "User is allergic to lily pollen, so always takes the stamens out."),
