@@ -957,6 +957,7 @@ _EXCEPTING = frozenset(("except", "excluding", "excl"))
 _BE = frozenset(("is", "are", "was", "were", "be", "been"))  # "Black is not used": the subject is denied
 _BE_NOT = frozenset(("isn't", "aren't", "wasn't", "weren't", "isnt", "arent", "wasnt", "werent"))
 _CONTRAST_WORDS = frozenset(("rather", "than", "over", "instead", "versus", "vs"))  # "rather than", "X over Y"
+_PREFERRING = frozenset(("prefer", "prefers", "preferred", "preferring", "preferable"))  # "... X to Y" is "X over Y"
 _RANGE_BEFORE = _Regex(r"\d\s*(?:[-–—]|\bto|\band|\bor)\s*$", re.IGNORECASE)  # "30 to 60 minutes", not "set to 60"
 _CURRENCIES = {"$": "USD", "US$": "USD", "A$": "AUD", "C$": "CAD", "NZ$": "NZD", "HK$": "HKD", "€": "EUR", "£": "GBP",
                "¥": "JPY", "₹": "INR", "₩": "KRW", "₽": "RUB", "₺": "TRY", "₪": "ILS", "₫": "VND", "฿": "THB"}
@@ -1034,8 +1035,9 @@ _DATE_START, _DATE_END = r"(?<![\w/-])(?<!\w\.)", r"(?!\w|[./-]\w)"  # "/backups
 _NO_RANGE_END = r"(?<!\d[-–])(?<!\d [-–] )(?<!\d to )"  # "14 July 2026" in "1 to 14 July 2026" is no date alone
 
 
-# re.ASCII: with IGNORECASE alone, "ı" (a dotless i) would match "i", and "Frı" name no day.
 _ORDINALS = {"first": "1st first", "second": "2nd", "third": "3rd", "fourth": "4th", "fifth": "5th"}  # "first" / "last"
+_OF_THE_CALENDAR = r"(?=\s+(?:mon|tue|wed|thu|fri|sat|sun|week|day|working|business)\w*"  # "the 2nd Tuesday"
+# re.ASCII: with IGNORECASE alone, "ı" (a dotless i) would match "i", and "Frı" name no day.
 _PHRASES: list[tuple[_Regex, Any]] = [
     # One spelling per date, one atom: "2026-03-31", "31.03.2026", "March 31st, 2026" are "2026.03.31".
     (_Regex(rf"\b(\d{{1,2}}) ?(?:[-–]|to) ?(\d{{1,2}})(?:st|nd|rd|th)?(?: of)? {_MONTH},? ((?:19|20)\d\d)\b",
@@ -1075,10 +1077,10 @@ _PHRASES: list[tuple[_Regex, Any]] = [
     (_Regex(r"(?<=\d\d)(?: ?[×✕] ?| x |(?<=\d\d\d) by (?=\d\d\d(?!\d)))(?=\d\d)"), "x"),
     (_Regex(r"\bM ?[–-] ?F\b"), "Monday–Tuesday–Wednesday–Thursday–Friday"),  # "M–F"
     # "the second Tuesday" is "the 2nd Tuesday", no unit of time; "every second Tuesday" is biweekly
-    (_Regex(r"(?<!every )\b(first|second|third|fourth|fifth)(?=\s+(?:mon|tue|wed|thu|fri|sat|sun|week|day|working|business)\w*\b)",
-            re.IGNORECASE), lambda match: _ORDINALS[match.group(1).lower()]),
-    (_Regex(r"\b(?:last|final)(?=\s+(?:mon|tue|wed|thu|fri|sat|sun|week|day|working|business)\w*(?:\s+day)?\s+of\b)",
-            re.IGNORECASE), "0th"),  # "the last Monday of the month", an ordinal too
+    (_Regex(rf"(?<!every )\b(first|second|third|fourth|fifth){_OF_THE_CALENDAR}\b)", re.IGNORECASE),
+     lambda match: _ORDINALS[match.group(1).lower()]),
+    (_Regex(rf"\b(?:last|final){_OF_THE_CALENDAR}(?:\s+day)?\s+of\b)", re.IGNORECASE),
+     "0th"),  # "the last Monday of the month", an ordinal too
     (_Regex(r"(?<=\w )[Nn]o\.\s?(?=\d)"), "number "),  # "Invoice No. 7" says no "no"; "No. 3 failed" does
     (_Regex(rf"(?<![\w$])({_CURRENCY})\s?(?=\d)"), lambda match: _CURRENCIES[match.group(1)] + " "),  # "USD 90"
     (_Regex(rf"(?<=\d)\s?({_CURRENCY})(?![\w$])"), lambda match: " " + _CURRENCIES[match.group(1)]),  # "90 €"
@@ -1609,7 +1611,7 @@ def _contrasted(words: list[str]) -> tuple[str, ...]:
             mark = ","  # "all services use Postgres except billing" narrows a rule, rejects no choice
         elif word == "rather" and words[at + 1:at + 2] != ["than"]:
             mark = ""  # "would rather use X than Y" denies Y, at "than"
-        elif (word == "to" and (0 <= preferring < len(keys) - 1 or previous in ("preferred", "preferable"))
+        elif (word == "to" and (0 <= preferring < len(keys) - 1 or previous in _PREFERRING)
               and at + 1 < len(words) and words[at + 1] not in _STOP_WORDS and words[at + 1][0].isalpha()):
             mark = "¬"  # "prefers tea to coffee" denies coffee; "prefers to work" and "prefers PRs to be small" not
         elif word in _NEGATIONS or word.endswith("n't") or word in _CONTRAST_WORDS:  # "must not be": passive
@@ -1623,7 +1625,7 @@ def _contrasted(words: list[str]) -> tuple[str, ...]:
                 continue  # one mark for a run; "excl. VAT" denies VAT
             keys.append(mark)
         elif word not in _STOP_WORDS and word[0].isalpha():
-            if word in ("prefer", "prefers", "preferred", "preferring"):
+            if word in _PREFERRING:
                 preferring = len(keys)
             keys.append(_word_key(word))
         previous = word
