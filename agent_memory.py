@@ -2265,8 +2265,8 @@ _NO_VALUE_WORDS = _OPENING_WORDS | _USE_VERBS | _VERBS | _STOP_WORDS | _NEGATION
 # Words a one-word swap reads as the same, though they are no synonyms for the projections (where
 # a group of their own shifted the cosines of other facts): spellings, short forms, everyday pairs.
 _INTERCHANGEABLE = frozenset(frozenset(map(_word_key, pair.split("/"))) for pair in """
-grey/gray mum/mom mould/mold paediatrician/pediatrician programme/program cheque/check aluminium/aluminum
-tyre/tire kerb/curb msg/message bday/birthday pkg/package pic/picture pics/pictures photo/picture info/information
+grey/gray mum/mom mould/mold paediatrician/pediatrician programme/program aluminium/aluminum
+tyre/tire kerb/curb msg/message bday/birthday pkg/package pic/picture photo/picture info/information
 kid/child kids/children holiday/vacation big/large small/little casual/informal bug/defect job/task
 lives/resides leads/heads quick/fast begin/start
 """.split())
