@@ -145,7 +145,6 @@ def _logger() -> Any:
     return logger
 
 
-
 # ---------------------------------------------------------------- errors ----
 
 
@@ -1869,8 +1868,6 @@ def _unit_cosines(query: Sequence[float], vectors: list[tuple[float, ...]]) -> l
 # unless it is a verb facts open with ("Prefers", "Use", "Writes"). Negation
 # includes "rather than" and "instead of": "grams rather than cups" and
 # "grams, not cups" agree.
-
-
 
 
 def _unmatched(tokens: frozenset[str], one: _Analysis, other: _Analysis) -> set[str]:
@@ -3655,7 +3652,6 @@ def _hint(status: int) -> str:
     return ""
 
 
-
 class OpenAIClient(_HTTPClient):
     """Any OpenAI-compatible chat-completions server.
 
@@ -4673,7 +4669,6 @@ class MemoryTool:
                 text = text[: _TOOL_EPISODE_CHARS - 1] + "…"
             parts.append(f"- {meta.session_id} ({meta.created_at:%Y-%m-%d}, {meta.turns} turns):\n{text}")
         return "\n".join(parts)
-
 
 
 # ------------------------------------------------------------------- MCP ----
