@@ -978,6 +978,25 @@ def _whole_hours(match: re.Match[str]) -> str:
     return f"{minutes // 60} hours"
 
 
+def _whole_days(match: re.Match[str]) -> str:
+    """"48 hours" is "2 days" too: both stay, as "inspect within 72" may lean on the hours."""
+    hours = int(match.group(1))
+    if hours % 24 or _RANGE_BEFORE.search(match.string, max(0, match.start() - 12), match.start()):
+        return match.group()
+    return f"{match.group()} {hours // 24} days"
+
+
+_US_STATES = {code: name.replace("_", " ") for code, name in (pair.split(":") for pair in (
+    "AL:Alabama AK:Alaska AZ:Arizona AR:Arkansas CA:California CO:Colorado CT:Connecticut DE:Delaware "
+    "FL:Florida GA:Georgia HI:Hawaii ID:Idaho IL:Illinois IN:Indiana IA:Iowa KS:Kansas KY:Kentucky "
+    "LA:Louisiana ME:Maine MD:Maryland MA:Massachusetts MI:Michigan MN:Minnesota MS:Mississippi MO:Missouri "
+    "MT:Montana NE:Nebraska NV:Nevada NH:New_Hampshire NJ:New_Jersey NM:New_Mexico NY:New_York "
+    "NC:North_Carolina ND:North_Dakota OH:Ohio OK:Oklahoma OR:Oregon PA:Pennsylvania RI:Rhode_Island "
+    "SC:South_Carolina SD:South_Dakota TN:Tennessee TX:Texas UT:Utah VT:Vermont VA:Virginia WA:Washington "
+    "WV:West_Virginia WI:Wisconsin WY:Wyoming DC:District_of_Columbia").split())}
+_US_STATE = f"(?:{'|'.join(_US_STATES)})"
+
+
 _DAYS = ("Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday")
 _DAY_NUMBERS = {day[:3].lower(): number for number, day in enumerate(_DAYS)}
 _DAY = (r"\b(monday|mon|tuesday|tues|tue|wednesday|wed|thursday|thurs|thur|thu|friday|fri|saturday|sat|sunday|sun)"
@@ -1083,6 +1102,9 @@ _PHRASES: list[tuple[_Regex, Any]] = [
     (_Regex(r"(?<=\w )[Nn]o\.\s?(?=\d)"), "number "),  # "Invoice No. 7" says no "no"; "No. 3 failed" does
     (_Regex(rf"(?<![\w$])({_CURRENCY})\s?(?=\d)"), lambda match: _CURRENCIES[match.group(1)] + " "),  # "USD 90"
     (_Regex(rf"(?<=\d)\s?({_CURRENCY})(?![\w$])"), lambda match: " " + _CURRENCIES[match.group(1)]),  # "90 €"
+    # "Austin, TX" is "Austin, Texas": a state's code only after a town, where it can be nothing else
+    (_Regex(rf"\b([A-Z][a-z]+, )({_US_STATE})(?=\s*(?:$|[.,;:()!?]|\b(?:and|or)\b))"),
+     lambda match: match.group(1) + _US_STATES[match.group(2)]),
     (_Regex(rf"{_DAY}\s?(?:–|—|-|to|through|thru|till|until)\s?{_DAY}", re.IGNORECASE | re.ASCII), _day_range),
     (_Regex(rf"\bbetween\s{_DAY}\sand\s{_DAY}", re.IGNORECASE | re.ASCII), _day_range),
     (_Regex(r"\bweekends?\b", re.IGNORECASE), "Saturday–Sunday"),
@@ -1102,6 +1124,8 @@ _PHRASES: list[tuple[_Regex, Any]] = [
     (_Regex(r"\b(\d+)\s?-?(?:h|hrs?|hours?)\b", re.IGNORECASE), r"\1 hours"),  # "12h", "12-hour"
     (_Regex(r"\b(\d+)\s?-?(?:mins?|minutes?)\b", re.IGNORECASE), r"\1 minutes"),
     (_Regex(r"\b(\d{1,9}) minutes\b"), _whole_hours),
+    (_Regex(r"\b(\d{1,9}) hours\b(?! (?:a|an|per|each) (?:day|week)\b)"), _whole_days),  # "24 hours a day" stays
+    (_Regex(r"\b(?:business|working|work) days?\b", re.IGNORECASE), "workdays"),  # "2 business days" is no 48 hours
 ]
 # "3:30-4:30pm" is "15:30-16:30"; "7pm" is "19:00".
 _TIME_RANGE_12H = _Regex(r"\b(\d{1,2})(?::(\d\d))?(\s?[–-]\s?|\s to\s)(?=\d{1,2}(?::\d\d)?\s?([ap])\.?m\b)",
@@ -1130,7 +1154,7 @@ _UPDATE_MARKERS = _Regex(
     re.IGNORECASE,
 )
 _SAME_MARKER = {"anymore": "no longer", "any more": "no longer"}  # "doesn't ... anymore" / "no longer ..."
-_UNITS = frozenset("ms millisecond s second sec minute min hour day week month year kb mb gb tb px fps hz rpm kg km "
+_UNITS = frozenset("ms millisecond s second sec minute min hour day workday week month year kb mb gb tb px fps hz rpm kg km "
                    "cm mm m mi ft lb mg ml mph gib percent thousand million billion trillion bn".split())
 _KIND_WEIGHTS = {"word": 10, "name": 20, "code": 20, "number": 30}  # integers keep the sums exact
 _BUCKET_BITS = 20
@@ -2095,10 +2119,29 @@ def _negations_crossed(a: _Analysis, b: _Analysis) -> bool:
     Vitest"), or does one choose what the other denies ("Don't use pnpm or npm" / "Use pnpm; don't
     use npm")? A preference turned round in other words."""
     one, other = _negated(a.contrasted), _negated(b.contrasted)
+    first_one, first_other = _first_denied(a.contrasted), _first_denied(b.contrasted)
+    if (first_one and first_other and first_one <= b.keys - other and first_other <= a.keys - one):
+        return True  # "paste rather than PVA for restoration" / "PVA rather than paste for new bindings"
     one, other = one - other, other - one  # "merge commits" / "squash merges": "commit" / "squash"
     if one & _affirmed(b.contrasted) or other & _affirmed(a.contrasted):
         return True
     return bool(one and other and one <= b.keys and other <= a.keys)
+
+
+def _first_denied(keys: tuple[str, ...]) -> frozenset[str]:
+    """The first key after each active negation or contrast in ``keys`` (as ``_contrasted`` gives
+    them), a use verb passed over: what is turned down, without what qualifies the choice ("PVA" of
+    "paste rather than PVA for restoration work")."""
+    first: set[str] = set()
+    for at, key in enumerate(keys):
+        if key == "¬":
+            for following in keys[at + 1:at + 3]:
+                if following[0] in "|¬,":
+                    break
+                if following not in _USE_VERBS:
+                    first.add(following)
+                    break
+    return frozenset(first)
 
 
 def _affirmed(keys: tuple[str, ...]) -> frozenset[str]:

@@ -1740,6 +1740,11 @@ class FeaturesReadValuesOneWay(unittest.TestCase):
             ("Follow-ups take half an hour.", "Follow-ups take 30 min.", "30"),
             ("Syncs every quarter hour.", "Syncs every 15 minutes.", "15"),
             ("Runs 120 minutes.", "Runs two hours.", "2"),
+            ("Keys live 24 hours.", "Keys live for a day.", "1 day"),
+            ("Peeks go up within 48h.", "Peeks go up within two days.", "2 day"),
+            ("Based in Austin, TX.", "Based in Austin, Texas.", "texa"),
+            ("Offices in Truckee, CA and Portland, OR.", "Offices in Truckee, California and Portland, Oregon.",
+             "oregon"),
             ("Rate is $90.", "Rate is USD 90.", "usd"),
             ("Captures with N.I.N.A. nightly.", "Captures with NINA nightly.", "nina"),
             ("Calls Tue–Thu.", "Calls Tuesday to Thursday.", "wednesday"),
@@ -1755,10 +1760,18 @@ class FeaturesReadValuesOneWay(unittest.TestCase):
 
     def test_a_rate_is_not_a_duration(self):
         for rate in ("Bills $90 an hour.", "Takes it twice a day.", "Aims for 150 reviews a day.",
-                     "Works 8 hours a day."):
+                     "Works 8 hours a day.", "Staffed 24 hours a day."):
             with self.subTest(rate=rate):
                 self.assertNotIn("1", am._analyse(rate).keys)
         self.assertEqual(am._analyse("Runs 90 minutes.").keys, {"run", "90", "minute", "90 minute"})  # not 1.5 hours
+        self.assertEqual(am._analyse("Runs 36 hours.").keys, {"run", "36", "hour", "36 hour"})  # not 1.5 days
+        self.assertIn("24", am._analyse("Windows of 12-24 hours.").keys)  # a range's end stays
+
+    def test_a_state_code_is_its_name_only_after_a_town(self):
+        # "CA" is a certificate authority, "OK" a word, "MD" Markdown: only "Austin, TX" names a state
+        for text, code in (("Uses Postgres, CA certs.", "ca"), ("Is it ok, OK?", "ok"), ("Notes go in a file, MD.", "md")):
+            with self.subTest(text=text):
+                self.assertIn(code, am._analyse(text).keys)
 
     def test_a_list_or_a_range_of_numbers_is_its_numbers(self):
         self.assertEqual(am._analyse("Ports 8000,8001").keys, {"port", "8000", "8001"})
@@ -2441,6 +2454,9 @@ class AddFactMergesOnWrite(ManagerTestCase):
                          ("Not docker but podman.", "Docker only, no podman."),
                          ("Never use npm, always pnpm.", "Use npm, not pnpm."),
                          ("No yarn: use pnpm.", "Use yarn, not pnpm."),
+                         # each qualified by its own use (held-out 18)
+                         ("User uses wheat starch paste rather than PVA for restoration work.",
+                          "User uses PVA rather than wheat starch paste for new case bindings."),
                          ("Staging runs on port 8080, and prod on port 9090.",
                           "Staging runs on port 9090, whereas prod on port 8080."),
                          # every word in the entry, the values of one clause given to another's words
