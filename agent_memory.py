@@ -898,6 +898,7 @@ _SYNONYM_GROUPS = [
     "k8s kubernetes",
     "doc docs documentation",
     "repo repository",
+    "app application",
     "config configuration",
     "test testing",
     "run execute",
@@ -995,6 +996,13 @@ _US_STATES = {code: name.replace("_", " ") for code, name in (pair.split(":") fo
     "SC:South_Carolina SD:South_Dakota TN:Tennessee TX:Texas UT:Utah VT:Vermont VA:Virginia WA:Washington "
     "WV:West_Virginia WI:Wisconsin WY:Wyoming DC:District_of_Columbia").split())}
 _US_STATE = f"(?:{'|'.join(_US_STATES)})"
+
+
+_LANGUAGES = dict(pair.split(":") for pair in (
+    "EN:English ES:Spanish DE:German FR:French IT:Italian PT:Portuguese NL:Dutch PL:Polish RU:Russian "
+    "ZH:Chinese JA:Japanese KO:Korean AR:Arabic SV:Swedish DA:Danish FI:Finnish CS:Czech EL:Greek TR:Turkish "
+    "HE:Hebrew HI:Hindi").split())
+_LANGUAGE = f"(?:{'|'.join(_LANGUAGES)})"
 
 
 _DAYS = ("Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday")
@@ -1102,6 +1110,10 @@ _PHRASES: list[tuple[_Regex, Any]] = [
     (_Regex(r"(?<=\w )[Nn]o\.\s?(?=\d)"), "number "),  # "Invoice No. 7" says no "no"; "No. 3 failed" does
     (_Regex(rf"(?<![\w$])({_CURRENCY})\s?(?=\d)"), lambda match: _CURRENCIES[match.group(1)] + " "),  # "USD 90"
     (_Regex(rf"(?<=\d)\s?({_CURRENCY})(?![\w$])"), lambda match: " " + _CURRENCIES[match.group(1)]),  # "90 €"
+    # "DE>EN" is "German>English", "EN/ES" "English/Spanish": language codes only in a pair
+    (_Regex(rf"\b({_LANGUAGE})(\s?(?:/|>|→|->|<>|–|-)\s?)({_LANGUAGE})\b"),
+     lambda match: _LANGUAGES[match.group(1)] + match.group(2) + _LANGUAGES[match.group(3)]),
+    (_Regex(r"(?<![\w-])([CM])-(?=[a-z](?![\w-]))"), lambda match: "Ctrl-" if match.group(1) == "C" else "Alt-"),  # Emacs "C-a"
     # "Austin, TX" is "Austin, Texas": a state's code only after a town, where it can be nothing else
     (_Regex(rf"\b([A-Z][a-z]+, )({_US_STATE})(?=\s*(?:$|[.,;:()!?]|\b(?:and|or)\b))"),
      lambda match: match.group(1) + _US_STATES[match.group(2)]),
@@ -1218,6 +1230,10 @@ _NOT_IDENTIFIER = _Regex(r"[^\w.-]+")
 _NUMBER_NOISE = _Regex(r"^v(?=\d)|^0(?=\d:)|:00$|(?<=\d)(?:st|nd|rd|th)$")
 _HANDLE = _Regex(r"[#@][^\W\d_][\w.-]*(?<![-_.])")
 _EMAIL = _Regex(r"(?<![\w.+-])[\w.+-]+@[\w-]+(?:\.[\w-]+)+")  # from a run's start only: linear
+_KEY_CHORD = _Regex(r"(?:(?:ctrl|control|cmd|command|alt|option|opt|shift|super|meta|win|fn|hyper)[-+])+"
+                    r"(?:[a-z0-9]|f\d\d?|space|tab|enter|return|esc|escape|backspace|delete|del|up|down|left|right|"
+                    r"home|end|pgup|pgdn|[^\w\s])", re.IGNORECASE)
+_MODIFIERS = {"control": "ctrl", "command": "cmd", "option": "alt", "opt": "alt", "meta": "alt"}
 _NOT_A_PATH = _Regex(r"\d[\d,]*(?:\.\d+)?/(?:\d+|[^\W\d_]{1,5})")  # "24/7", "150/mo", not "10.0.0.0/16"
 _NUMBER_RANGE = _Regex(r"\d+(?:\.\d+)?-\d+(?:\.\d+)?")  # "2500-3500": two numbers, each a key
 _NUMBER_AND_UNIT = _Regex(r"v?\d+(?:[.,]\d+)*(?:-[^\W\d_]+)?")
@@ -1259,6 +1275,10 @@ def _whole_values(text: str, code_spans: list[tuple[int, int]]) -> set[str]:
         elif len(span) > 3 and _CODE_NAME.fullmatch(span) and not _NUMBER_AND_UNIT.fullmatch(span):
             values.add(span)  # longer than "e.g", and not a version such as "3.11"
     for match in _TOKEN.finditer(text):
+        chord = match.group().strip(".,;:!?()[]\"'`")
+        if _KEY_CHORD.fullmatch(chord):  # "Ctrl-a" and "Ctrl+A" are one chord, "Cmd+Shift+S" another
+            *modifiers, key = re.split(r"[-+](?=.)", chord.casefold())
+            values.add("+".join(sorted({_MODIFIERS.get(name, name) for name in modifiers}) + [key]))
         handle = _HANDLE.match(match.group()) or _EMAIL.search(match.group())
         if handle:  # a Slack channel, a handle or an address names one thing: "#data-alerts", "@ops-team"
             values.add(handle.group().casefold())

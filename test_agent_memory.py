@@ -1741,6 +1741,13 @@ class FeaturesReadValuesOneWay(unittest.TestCase):
             ("Syncs every quarter hour.", "Syncs every 15 minutes.", "15"),
             ("Runs 120 minutes.", "Runs two hours.", "2"),
             ("Keys live 24 hours.", "Keys live for a day.", "1 day"),
+            ("Logs go to App Insights.", "Logs go to Application Insights.", "app"),
+            ("Translates DE>EN.", "Translates German>English.", "german"),
+            ("Flyers are EN/ES.", "Flyers are English/Spanish.", "spanish"),
+            ("tmux prefix is C-a.", "tmux prefix is Ctrl-a.", "ctrl+a"),
+            ("tmux prefix is Ctrl+A.", "tmux prefix is control-a.", "ctrl+a"),
+            ("Emacs: M-x for commands.", "Emacs: Alt-x for commands.", "alt+x"),
+            ("Zoom with Shift+Cmd+Z.", "Zoom with Command-Shift-Z.", "cmd+shift+z"),
             ("Peeks go up within 48h.", "Peeks go up within two days.", "2 day"),
             ("Based in Austin, TX.", "Based in Austin, Texas.", "texa"),
             ("Offices in Truckee, CA and Portland, OR.", "Offices in Truckee, California and Portland, Oregon.",
@@ -1767,9 +1774,10 @@ class FeaturesReadValuesOneWay(unittest.TestCase):
         self.assertEqual(am._analyse("Runs 36 hours.").keys, {"run", "36", "hour", "36 hour"})  # not 1.5 days
         self.assertIn("24", am._analyse("Windows of 12-24 hours.").keys)  # a range's end stays
 
-    def test_a_state_code_is_its_name_only_after_a_town(self):
+    def test_a_short_code_is_read_only_where_it_can_be_nothing_else(self):
         # "CA" is a certificate authority, "OK" a word, "MD" Markdown: only "Austin, TX" names a state
-        for text, code in (("Uses Postgres, CA certs.", "ca"), ("Is it ok, OK?", "ok"), ("Notes go in a file, MD.", "md")):
+        for text, code in (("Uses Postgres, CA certs.", "ca"), ("Is it ok, OK?", "ok"), ("Notes go in a file, MD.", "md"),
+                           ("The AR/VR team.", "ar"), ("Works in the C-suite.", "c")):  # a language's code in a pair only, "C-a" a chord
             with self.subTest(text=text):
                 self.assertIn(code, am._analyse(text).keys)
 
@@ -2180,6 +2188,10 @@ class ContradictionsAreNeverMerged(unittest.TestCase):
         # the same words, the numbers in each other's places: a merge would keep the old text
         ("Oversampling defaults to 2x; 4x and 8x are user options.",
          "Oversampling defaults to 4x; 2x and 8x are user options."),
+        # a key chord is one value, its key too: "a" is a stop word, "S" was all "Cmd+Shift+S" added
+        ("tmux prefix is Ctrl-a.", "tmux prefix is Ctrl-b."),
+        ("Save with Cmd+S.", "Save with Cmd+Shift+S."),
+        ("Copy is Ctrl+C.", "Copy is Ctrl+Shift+C."),
     ]
 
     def test_a_date_weighs_as_much_as_its_parts(self):
