@@ -898,7 +898,7 @@ _SYNONYM_GROUPS = [
     "k8s kubernetes",
     "doc docs documentation",
     "repo repository",
-    "app application",
+    "app application applications",
     "config configuration",
     "test testing",
     "run execute",
@@ -979,22 +979,33 @@ def _whole_hours(match: re.Match[str]) -> str:
     return f"{minutes // 60} hours"
 
 
-def _whole_days(match: re.Match[str]) -> str:
-    """"48 hours" is "2 days" too: both stay, as "inspect within 72" may lean on the hours."""
-    hours = int(match.group(1))
-    if hours % 24 or _RANGE_BEFORE.search(match.string, max(0, match.start() - 12), match.start()):
-        return match.group()
-    return f"{match.group()} {hours // 24} days"
+# A time limit of a day to three is one in hours, as people write both ("TTL 24 hours" / "kept for
+# a day", "within 72 hours"; no one writes 960 hours); "open 24 hours", "2 days of PTO" (8 hours
+# each), "48 hours a month" or "24/48 hours" are no such limit.
+_TIME_LIMIT = _Regex(r"\b(within|after|every|for|ttl|in|than|over|under|least|most|to|expire|expires|kept|retained|"
+                     r"lasts|retention) ([123]|24|48|72|two|three) (days?|hours)\b(?! (?:of|a|an|per|each)\b)",
+                     re.IGNORECASE)
+_DURATION = _Regex(r"\b(?:\d+|two|three|four|five|six|seven) (?:hours|days?)\b", re.IGNORECASE)
 
 
-_US_STATES = {code: name.replace("_", " ") for code, name in (pair.split(":") for pair in (
+def _time_limit(match: re.Match[str]) -> str:
+    """"within 2 days" is "within 2 days 48 hours", and "within 48 hours" "within 48 hours 2 days":
+    a limit in days is one in hours, each side holding both, so that the two spellings agree."""
+    count, unit = int({"two": "2", "three": "3"}.get(match.group(2).lower(), match.group(2))), match.group(3).lower()
+    if unit.startswith("day") and count <= 3:
+        return f"{match.group()} {count * 24} hours"
+    if unit == "hours" and count >= 24:
+        return f"{match.group()} {count // 24} days"
+    return match.group()  # "3 hours", "24 days"
+
+
+# A state whose code is not its initials ("NY", "WV" already stand for their words): "WV" is no "Virginia"
+_US_STATES = dict(pair.split(":") for pair in (
     "AL:Alabama AK:Alaska AZ:Arizona AR:Arkansas CA:California CO:Colorado CT:Connecticut DE:Delaware "
     "FL:Florida GA:Georgia HI:Hawaii ID:Idaho IL:Illinois IN:Indiana IA:Iowa KS:Kansas KY:Kentucky "
     "LA:Louisiana ME:Maine MD:Maryland MA:Massachusetts MI:Michigan MN:Minnesota MS:Mississippi MO:Missouri "
-    "MT:Montana NE:Nebraska NV:Nevada NH:New_Hampshire NJ:New_Jersey NM:New_Mexico NY:New_York "
-    "NC:North_Carolina ND:North_Dakota OH:Ohio OK:Oklahoma OR:Oregon PA:Pennsylvania RI:Rhode_Island "
-    "SC:South_Carolina SD:South_Dakota TN:Tennessee TX:Texas UT:Utah VT:Vermont VA:Virginia WA:Washington "
-    "WV:West_Virginia WI:Wisconsin WY:Wyoming DC:District_of_Columbia").split())}
+    "MT:Montana NE:Nebraska NV:Nevada OH:Ohio OK:Oklahoma OR:Oregon PA:Pennsylvania TN:Tennessee TX:Texas "
+    "UT:Utah VT:Vermont VA:Virginia WA:Washington WI:Wisconsin WY:Wyoming").split())
 _US_STATE = f"(?:{'|'.join(_US_STATES)})"
 
 
@@ -1003,6 +1014,19 @@ _LANGUAGES = dict(pair.split(":") for pair in (
     "ZH:Chinese JA:Japanese KO:Korean AR:Arabic SV:Swedish DA:Danish FI:Finnish CS:Czech EL:Greek TR:Turkish "
     "HE:Hebrew HI:Hindi").split())
 _LANGUAGE = f"(?:{'|'.join(_LANGUAGES)})"
+_LANGUAGE_GAP = r"\s?(?:/|>|→|->|<>|–|-)\s?"
+_NOT_ONLY_LANGUAGES = frozenset(("CS", "IT", "PT", "AR"))  # "CS/IT" is computing, "PT/OT" therapy
+_LANGUAGE_NAME = f"(?:{'|'.join(_LANGUAGES.values())})"
+_LANGUAGE_DIRECTION = _Regex(rf"\b({_LANGUAGE_NAME})\s?(?:>|→|->|\sto\s|\sinto\s)\s?({_LANGUAGE_NAME})\b",
+                             re.IGNORECASE)  # "German to English", "DE>EN" once read
+
+
+def _language_names(match: re.Match[str]) -> str:
+    """"DE>EN" is "German>English", "DE/FR/IT" "German/French/Italian"; "CS/IT" stays."""
+    codes = re.findall(r"[A-Z]{2}", match.group())
+    if set(codes) <= _NOT_ONLY_LANGUAGES:
+        return match.group()
+    return re.sub(r"[A-Z]{2}", lambda code: _LANGUAGES[code.group()], match.group())
 
 
 _DAYS = ("Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday")
@@ -1111,9 +1135,9 @@ _PHRASES: list[tuple[_Regex, Any]] = [
     (_Regex(rf"(?<![\w$])({_CURRENCY})\s?(?=\d)"), lambda match: _CURRENCIES[match.group(1)] + " "),  # "USD 90"
     (_Regex(rf"(?<=\d)\s?({_CURRENCY})(?![\w$])"), lambda match: " " + _CURRENCIES[match.group(1)]),  # "90 €"
     # "DE>EN" is "German>English", "EN/ES" "English/Spanish": language codes only in a pair
-    (_Regex(rf"\b({_LANGUAGE})(\s?(?:/|>|→|->|<>|–|-)\s?)({_LANGUAGE})\b"),
-     lambda match: _LANGUAGES[match.group(1)] + match.group(2) + _LANGUAGES[match.group(3)]),
-    (_Regex(r"(?<![\w-])([CM])-(?=[a-z](?![\w-]))"), lambda match: "Ctrl-" if match.group(1) == "C" else "Alt-"),  # Emacs "C-a"
+    (_Regex(rf"\b{_LANGUAGE}(?:{_LANGUAGE_GAP}{_LANGUAGE})+\b"), _language_names),
+    (_Regex(r"(?<![\w-])(?:[CM]-)+(?=[a-z](?![\w-]))"),  # Emacs's "C-a", "C-M-f"
+     lambda match: match.group().replace("C-", "Ctrl-").replace("M-", "Alt-")),
     # "Austin, TX" is "Austin, Texas": a state's code only after a town, where it can be nothing else
     (_Regex(rf"\b([A-Z][a-z]+, )({_US_STATE})(?=\s*(?:$|[.,;:()!?]|\b(?:and|or)\b))"),
      lambda match: match.group(1) + _US_STATES[match.group(2)]),
@@ -1136,7 +1160,6 @@ _PHRASES: list[tuple[_Regex, Any]] = [
     (_Regex(r"\b(\d+)\s?-?(?:h|hrs?|hours?)\b", re.IGNORECASE), r"\1 hours"),  # "12h", "12-hour"
     (_Regex(r"\b(\d+)\s?-?(?:mins?|minutes?)\b", re.IGNORECASE), r"\1 minutes"),
     (_Regex(r"\b(\d{1,9}) minutes\b"), _whole_hours),
-    (_Regex(r"\b(\d{1,9}) hours\b(?! (?:a|an|per|each) (?:day|week)\b)"), _whole_days),  # "24 hours a day" stays
     (_Regex(r"\b(?:business|working|work) days?\b", re.IGNORECASE), "workdays"),  # "2 business days" is no 48 hours
 ]
 # "3:30-4:30pm" is "15:30-16:30"; "7pm" is "19:00".
@@ -1180,6 +1203,8 @@ def _stem(word: str) -> str:
         if word.endswith(suffix) and len(word) - len(suffix) >= 3:
             if suffix == "s" and word.endswith("ss"):  # "pass", "process": not a plural
                 return word
+            if suffix == "ly" and (len(word) < 6 or word.endswith(("pply", "mply")) or word[-3] in "aiouy"):
+                return word  # "weekly" is "week", but "apply", "supply", "family" are no adverbs
             base = word[: -len(suffix)]
             if suffix in ("ies", "ied"):
                 return base + "y"
@@ -1275,10 +1300,6 @@ def _whole_values(text: str, code_spans: list[tuple[int, int]]) -> set[str]:
         elif len(span) > 3 and _CODE_NAME.fullmatch(span) and not _NUMBER_AND_UNIT.fullmatch(span):
             values.add(span)  # longer than "e.g", and not a version such as "3.11"
     for match in _TOKEN.finditer(text):
-        chord = match.group().strip(".,;:!?()[]\"'`")
-        if _KEY_CHORD.fullmatch(chord):  # "Ctrl-a" and "Ctrl+A" are one chord, "Cmd+Shift+S" another
-            *modifiers, key = re.split(r"[-+](?=.)", chord.casefold())
-            values.add("+".join(sorted({_MODIFIERS.get(name, name) for name in modifiers}) + [key]))
         handle = _HANDLE.match(match.group()) or _EMAIL.search(match.group())
         if handle:  # a Slack channel, a handle or an address names one thing: "#data-alerts", "@ops-team"
             values.add(handle.group().casefold())
@@ -1287,6 +1308,22 @@ def _whole_values(text: str, code_spans: list[tuple[int, int]]) -> set[str]:
             if (any(c.isdigit() for c in piece) and _COMPOUND.fullmatch(piece)
                     and not _NUMBER_AND_UNIT.fullmatch(piece) and not _NUMBER_RANGE.fullmatch(piece)):
                 values.add(piece)
+    return values
+
+
+def _composite_values(text: str) -> set[str]:
+    """Values made of words, which mean something only whole and in order: a key chord ("Ctrl-a" and
+    "Ctrl+A" are "ctrl+a", "Cmd+Shift+S" is no "Cmd+S"), and a translation's direction ("DE>EN" and
+    "German to English" are "german>english", no "english>german")."""
+    values = set()
+    for match in _TOKEN.finditer(text):
+        token = match.group().strip("`'\"()[]")
+        for chord in (token, token[:-1]):  # "Cmd+," is a chord, and so is "Ctrl+S." without its stop
+            if _KEY_CHORD.fullmatch(chord):
+                *modifiers, key = re.split(r"[-+](?=.)", chord.casefold())
+                values.add("+".join(sorted({_MODIFIERS.get(name, name) for name in modifiers}) + [key]))
+                break
+    values.update(f"{source.casefold()}>{target.casefold()}" for source, target in _LANGUAGE_DIRECTION.findall(text))
     return values
 
 
@@ -1363,6 +1400,8 @@ def _normalise(text: str) -> str:
     text = _TIME_12H.sub(_twenty_four_hour, _TIME_RANGE_12H.sub(_range_start, text))
     for pattern, replacement in _PHRASES:
         text = pattern.sub(replacement, text)
+    if len(_DURATION.findall(text)) == 1:  # with two ("1 hour ... 24 hours"), "1 day" could stand for the other
+        text = _TIME_LIMIT.sub(_time_limit, text)
     return text
 
 
@@ -1547,7 +1586,10 @@ def _analyse_text(text: str) -> _Analysis:
         if kind == "number":  # "2-3 weeks" is one value, "2-3 week"; "the 20th monthly" none
             in_range = last_kind == "number" and _RANGE_BETWEEN.fullmatch(text, numbers_end, match.start())
             number = f"#{key}" if _ORDINAL.search(atom) else key  # "the 2nd week" is no "2 weeks"
-            numbers = numbers + [number] if in_range and numbers else [number]
+            if in_range and numbers:
+                numbers.append(number)
+            else:
+                numbers = [number]
             numbers_end = match.end()
         elif (key in _UNITS and last_kind == "number" and _UNIT_GAP.fullmatch(text, numbers_end, match.start())
               and not (numbers[-1].startswith("#") and atom.lower().endswith("ly"))):  # "the 20th monthly"
@@ -1571,6 +1613,9 @@ def _analyse_text(text: str) -> _Analysis:
         measures.add(f"every {every[0]}")
     keys |= measures
     specific |= measures
+    composite = _composite_values(text)  # a value, but no name: a fact naming another chord goes to the LLM
+    keys |= composite
+    specific |= composite
     for value in _whole_values(text, code_spans):  # "us-east-1" differs from "eu-central-1" as a whole
         keys.add(value)
         if "/" in value.strip("/") and not value.replace(".", "").replace("/", "").isdigit():
