@@ -1949,7 +1949,8 @@ def _unit_cosines(query: Sequence[float], vectors: list[tuple[float, ...]]) -> l
 #
 # What counts as a value: numbers, names inside a sentence, identifiers (a
 # code name such as "app.example.ios" counts whole, so "app.example.ios.widgets"
-# differs from it), paths and URLs, days and seasons however they are written;
+# differs from it), paths and URLs, key chords ("Cmd+Shift+S") and a
+# translation's direction ("DE>EN"), days and seasons however they are written;
 # initials stand for their words both ways ("HA" / "Home Assistant", "QBO" /
 # "QuickBooks Online", "CMS" / "Court of Master Sommeliers"), but two names with
 # the same initials do not ("Jane Smith" / "John Smith"). A capitalised word at
