@@ -1318,6 +1318,8 @@ def _composite_values(text: str) -> set[str]:
     values = set()
     for match in _TOKEN.finditer(text):
         token = match.group().strip("`'\"()[]")
+        if "+" not in token and "-" not in token:
+            continue
         for chord in (token, token[:-1]):  # "Cmd+," is a chord, and so is "Ctrl+S." without its stop
             if _KEY_CHORD.fullmatch(chord):
                 *modifiers, key = re.split(r"[-+](?=.)", chord.casefold())
