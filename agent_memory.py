@@ -1125,6 +1125,7 @@ _PHRASES: list[tuple[_Regex, Any]] = [
     (_Regex(rf"\b({_ISO_DATE}) ?(?:[-–]|\.\.|to|until|through) ?({_ISO_DATE})\b", re.IGNORECASE), r"\1/\2"),  # "2026-07-01 to 2026-07-14", one value like "1-14 July 2026"
     # "800 × 600" and "800 by 600" are "800x600"; "3 × 12h" and "Node 22 by 2026" stay
     (_Regex(r"(?<=\d\d)(?: ?[×✕] ?| x |(?<=\d\d\d) by (?=\d\d\d(?!\d)))(?=\d\d)"), "x"),
+    (_Regex(r"\b(\d{1,3})x(?= (?:a|an|per|each|every) )"), r"\1 times"),  # "3x a week"
     (_Regex(r"\bM ?[–-] ?F\b"), "Monday–Tuesday–Wednesday–Thursday–Friday"),  # "M–F"
     # "the second Tuesday" is "the 2nd Tuesday", no unit of time; "every second Tuesday" is biweekly
     (_Regex(rf"(?<!every )\b(first|second|third|fourth|fifth){_OF_THE_CALENDAR}\b)", re.IGNORECASE),
@@ -1251,6 +1252,8 @@ _CODE_NAME = _Regex(r"[^\W_]+(?:[-._][^\W_]+)+")
 _FOLDED_WORD = _Regex(r"[a-z'’]+")
 _TOKEN = _Regex(r"\S+")
 _BACKTICKS = _Regex(r"`[^`]*`")
+_WEB_SCHEME = _Regex(r"^https?://(?=[^/])")
+_BACKTICKED_WORD = _Regex(r"`([\w.-]+)`")
 _NOT_IDENTIFIER = _Regex(r"[^\w.-]+")
 _NUMBER_NOISE = _Regex(r"^v(?=\d)|^0(?=\d:)|:00$|(?<=\d)(?:st|nd|rd|th)$")
 _HANDLE = _Regex(r"[#@][^\W\d_][\w.-]*(?<![-_.])")
@@ -1294,11 +1297,13 @@ def _whole_values(text: str, code_spans: list[tuple[int, int]]) -> set[str]:
         if _NOT_A_PATH.fullmatch(span):
             continue
         path = span.replace("\\", "/")  # "C:\\dev\\game" is a path too
-        if "/" in path and any(c.isalnum() for c in path):  # a path or URL; a lone "/" between words is none
+        if _WEB_SCHEME.match(path):  # a URL, whole; "https://jupyter.campus.edu/" is "jupyter.campus.edu"
+            values.add(_WEB_SCHEME.sub("", path).rstrip("/"))
+        elif "/" in path and any(c.isalnum() for c in path):  # a path or URL; a lone "/" between words is none
             # "dbt/models/" is "dbt/models"; "dist/" keeps its slash, or the word "dist" would mention it
             values.add(path.rstrip("/") if "/" in path.strip("/") else path)
-        elif len(span) > 3 and _CODE_NAME.fullmatch(span) and not _NUMBER_AND_UNIT.fullmatch(span):
-            values.add(span)  # longer than "e.g", and not a version such as "3.11"
+        elif len(path) > 3 and _CODE_NAME.fullmatch(path) and not _NUMBER_AND_UNIT.fullmatch(path):
+            values.add(path)  # longer than "e.g", and not a version such as "3.11"
     for match in _TOKEN.finditer(text):
         handle = _HANDLE.match(match.group()) or _EMAIL.search(match.group())
         if handle:  # a Slack channel, a handle or an address names one thing: "#data-alerts", "@ops-team"
@@ -1370,6 +1375,7 @@ class _Analysis(NamedTuple):
     days: frozenset[str]  # the days and seasons it names, less those it excepts ("weekdays except Friday")
     day_ranges: frozenset[frozenset[str]]  # its ranges of three days or more: "Mon–Thu, Fridays off" has one
     hyphenated: frozenset[tuple[str, ...]]  # the keys of its hyphenated words: ("acme", "io") for "acme-io"
+    code_words: frozenset[str]  # its identifiers in backticks: "analytics" for "`analytics`"
     contrasted: tuple[str, ...]  # its words in order, "not", "than", "over", "instead" as "¬": "use ruff ¬ black"
     graded: frozenset[str]  # its small words of obligation, time, quantity or order: "must", "was", "most", "next"
     pairings: Counter[frozenset[str]]  # its clauses of two values or more: {chen, friday} in "Chen on Fri, ..."
@@ -1667,6 +1673,7 @@ def _analyse_text(text: str) -> _Analysis:
         day_ranges=_day_ranges(text.casefold(), excepted),
         hyphenated=frozenset(tuple(_word_key(part) for part in word.split("-"))
                              for word in _HYPHENATED.findall(text.casefold())),
+        code_words=frozenset(span.casefold() for span in _BACKTICKED_WORD.findall(text)),
         contrasted=_contrasted(_WORD_OR_MARK.findall(text.casefold())),
         graded=_graded(folded_words),
         pairings=Counter(pairing for pairing in (frozenset(key[1:] for key in clause if key[0] == "#")
@@ -2287,6 +2294,18 @@ def _hyphenated_siblings(a: _Analysis, b: _Analysis) -> bool:
     return False
 
 
+def _identifier_extended(a: _Analysis, b: _Analysis) -> bool:
+    """Does one text name an identifier in backticks that the other names only lengthened, and
+    neither holds the other's ("`analytics`" / "`analytics_stg`", "`deploy`" / "`deploy.prod`")? The
+    longer one holds the shorter one's word, so no other rule tells them apart."""
+    for one, other in ((a.code_words, b.code_words), (b.code_words, a.code_words)):
+        for word in one - other:
+            if any(longer.startswith(word + mark) or longer.endswith(mark + word)
+                   for longer in other - one for mark in "_.-"):
+                return True
+    return False
+
+
 def _part_unmatched(word: tuple[str, ...], other: tuple[str, ...]) -> bool:
     """Has hyphenated ``word`` a part that is no small word and names nothing ``other`` names?"""
     counterparts = [part for part in other if part not in word]
@@ -2341,9 +2360,9 @@ def _conflicting(old: _Analysis, new: _Analysis) -> bool:
     return (_specifics_differ(old, new) or old.negated != new.negated or _opposed(old, new)
             or bool(new.updating - old.updating)
             or _values_swapped(old, new) or _pairings_exchanged(old, new) or _values_regrouped(old, new)
-            or _hyphenated_siblings(old, new) or _swapped_around_negation(old, new)
-            or _negations_crossed(old, new) or _days_differ(old, new) or _one_word_swapped(old, new)
-            or _grades_differ(old, new) or _words_exchanged(old, new))
+            or _hyphenated_siblings(old, new) or _identifier_extended(old, new)
+            or _swapped_around_negation(old, new) or _negations_crossed(old, new) or _days_differ(old, new)
+            or _one_word_swapped(old, new) or _grades_differ(old, new) or _words_exchanged(old, new))
 
 
 def _one_word_swapped(old: _Analysis, new: _Analysis) -> bool:

@@ -1756,6 +1756,9 @@ class FeaturesReadValuesOneWay(unittest.TestCase):
             ("tmux prefix is C-a.", "tmux prefix is Ctrl-a.", "ctrl+a"),
             ("tmux prefix is Ctrl+A.", "tmux prefix is control-a.", "ctrl+a"),
             ("Emacs: M-x for commands.", "Emacs: Alt-x for commands.", "alt+x"),
+            ("The hub is at https://jupyter.campus.edu/.", "The hub is at jupyter.campus.edu.", "jupyter.campus.edu"),
+            ("MLflow is at http://mlflow.local:5000.", "MLflow is at https://mlflow.local:5000/.", "mlflow.local:5000"),
+            ("Runs 3x a week.", "Runs three times a week.", "time"),
             ("Emacs: C-M-f moves forward.", "Emacs: Ctrl+Alt+F moves forward.", "alt+ctrl+f"),
             ("Markets: DE/FR/IT.", "Markets: German/French/Italian.", "italian"),
             ("Lives in Bluefield, WV.", "Lives in Bluefield, West Virginia.", "wv"),
@@ -1786,6 +1789,15 @@ class FeaturesReadValuesOneWay(unittest.TestCase):
                 self.assertNotIn("1", am._analyse(rate).keys)
         self.assertEqual(am._analyse("Runs 90 minutes.").keys, {"run", "90", "minute", "90 minute"})  # not 1.5 hours
         self.assertEqual(am._analyse("Runs 36 hours.").keys, {"run", "36", "hour", "36 hour"})  # not 1.5 days
+
+    def test_a_url_is_its_address_without_the_scheme(self):
+        # held-out 19: "https://jupyter.campus.edu" and "jupyter.campus.edu" were two names, so the
+        # restatement was added beside its entry; a port or a path still tells URLs apart
+        url, address = (am._analyse(text) for text in ("The hub is at https://jupyter.campus.edu/.",
+                                                        "The hub's URL is jupyter.campus.edu."))
+        self.assertFalse(am._specifics_differ(url, address, surest=True))  # no two names: not added unasked
+        self.assertTrue(am._conflict("MLflow is at http://mlflow.local:5000.", "MLflow is at http://mlflow.local:5050."))
+        self.assertTrue(am._conflict("Docs are at https://example.com/v1.", "Docs are at https://example.com/v2."))
 
     def test_a_day_is_24_hours_only_as_a_time_limit(self):
         # Found by a review: hours of work, opening hours, rates and ranges are no limit in days
@@ -2222,6 +2234,10 @@ class ContradictionsAreNeverMerged(unittest.TestCase):
         ("Screenshot shortcut on the work laptop is Cmd+Shift+4.", "Screenshot shortcut on the work laptop is Cmd+Shift+5."),
         # found by the review of the rules that read codes: a direction, a state within another's name
         ("Maria's main translation pair is EN>DE.", "Maria's main translation pair is German to English."),
+        # an identifier lengthened holds the shorter one's word (held-out 19)
+        ("Tables are stored in Unity Catalog under the `analytics` catalog.",
+         "Staging tables are stored in Unity Catalog under the `analytics_stg` catalog."),
+        ("Deploy with `make deploy`, config in `deploy`.", "Deploy with `make deploy`, config in `deploy.prod`."),
         ("User lives in Bluefield, WV.", "User lives in Bluefield, VA."),
     ]
 
