@@ -1190,8 +1190,8 @@ _UPDATE_MARKERS = _Regex(
     re.IGNORECASE,
 )
 _SAME_MARKER = {"anymore": "no longer", "any more": "no longer"}  # "doesn't ... anymore" / "no longer ..."
-_UNITS = frozenset("ms millisecond s second sec minute min hour day workday week month year kb mb gb tb px fps hz rpm kg km "
-                   "cm mm m mi ft lb mg ml mph gib percent thousand million billion trillion bn".split())
+_UNITS = frozenset("ms millisecond s second sec minute min hour day workday week month year kb mb gb tb px fps hz rpm "
+                   "kg km cm mm m mi ft lb mg ml mph gib percent thousand million billion trillion bn".split())
 _KIND_WEIGHTS = {"word": 10, "name": 20, "code": 20, "number": 30}  # integers keep the sums exact
 _BUCKET_BITS = 20
 
