@@ -50,6 +50,7 @@ Try it::
 
 from __future__ import annotations
 
+import bisect
 import contextlib
 import dataclasses
 import datetime
@@ -938,7 +939,7 @@ _RATE_BEFORE = _Regex(r"(?:\d\S*\s+[^\W\d]+|\d\S*|\b(?:once|twice|times|per|ever
 _ISO_DATE = r"(?:19|20)\d\d\.\d\d\.\d\d"  # what the date phrases write: "2026.03.31", one atom
 _DATE_ATOM = _Regex(rf"{_ISO_DATE}(?:/{_ISO_DATE})?")  # a date, or a range of dates
 _ORDINAL = _Regex(r"\d(?:st|nd|rd|th)$", re.IGNORECASE)
-_UNIT_GAP = _Regex(r"[\s/-]*(?:(?:a|an|per|each)\s+)?", re.IGNORECASE)  # "24 hours", "$80k a year"
+_UNIT_GAP = _Regex(r"[\s/-]*(?:times\s+)?(?:(?:a|an|per|each)\s+)?", re.IGNORECASE)  # "24 hours", "3 times a day"
 _RANGE_BETWEEN = _Regex(r"\s*(?:[-–—]|\.\.|to|and|or|through)\s*", re.IGNORECASE)
 _INITIALS_MAX = 8  # the longest initialism looked for: a long run of names costs no more than a short one
 _NAME_JOINERS = frozenset({"of", "for", "and", "the", "de"})  # "Royal Society for the Protection of Birds"
@@ -1125,7 +1126,8 @@ _PHRASES: list[tuple[_Regex, Any]] = [
     (_Regex(rf"\b({_ISO_DATE}) ?(?:[-–]|\.\.|to|until|through) ?({_ISO_DATE})\b", re.IGNORECASE), r"\1/\2"),  # "2026-07-01 to 2026-07-14", one value like "1-14 July 2026"
     # "800 × 600" and "800 by 600" are "800x600"; "3 × 12h" and "Node 22 by 2026" stay
     (_Regex(r"(?<=\d\d)(?: ?[×✕] ?| x |(?<=\d\d\d) by (?=\d\d\d(?!\d)))(?=\d\d)"), "x"),
-    (_Regex(r"\b(\d{1,3})x(?= (?:a|an|per|each|every) )"), r"\1 times"),  # "3x a week"
+    (_Regex(r"\b(\d{1,3})[xX](?= (?:a|an|per|each|every) (?:other |second )?"
+            r"(?:second|minute|hour|day|night|week|month|quarter|year)\b)"), r"\1 times"),  # "3x a week"
     (_Regex(r"\bM ?[–-] ?F\b"), "Monday–Tuesday–Wednesday–Thursday–Friday"),  # "M–F"
     # "the second Tuesday" is "the 2nd Tuesday", no unit of time; "every second Tuesday" is biweekly
     (_Regex(rf"(?<!every )\b(first|second|third|fourth|fifth){_OF_THE_CALENDAR}\b)", re.IGNORECASE),
@@ -1140,7 +1142,8 @@ _PHRASES: list[tuple[_Regex, Any]] = [
     (_Regex(r"(?<![\w-])(?:[CM]-)+(?=[a-z](?![\w-]))"),  # Emacs's "C-a", "C-M-f"
      lambda match: match.group().replace("C-", "Ctrl-").replace("M-", "Alt-")),
     # "Austin, TX" is "Austin, Texas": a state's code only after a town, where it can be nothing else
-    (_Regex(rf"\b([A-Z][a-z]+, )({_US_STATE})(?=\s*(?:$|[.,;:()!?]|\b(?:and|or)\b))"),
+    # (but "Ping Alex, OK?" asks)
+    (_Regex(rf"\b([A-Z][a-z]+, )({_US_STATE})(?!(?<=OK)\s*[?!])(?=\s*(?:$|[.,;:()!?]|\b(?:and|or)\b))"),
      lambda match: match.group(1) + _US_STATES[match.group(2)]),
     (_Regex(rf"{_DAY}\s?(?:–|—|-|to|through|thru|till|until)\s?{_DAY}", re.IGNORECASE | re.ASCII), _day_range),
     (_Regex(rf"\bbetween\s{_DAY}\sand\s{_DAY}", re.IGNORECASE | re.ASCII), _day_range),
@@ -1297,9 +1300,7 @@ def _whole_values(text: str, code_spans: list[tuple[int, int]]) -> set[str]:
         if _NOT_A_PATH.fullmatch(span):
             continue
         path = span.replace("\\", "/")  # "C:\\dev\\game" is a path too
-        if _WEB_SCHEME.match(path):  # a URL, whole; "https://jupyter.campus.edu/" is "jupyter.campus.edu"
-            values.add(_WEB_SCHEME.sub("", path).rstrip("/"))
-        elif "/" in path and any(c.isalnum() for c in path):  # a path or URL; a lone "/" between words is none
+        if "/" in path and any(c.isalnum() for c in path):  # a path or URL; a lone "/" between words is none
             # "dbt/models/" is "dbt/models"; "dist/" keeps its slash, or the word "dist" would mention it
             values.add(path.rstrip("/") if "/" in path.strip("/") else path)
         elif len(path) > 3 and _CODE_NAME.fullmatch(path) and not _NUMBER_AND_UNIT.fullmatch(path):
@@ -1582,6 +1583,9 @@ def _analyse_text(text: str) -> _Analysis:
                 every = None
         if kind == "stop" or kind != "name" and (key in _STOP_WORDS or key in _NEGATIONS):
             continue
+        if last_kind == "number" and atom.casefold() == "times" and _UNIT_GAP.fullmatch(text, numbers_end,
+                                                                                       match.start()):
+            continue  # "3 times a week" is "3 per week", as "3 a week" and "3x a week" are
         if kind != "word" or capitalised and key not in _OPENING_WORDS:  # a value, in a slot of the template
             specific.add(key)
             slot.append(key)
@@ -1631,6 +1635,8 @@ def _analyse_text(text: str) -> _Analysis:
             keys.add(value.rpartition("/")[2])
         specific.add(value)
         names.add(value)
+        if _WEB_SCHEME.match(value):  # "https://jupyter.campus.edu/" mentions "jupyter.campus.edu"
+            keys.add(_WEB_SCHEME.sub("", value))
     derived = set()
     for part in featured:  # "Home Assistant" gives "ha"
         initials = "".join(letters[0] for _, letters in part)
@@ -1984,7 +1990,7 @@ def _unmatched(tokens: frozenset[str], one: _Analysis, other: _Analysis) -> set[
     run_initials = {pair for run in other.runs for _, pair in _initial_pairs(run)}
     covered.update(letter for letter, following in one.initialled if (letter, following) in run_initials)
     unmatched = {key for key in tokens if (key not in other.keys or key in other.derived) and key not in covered
-                 and not (key in initialisms and key in one.acronyms)}
+                 and not (key in initialisms and key in one.acronyms) and not _written_bare(key, other)}
     if unmatched & one.acronyms:  # words the acronym's own text holds too do not spell it ("holiday requests": "HR")
         own = set(one.words)
         plain = [word if word not in own else "" for word in other.words]
@@ -1992,6 +1998,14 @@ def _unmatched(tokens: frozenset[str], one: _Analysis, other: _Analysis) -> set[
                       for end in range(start + 2, min(len(plain), start + _INITIALS_MAX) + 1)
                       if all(plain[start:end])} & one.acronyms
     return unmatched
+
+
+def _written_bare(url: str, other: _Analysis) -> bool:
+    """Does ``other`` give the address of ``url`` without its scheme ("jupyter.campus.edu" for
+    "https://jupyter.campus.edu"), and with no scheme of its own ("http://" is no "https://")?"""
+    address = _WEB_SCHEME.sub("", url)
+    return (address != url and address in other.names  # whole: no "localhost" of "http://localhost:5173"
+            and not any(scheme + address in other.keys for scheme in ("http://", "https://")))
 
 
 def _specifics_differ(old: _Analysis, new: _Analysis, surest: bool = False) -> bool:
@@ -2299,10 +2313,16 @@ def _identifier_extended(a: _Analysis, b: _Analysis) -> bool:
     neither holds the other's ("`analytics`" / "`analytics_stg`", "`deploy`" / "`deploy.prod`")? The
     longer one holds the shorter one's word, so no other rule tells them apart."""
     for one, other in ((a.code_words, b.code_words), (b.code_words, a.code_words)):
+        # the longer words sorted, and sorted spelt backwards: a binary search finds any that begins
+        # (or ends) with a word and a mark, so many words cost n log n, not n squared
+        forwards = sorted(other - one)
+        backwards = sorted(longer[::-1] for longer in forwards)
         for word in one - other:
-            if any(longer.startswith(word + mark) or longer.endswith(mark + word)
-                   for longer in other - one for mark in "_.-"):
-                return True
+            for mark in "_.-":
+                for longer, start in ((forwards, word + mark), (backwards, (mark + word)[::-1])):
+                    found = bisect.bisect_left(longer, start)
+                    if found < len(longer) and longer[found].startswith(start):
+                        return True
     return False
 
 

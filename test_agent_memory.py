@@ -1757,8 +1757,9 @@ class FeaturesReadValuesOneWay(unittest.TestCase):
             ("tmux prefix is Ctrl+A.", "tmux prefix is control-a.", "ctrl+a"),
             ("Emacs: M-x for commands.", "Emacs: Alt-x for commands.", "alt+x"),
             ("The hub is at https://jupyter.campus.edu/.", "The hub is at jupyter.campus.edu.", "jupyter.campus.edu"),
-            ("MLflow is at http://mlflow.local:5000.", "MLflow is at https://mlflow.local:5000/.", "mlflow.local:5000"),
-            ("Runs 3x a week.", "Runs three times a week.", "time"),
+            ("Docs are at https://docs.example.com/api.", "Docs are at docs.example.com/api.", "docs.example.com/api"),
+            ("Runs 3x a week.", "Runs three times a week.", "3 per week"),
+            ("Runs 3X a week.", "Runs 3 times weekly.", "3 per week"),
             ("Emacs: C-M-f moves forward.", "Emacs: Ctrl+Alt+F moves forward.", "alt+ctrl+f"),
             ("Markets: DE/FR/IT.", "Markets: German/French/Italian.", "italian"),
             ("Lives in Bluefield, WV.", "Lives in Bluefield, West Virginia.", "wv"),
@@ -1798,6 +1799,28 @@ class FeaturesReadValuesOneWay(unittest.TestCase):
         self.assertFalse(am._specifics_differ(url, address, surest=True))  # no two names: not added unasked
         self.assertTrue(am._conflict("MLflow is at http://mlflow.local:5000.", "MLflow is at http://mlflow.local:5050."))
         self.assertTrue(am._conflict("Docs are at https://example.com/v1.", "Docs are at https://example.com/v2."))
+        # but only one way: "http://" is no "https://", nor a bare address one with another scheme
+        http, https = (am._analyse(f"The hub is at {scheme}://jupyter.campus.edu/.") for scheme in ("http", "https"))
+        self.assertTrue(am._specifics_differ(http, https, surest=True))
+        self.assertEqual(am._unmatched(address.names, address, url), {"url"})  # the word, not the address
+        self.assertEqual(am._unmatched(url.names, url, address), set())
+
+    def test_a_state_code_is_read_only_where_a_state_goes(self):
+        # found by a review: "Ping Alex, OK?" asks, it names no Oklahoma
+        self.assertIn("oklahoma", am._analyse("User lives in Tulsa, OK.").keys)
+        for text in ("Ping Alex, OK?", "Thanks Sam, OK!"):
+            with self.subTest(text=text):
+                self.assertNotIn("oklahoma", am._analyse(text).keys)
+
+    def test_an_identifier_lengthened_is_found_at_either_end(self):
+        for short, longer in (("`analytics`", "`analytics_stg`"), ("`stg`", "`analytics_stg`"),
+                              ("`deploy`", "`deploy.prod`"), ("`prod`", "`deploy.prod`"), ("`web`", "`web-v2`")):
+            with self.subTest(short=short, longer=longer):
+                self.assertTrue(am._identifier_extended(am._analyse(f"In {short} and `x`."),
+                                                        am._analyse(f"In {longer} and `x`.")))
+        for short, longer in (("`analytics`", "`analyticsx`"), ("`stg`", "`analytics_stgx`"), ("`a`", "`b_a_c`")):
+            with self.subTest(short=short, longer=longer):
+                self.assertFalse(am._identifier_extended(am._analyse(short), am._analyse(longer)))
 
     def test_a_day_is_24_hours_only_as_a_time_limit(self):
         # Found by a review: hours of work, opening hours, rates and ranges are no limit in days
@@ -2239,6 +2262,13 @@ class ContradictionsAreNeverMerged(unittest.TestCase):
          "Staging tables are stored in Unity Catalog under the `analytics_stg` catalog."),
         ("Deploy with `make deploy`, config in `deploy`.", "Deploy with `make deploy`, config in `deploy.prod`."),
         ("User lives in Bluefield, WV.", "User lives in Bluefield, VA."),
+        # found by the review of held-out 19's fixes: a scheme, a port, a period per week
+        ("The dashboard is at https://grafana.internal.", "The dashboard is at http://grafana.internal."),
+        ("Dev server runs at http://localhost.", "Dev server runs at http://localhost:5173."),
+        ("User goes to the gym 3x a week.", "User goes to the gym 3x every other week."),
+        ("User goes to the gym 3 times a week.", "User goes to the gym 3 times a month."),
+        ("`deploy` holds the manifests; `staging` holds the overlays.",
+         "`deploy` holds the manifests; `staging.old` holds the overlays."),
     ]
 
     def test_a_date_weighs_as_much_as_its_parts(self):
