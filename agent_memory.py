@@ -1256,6 +1256,8 @@ _FOLDED_WORD = _Regex(r"[a-z'’]+")
 _TOKEN = _Regex(r"\S+")
 _BACKTICKS = _Regex(r"`[^`]*`")
 _WEB_SCHEME = _Regex(r"^https?://(?=[^/])")
+_HOST_PORT = _Regex(r"[^\W\d_][\w-]*(?:\.[\w-]+)*:\d{2,5}")  # "registry.lan:5000"; no "10:30"
+_PLAIN_COMPOUND = _Regex(r"(?<![\w.-])[^\W\d_]+(?:-[^\W\d_]+)+(?![\w-])")  # "rostr-api", "auto-deploy"
 _BACKTICKED_WORD = _Regex(r"`([\w.-]+)`")
 _NOT_IDENTIFIER = _Regex(r"[^\w.-]+")
 _NUMBER_NOISE = _Regex(r"^v(?=\d)|^0(?=\d:)|:00$|(?<=\d)(?:st|nd|rd|th)$")
@@ -1305,6 +1307,8 @@ def _whole_values(text: str, code_spans: list[tuple[int, int]]) -> set[str]:
             values.add(path.rstrip("/") if "/" in path.strip("/") else path)
         elif len(path) > 3 and _CODE_NAME.fullmatch(path) and not _NUMBER_AND_UNIT.fullmatch(path):
             values.add(path)  # longer than "e.g", and not a version such as "3.11"
+        elif _HOST_PORT.fullmatch(path):
+            values.add(path)
     for match in _TOKEN.finditer(text):
         handle = _HANDLE.match(match.group()) or _EMAIL.search(match.group())
         if handle:  # a Slack channel, a handle or an address names one thing: "#data-alerts", "@ops-team"
@@ -1632,11 +1636,17 @@ def _analyse_text(text: str) -> _Analysis:
         keys.add(value)
         if "/" in value.strip("/") and not value.replace(".", "").replace("/", "").isdigit():
             # "Boot.unity" mentions "Assets/Scenes/Boot.unity"; "2026.07.14" no range of dates
-            keys.add(value.rpartition("/")[2])
+            directory, _, last = value.rpartition("/")
+            keys.add(last)
+            if "*" in last:  # "translations/*.yaml" names the folder "translations/"
+                keys.add(directory if "/" in directory else directory + "/")
         specific.add(value)
         names.add(value)
         if _WEB_SCHEME.match(value):  # "https://jupyter.campus.edu/" mentions "jupyter.campus.edu"
             keys.add(_WEB_SCHEME.sub("", value))
+        elif _HOST_PORT.fullmatch(value):  # "registry.lan:5000" mentions "registry.lan" (on port 5000)
+            keys.add(value.partition(":")[0])
+    keys.update(compound.casefold() for compound in _PLAIN_COMPOUND.findall(text))  # "`rostr-api`" / "rostr-api"
     derived = set()
     for part in featured:  # "Home Assistant" gives "ha"
         initials = "".join(letters[0] for _, letters in part)

@@ -1760,6 +1760,11 @@ class FeaturesReadValuesOneWay(unittest.TestCase):
             ("Docs are at https://docs.example.com/api.", "Docs are at docs.example.com/api.", "docs.example.com/api"),
             ("Runs 3x a week.", "Runs three times a week.", "3 per week"),
             ("Runs 3X a week.", "Runs 3 times weekly.", "3 per week"),
+            # held-out 20: a host with its port names the host; a compound in backticks or not is one
+            ("Registry is `registry.lan:5000`.", "Registry is registry.lan on port 5000.", "registry.lan"),
+            ("Deploys to project `rostr-api`.", "Deploys to project rostr-api.", "rostr-api"),
+            ("Locale files are `translations/*.yaml`.", "Locale files are in `translations/`.", "translations/"),
+            ("Docs are `src/content/docs/*.md`.", "Docs are in src/content/docs.", "src/content/docs"),
             ("Emacs: C-M-f moves forward.", "Emacs: Ctrl+Alt+F moves forward.", "alt+ctrl+f"),
             ("Markets: DE/FR/IT.", "Markets: German/French/Italian.", "italian"),
             ("Lives in Bluefield, WV.", "Lives in Bluefield, West Virginia.", "wv"),
