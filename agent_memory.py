@@ -940,6 +940,10 @@ _ISO_DATE = r"(?:19|20)\d\d\.\d\d\.\d\d"  # what the date phrases write: "2026.0
 _DATE_ATOM = _Regex(rf"{_ISO_DATE}(?:/{_ISO_DATE})?")  # a date, or a range of dates
 _ORDINAL = _Regex(r"\d(?:st|nd|rd|th)$", re.IGNORECASE)
 _UNIT_GAP = _Regex(r"[\s/-]*(?:times\s+)?(?:(?:a|an|per|each)\s+)?", re.IGNORECASE)  # "24 hours", "3 times a day"
+_TIME_UNIT = r"(?:sec(?:ond)?|min(?:ute)?|hour|day|night|workday|week|month|quarter|year)"
+# "3 times a day", "3 times/day", "3 times daily": a rate; not "12 Times", "2 times, not 4"
+_RATE_AFTER_TIMES = _Regex(rf"\s*(?:/|(?:a|an|per|each)\s)\s*{_TIME_UNIT}s?\b"
+                           r"|\s+(?:hour|dai|night|week|month|quarter|year)ly\b", re.IGNORECASE)
 _RANGE_BETWEEN = _Regex(r"\s*(?:[-–—]|\.\.|to|and|or|through)\s*", re.IGNORECASE)
 _INITIALS_MAX = 8  # the longest initialism looked for: a long run of names costs no more than a short one
 _NAME_JOINERS = frozenset({"of", "for", "and", "the", "de"})  # "Royal Society for the Protection of Birds"
@@ -1126,8 +1130,10 @@ _PHRASES: list[tuple[_Regex, Any]] = [
     (_Regex(rf"\b({_ISO_DATE}) ?(?:[-–]|\.\.|to|until|through) ?({_ISO_DATE})\b", re.IGNORECASE), r"\1/\2"),  # "2026-07-01 to 2026-07-14", one value like "1-14 July 2026"
     # "800 × 600" and "800 by 600" are "800x600"; "3 × 12h" and "Node 22 by 2026" stay
     (_Regex(r"(?<=\d\d)(?: ?[×✕] ?| x |(?<=\d\d\d) by (?=\d\d\d(?!\d)))(?=\d\d)"), "x"),
-    (_Regex(r"\b(\d{1,3})[xX](?= (?:a|an|per|each|every) (?:other |second )?"
-            r"(?:second|minute|hour|day|night|week|month|quarter|year)\b)"), r"\1 times"),  # "3x a week"
+    (_Regex(rf"\b(\d{{1,3}})[xX](?= (?:(?:a|an|per|each|every) (?:other |second )?{_TIME_UNIT}|"
+            r"(?:hour|dai|night|week|month|quarter|year)ly)\b)"), r"\1 times"),  # "3x a week", "3x daily"
+    (_Regex(rf"\b(\d{{1,3}}) ?(?:times|[xX])(?: every |/)(?={_TIME_UNIT}\b)"),
+     r"\1 times a "),  # "3x/day" and "3 times every day" are "3 times a day"; "3 times every other day" stays
     (_Regex(r"\bM ?[–-] ?F\b"), "Monday–Tuesday–Wednesday–Thursday–Friday"),  # "M–F"
     # "the second Tuesday" is "the 2nd Tuesday", no unit of time; "every second Tuesday" is biweekly
     (_Regex(rf"(?<!every )\b(first|second|third|fourth|fifth){_OF_THE_CALENDAR}\b)", re.IGNORECASE),
@@ -1193,14 +1199,19 @@ _UPDATE_MARKERS = _Regex(
     re.IGNORECASE,
 )
 _SAME_MARKER = {"anymore": "no longer", "any more": "no longer"}  # "doesn't ... anymore" / "no longer ..."
-_UNITS = frozenset("ms millisecond s second sec minute min hour day workday week month year kb mb gb tb px fps hz rpm "
+_UNITS = frozenset("ms millisecond s second sec minute min hour day workday week month year time kb mb gb tb px fps hz rpm "
                    "kg km cm mm m mi ft lb mg ml mph gib percent thousand million billion trillion bn".split())
 _KIND_WEIGHTS = {"word": 10, "name": 20, "code": 20, "number": 30}  # integers keep the sums exact
 _BUCKET_BITS = 20
 
 
+_NO_PLURALS = frozenset(("https", "wss", "ftps"))  # "https" is no more than one "http"
+
+
 def _stem(word: str) -> str:
     """A light suffix stemmer: "prefers", "preferred", "preferring" all give "prefer"."""
+    if word in _NO_PLURALS:
+        return word
     if len(word) <= 3:
         return word[:-1] if len(word) == 3 and word.endswith("s") and not word.endswith("ss") else word
     for suffix in ("ational", "ations", "ation", "ings", "ing", "edly", "ied", "ies", "ed", "es", "s", "ly"):
@@ -1298,7 +1309,7 @@ def _whole_values(text: str, code_spans: list[tuple[int, int]]) -> set[str]:
     ("app.example.ios", "letter_opener_web"), and compounds with digits ("us-east-1")."""
     values = set()
     for start, end in code_spans:
-        span = text[start:end].strip("`'\"()[]<>,;:.").casefold()
+        span = text[start:end].strip("`'\"()[]<>,;:.").casefold().rpartition("](")[2]  # a Markdown link's target
         if _NOT_A_PATH.fullmatch(span):
             continue
         path = span.replace("\\", "/")  # "C:\\dev\\game" is a path too
@@ -1587,9 +1598,9 @@ def _analyse_text(text: str) -> _Analysis:
                 every = None
         if kind == "stop" or kind != "name" and (key in _STOP_WORDS or key in _NEGATIONS):
             continue
-        if last_kind == "number" and atom.casefold() == "times" and _UNIT_GAP.fullmatch(text, numbers_end,
-                                                                                       match.start()):
-            continue  # "3 times a week" is "3 per week", as "3 a week" and "3x a week" are
+        # "3 times a week" is "3 per week", as "3 a week" and "3x a week" are: the number still leads to the unit
+        rate_times = (last_kind == "number" and atom == "times" and _RATE_AFTER_TIMES.match(text, match.end())
+                      and _UNIT_GAP.fullmatch(text, numbers_end, match.start()))
         if kind != "word" or capitalised and key not in _OPENING_WORDS:  # a value, in a slot of the template
             specific.add(key)
             slot.append(key)
@@ -1607,14 +1618,15 @@ def _analyse_text(text: str) -> _Analysis:
             else:
                 numbers = [number]
             numbers_end = match.end()
-        elif (key in _UNITS and last_kind == "number" and _UNIT_GAP.fullmatch(text, numbers_end, match.start())
+        elif (key in _UNITS and last_kind == "number" and not rate_times
+              and _UNIT_GAP.fullmatch(text, numbers_end, match.start())
               and not (numbers[-1].startswith("#") and atom.lower().endswith("ly"))):  # "the 20th monthly"
             # "24 hours" and "24 minutes" are two values; "a tenth of an hour" gives no "10 hours";
             # a rate is no span: "3 a day" and "3 daily" are "3 per day"; "3 days" and "3-daily" are "3 day"
             gap_words = text[numbers_end:match.start()]
             rate = gap_words.strip(" -") or (atom.lower().endswith("ly") and "-" not in gap_words)
             measures.add(f"{'-'.join(numbers)} {'per ' if rate else ''}{key}")
-        last_kind = kind
+        last_kind = "number" if rate_times else kind
         if kind == "name":
             names.add(key)
         # A date weighs as its day, month and year did before they were one atom; a range as its two ends.
@@ -2015,7 +2027,8 @@ def _written_bare(url: str, other: _Analysis) -> bool:
     "https://jupyter.campus.edu"), and with no scheme of its own ("http://" is no "https://")?"""
     address = _WEB_SCHEME.sub("", url)
     return (address != url and address in other.names  # whole: no "localhost" of "http://localhost:5173"
-            and not any(scheme + address in other.keys for scheme in ("http://", "https://")))
+            and not any(_WEB_SCHEME.match(name) and _WEB_SCHEME.sub("", name).startswith(address)
+                        for name in other.names))  # nor "app2.example.com" of "http://app2.example.com/admin"
 
 
 def _specifics_differ(old: _Analysis, new: _Analysis, surest: bool = False) -> bool:

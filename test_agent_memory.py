@@ -1760,6 +1760,9 @@ class FeaturesReadValuesOneWay(unittest.TestCase):
             ("Docs are at https://docs.example.com/api.", "Docs are at docs.example.com/api.", "docs.example.com/api"),
             ("Runs 3x a week.", "Runs three times a week.", "3 per week"),
             ("Runs 3X a week.", "Runs 3 times weekly.", "3 per week"),
+            ("Waters the plants 3 times every day.", "Waters the plants 3x/day.", "3 per day"),
+            ("Waters the plants 3x daily.", "Waters the plants 3 times a day.", "3 per day"),
+            ("Docs: [handbook](https://hb.example.com).", "Docs: https://hb.example.com", "https://hb.example.com"),
             # held-out 20: a host with its port names the host; a compound in backticks or not is one
             ("Registry is `registry.lan:5000`.", "Registry is registry.lan on port 5000.", "registry.lan"),
             ("Deploys to project `rostr-api`.", "Deploys to project rostr-api.", "rostr-api"),
@@ -1809,6 +1812,11 @@ class FeaturesReadValuesOneWay(unittest.TestCase):
         self.assertTrue(am._specifics_differ(http, https, surest=True))
         self.assertEqual(am._unmatched(address.names, address, url), {"url"})  # the word, not the address
         self.assertEqual(am._unmatched(url.names, url, address), set())
+
+    def test_https_is_no_plural_of_http(self):
+        # found by a review: "Serve the site over http." / "... https." had the same words
+        self.assertNotEqual(am._word_key("https"), am._word_key("http"))
+        self.assertEqual(am._word_key("hosts"), am._word_key("host"))
 
     def test_a_state_code_is_read_only_where_a_state_goes(self):
         # found by a review: "Ping Alex, OK?" asks, it names no Oklahoma
@@ -2272,6 +2280,12 @@ class ContradictionsAreNeverMerged(unittest.TestCase):
         ("Dev server runs at http://localhost.", "Dev server runs at http://localhost:5173."),
         ("User goes to the gym 3x a week.", "User goes to the gym 3x every other week."),
         ("User goes to the gym 3 times a week.", "User goes to the gym 3 times a month."),
+        # found by the review of those fixes: a digit in the host, "times" as no rate, a count and a duration
+        ("Our app lives at https://app2.example.com.", "Our app lives at http://app2.example.com/admin."),
+        ("Our app lives at https://app2.example.com.", "Our app lives at https://app2.example.com:8443."),
+        ("Flaky tests are retried 2 times, not 4.", "Flaky tests are retried 4 times, not 2."),
+        ("CV font: 11 Times, headings 14 Arial.", "CV font: 11 Arial, headings 14 Times."),
+        ("Uploads are retried 3 times.", "Uploads are retried 3 hours."),
         ("`deploy` holds the manifests; `staging` holds the overlays.",
          "`deploy` holds the manifests; `staging.old` holds the overlays."),
     ]
