@@ -934,6 +934,26 @@ def _thousands(match: re.Match[str]) -> str:
     return str(int(whole + fraction.ljust(3, "0")))  # "2.5k" is 2500, exactly
 
 
+def _point_moved(number: str, places: int) -> str:
+    """``number`` (digits, maybe a point) times 10 ** ``places``, written exactly: "0.72", 3 is "720"."""
+    whole, _, fraction = number.partition(".")
+    digits, point = whole + fraction, len(whole) + places
+    digits = "0" * max(0, 1 - point) + digits.ljust(point, "0")
+    point = max(point, 1)
+    whole, fraction = digits[:point].lstrip("0") or "0", digits[point:].rstrip("0")
+    return whole + ("." + fraction if fraction else "")
+
+
+def _metric(match: re.Match[str]) -> str:
+    """A mass or a short time in its everyday unit: "0.72 kg" is "720 gram" (a lone "g" is no word),
+    "1500 g" "1.5 kg", "8000 ms" "8 s"."""
+    number, unit = match.group(1), match.group(2)
+    if unit[0] == "m":
+        return f"{_point_moved(number, -3)} s" if float(number) >= 1000 else f"{number} ms"
+    grams = number if unit[0] == "g" else _point_moved(number, 3)
+    return f"{_point_moved(grams, -3)} kg" if float(grams) >= 1000 else f"{grams} gram"
+
+
 _RATE_BEFORE = _Regex(r"(?:\d\S*\s+[^\W\d]+|\d\S*|\b(?:once|twice|times|per|every|each|of))\W*$",
                       re.IGNORECASE)  # "twice a week", "a tenth of an hour": no "1 week", no "1 hour"
 _ISO_DATE = r"(?:19|20)\d\d\.\d\d\.\d\d"  # what the date phrases write: "2026.03.31", one atom
@@ -1166,6 +1186,7 @@ _PHRASES: list[tuple[_Regex, Any]] = [
      r"\1 \2"),
     (_Regex(r"\bmiles? (?:per|an) hour\b", re.IGNORECASE), "mph"),
     (_Regex(r"\b(\d{1,3}(?:\.\d+)?)s\b"), r"\1 s"),  # "30s" is "30 s"; "1990s" stays
+    (_Regex(r"\b(\d{1,9}(?:\.\d{1,6})?) ?(kg|kilograms?|g|grams?|ms|milliseconds?)\b"), _metric),  # "0.72 kg", "8000 ms"
     (_Regex(r"\bend-to-end\b", re.IGNORECASE), "e2e"),
     (_Regex(r"\b(\d+)\s?-?(?:h|hrs?|hours?)\b", re.IGNORECASE), r"\1 hours"),  # "12h", "12-hour"
     (_Regex(r"\b(\d+)\s?-?(?:mins?|minutes?)\b", re.IGNORECASE), r"\1 minutes"),
@@ -1200,7 +1221,7 @@ _UPDATE_MARKERS = _Regex(
 )
 _SAME_MARKER = {"anymore": "no longer", "any more": "no longer"}  # "doesn't ... anymore" / "no longer ..."
 _UNITS = frozenset("ms millisecond s second sec minute min hour day workday week month year time kb mb gb tb px fps hz rpm "
-                   "kg km cm mm m mi ft lb mg ml mph gib percent thousand million billion trillion bn".split())
+                   "gram kg km cm mm m mi ft lb mg ml mph gib percent thousand million billion trillion bn".split())
 _KIND_WEIGHTS = {"word": 10, "name": 20, "code": 20, "number": 30}  # integers keep the sums exact
 _BUCKET_BITS = 20
 

@@ -1768,6 +1768,10 @@ class FeaturesReadValuesOneWay(unittest.TestCase):
             ("Deploys to project `rostr-api`.", "Deploys to project rostr-api.", "rostr-api"),
             ("Locale files are `translations/*.yaml`.", "Locale files are in `translations/`.", "translations/"),
             ("Docs are `src/content/docs/*.md`.", "Docs are in src/content/docs.", "src/content/docs"),
+            # held-out 20 and 21: a mass or a short time in another unit
+            ("Juno's flying weight is 0.72 kg.", "Juno's flying weight is 720 g.", "720 gram"),
+            ("Flour bag is 1500 g.", "Flour bag is 1.5 kg.", "1.5 kg"),
+            ("Watchdog timeout is 8000 ms.", "Watchdog timeout is 8 s.", "8 second"),
             ("Emacs: C-M-f moves forward.", "Emacs: Ctrl+Alt+F moves forward.", "alt+ctrl+f"),
             ("Markets: DE/FR/IT.", "Markets: German/French/Italian.", "italian"),
             ("Lives in Bluefield, WV.", "Lives in Bluefield, West Virginia.", "wv"),
@@ -1812,6 +1816,14 @@ class FeaturesReadValuesOneWay(unittest.TestCase):
         self.assertTrue(am._specifics_differ(http, https, surest=True))
         self.assertEqual(am._unmatched(address.names, address, url), {"url"})  # the word, not the address
         self.assertEqual(am._unmatched(url.names, url, address), set())
+
+    def test_a_point_moves_exactly(self):
+        for number, places, moved in (("0.72", 3, "720"), ("8000", -3, "8"), ("1500", -3, "1.5"), ("720", -3, "0.72"),
+                                      ("0.005", 3, "5"), ("12.5", -3, "0.0125"), ("5", 0, "5")):
+            with self.subTest(number=number, places=places):
+                self.assertEqual(am._point_moved(number, places), moved)
+        self.assertTrue(am._conflict("Juno's flying weight is 720 g.", "Juno's flying weight is 720 kg."))
+        self.assertTrue(am._conflict("Watchdog timeout is 8000 ms.", "Watchdog timeout is 8 ms."))
 
     def test_https_is_no_plural_of_http(self):
         # found by a review: "Serve the site over http." / "... https." had the same words
