@@ -1982,7 +1982,8 @@ def _unit_cosines(query: Sequence[float], vectors: list[tuple[float, ...]]) -> l
 #     "port 5433"; `_specifics_differ`), or a hyphenated name differing in a
 #     part ("acme-io" / "acme-internal"; `_hyphenated_siblings`), or they are
 #     the same words but one, a plain word each ("uses pnpm" / "uses yarn" in
-#     the same sentence; `_one_word_swapped`);
+#     the same sentence; `_one_word_swapped`), or but a short middle ("with
+#     textiles" / "with works on paper"; `_middle_swapped`);
 #   - one is negated and the other not ("likes" / "doesn't like"), or one uses
 #     a word whose opposite the other uses ("before" / "after", "mornings" /
 #     "afternoons"; `_opposed`), or a small word of another grade ("must" /
@@ -2426,7 +2427,8 @@ def _conflicting(old: _Analysis, new: _Analysis) -> bool:
             or _values_swapped(old, new) or _pairings_exchanged(old, new) or _values_regrouped(old, new)
             or _hyphenated_siblings(old, new) or _identifier_extended(old, new)
             or _swapped_around_negation(old, new) or _negations_crossed(old, new) or _days_differ(old, new)
-            or _one_word_swapped(old, new) or _grades_differ(old, new) or _words_exchanged(old, new))
+            or _one_word_swapped(old, new) or _middle_swapped(old, new) or _grades_differ(old, new)
+            or _words_exchanged(old, new))
 
 
 def _one_word_swapped(old: _Analysis, new: _Analysis) -> bool:
@@ -2435,12 +2437,7 @@ def _one_word_swapped(old: _Analysis, new: _Analysis) -> bool:
     a plain word, and a merge would keep both, contradicting itself. A verb ("uses" / "runs"), a
     small word or a form of the same word ("enable" / "enabled", "caps" / "capitals") is no such value."""
     one, other = old.word_keys, new.word_keys
-    start = 0
-    while start < min(len(one), len(other)) and one[start] == other[start]:
-        start += 1
-    end = 0
-    while end < min(len(one), len(other)) - start and one[-1 - end] == other[-1 - end]:
-        end += 1
+    start, end = _common_ends(one, other)
     if len(one) - start - end != 1 or len(other) - start - end != 1 or len(one) < 3:
         return False
     written, swapped = (old.words[start], new.words[start]), (one[start], other[start])
@@ -2450,6 +2447,36 @@ def _one_word_swapped(old: _Analysis, new: _Analysis) -> bool:
         return False
     return (swapped[0][:3] != swapped[1][:3] and _NO_VALUE_WORDS.isdisjoint(swapped)
             and frozenset(swapped) not in _INTERCHANGEABLE)
+
+
+def _common_ends(one: tuple[str, ...], other: tuple[str, ...]) -> tuple[int, int]:
+    """How many words two texts share at their start, and then at their end."""
+    start = 0
+    while start < min(len(one), len(other)) and one[start] == other[start]:
+        start += 1
+    end = 0
+    while end < min(len(one), len(other)) - start and one[-1 - end] == other[-1 - end]:
+        end += 1
+    return start, end
+
+
+def _middle_swapped(old: _Analysis, new: _Analysis) -> bool:
+    """Are the two texts the same words around a middle of one to three words on each side (two at
+    least on one), words the other text lacks, not all verbs or small words ("Galleries with
+    textiles are kept at 50 lux" / "with works on paper")? The one-word swap, wider: a slot of the
+    same template filled with another thing. The same words open and close both, and make most
+    of each."""
+    one, other = old.word_keys, new.word_keys
+    start, end = _common_ends(one, other)
+    middles = one[start:len(one) - end], other[start:len(other) - end]
+    if not all(1 <= len(middle) <= 3 for middle in middles) or max(map(len, middles)) < 2:
+        return False
+    if not start or not end or start + end < 3 or start + end < 0.6 * max(len(one), len(other)):
+        return False
+    if any(len(middle) == 1 and middle[0] in text.acronyms for middle, text in zip(middles, (old, new))):
+        return False  # "CFI" / "flight instructor": an acronym may stand for the other's words
+    return (set(middles[0]).isdisjoint(other) and set(middles[1]).isdisjoint(one)
+            and all(set(middle) - _NO_VALUE_WORDS for middle in middles))
 
 
 _NO_VALUE_WORDS = _OPENING_WORDS | _USE_VERBS | _VERBS | _STOP_WORDS | _NEGATIONS  # what a one-word swap passes over
