@@ -1227,6 +1227,7 @@ _BUCKET_BITS = 20
 
 
 _NO_PLURALS = frozenset(("https", "wss", "ftps"))  # "https" is no more than one "http"
+_SCHEME_WORDS = _NO_PLURALS | {"http", "ws", "ftp", "sftp"}
 
 
 def _stem(word: str) -> str:
@@ -1289,10 +1290,13 @@ _TOKEN = _Regex(r"\S+")
 _BACKTICKS = _Regex(r"`[^`]*`")
 _WEB_SCHEME = _Regex(r"^https?://(?=[^/])")
 _HOST_PORT = _Regex(r"[^\W\d_][\w-]*(?:\.[\w-]+)*:\d{2,5}")  # "registry.lan:5000"; no "10:30"
-_PLAIN_COMPOUND = _Regex(r"(?<![\w.-])[^\W\d_]+(?:-[^\W\d_]+)+(?![\w-])")  # "rostr-api", "auto-deploy"
+# A hyphenated word standing alone ("rostr-api"), not part of a host, path, channel or version ("ledger-api.dev")
+_PLAIN_COMPOUND = _Regex(r"(?<![\w./#@:-])[^\W\d_]+(?:-[^\W\d_]+)+(?![\w-]|[./:@]\w)")
 _BACKTICKED_WORD = _Regex(r"`([\w.-]+)`")
 _NOT_IDENTIFIER = _Regex(r"[^\w.-]+")
 _NUMBER_NOISE = _Regex(r"^v(?=\d)|^0(?=\d:)|:00$|(?<=\d)(?:st|nd|rd|th)$")
+# The host of a URL or path, no value of its own: "app2.example.com" of "http://app2.example.com/admin"
+_URL_HOST = _Regex(r"(?:(?<=://)|(?<![\w.-]))([^\W_][\w-]*(?:\.[\w-]+)+)(?=(?::\d+)?/)")
 _HANDLE = _Regex(r"[#@][^\W\d_][\w.-]*(?<![-_.])")
 _EMAIL = _Regex(r"(?<![\w.+-])[\w.+-]+@[\w-]+(?:\.[\w-]+)+")  # from a run's start only: linear
 _KEY_CHORD = _Regex(r"(?:(?:ctrl|control|cmd|command|alt|option|opt|shift|super|meta|win|fn|hyper)[-+])+"
@@ -1345,9 +1349,10 @@ def _whole_values(text: str, code_spans: list[tuple[int, int]]) -> set[str]:
         handle = _HANDLE.match(match.group()) or _EMAIL.search(match.group())
         if handle:  # a Slack channel, a handle or an address names one thing: "#data-alerts", "@ops-team"
             values.add(handle.group().casefold())
+        hosts = {host.strip(".-") for host in _URL_HOST.findall(match.group().casefold())}
         for piece in _NOT_IDENTIFIER.split(match.group().casefold()):
             piece = piece.strip(".-")
-            if (any(c.isdigit() for c in piece) and _COMPOUND.fullmatch(piece)
+            if piece not in hosts and (any(c.isdigit() for c in piece) and _COMPOUND.fullmatch(piece)
                     and not _NUMBER_AND_UNIT.fullmatch(piece) and not _NUMBER_RANGE.fullmatch(piece)):
                 values.add(piece)
     return values
@@ -1653,7 +1658,8 @@ def _analyse_text(text: str) -> _Analysis:
         # A date weighs as its day, month and year did before they were one atom; a range as its two ends.
         weight = _KIND_WEIGHTS[kind] * (3 * (key.count("/") + 1) if _DATE_ATOM.fullmatch(key) else 1)
         counts["w:" + key] = counts.get("w:" + key, 0) + weight
-        keys.add(key)
+        if not rate_times:  # "3 times a day" says all "3 a day" says
+            keys.add(key)
     _end_run(run, run_opens_sentence, runs, featured)
     slots.append(tuple(sorted(slot)))
     if clause:
@@ -1669,10 +1675,7 @@ def _analyse_text(text: str) -> _Analysis:
         keys.add(value)
         if "/" in value.strip("/") and not value.replace(".", "").replace("/", "").isdigit():
             # "Boot.unity" mentions "Assets/Scenes/Boot.unity"; "2026.07.14" no range of dates
-            directory, _, last = value.rpartition("/")
-            keys.add(last)
-            if "*" in last:  # "translations/*.yaml" names the folder "translations/"
-                keys.add(directory if "/" in directory else directory + "/")
+            keys.add(value.rpartition("/")[2])
         specific.add(value)
         names.add(value)
         if _WEB_SCHEME.match(value):  # "https://jupyter.campus.edu/" mentions "jupyter.campus.edu"
@@ -2443,6 +2446,8 @@ def _one_word_swapped(old: _Analysis, new: _Analysis) -> bool:
     written, swapped = (old.words[start], new.words[start]), (one[start], other[start])
     if all(map(_UPDATE_MARKERS.fullmatch, written)):
         return False  # "moved" / "switched": both say it changed
+    if set(swapped) & _SCHEME_WORDS:
+        return True  # "over http" / "over https", "ws" / "wss"
     if min(map(len, written)) < 3:  # "s" of "1:1s" is no "second"
         return False
     return (swapped[0][:3] != swapped[1][:3] and _NO_VALUE_WORDS.isdisjoint(swapped)

@@ -1766,8 +1766,6 @@ class FeaturesReadValuesOneWay(unittest.TestCase):
             # held-out 20: a host with its port names the host; a compound in backticks or not is one
             ("Registry is `registry.lan:5000`.", "Registry is registry.lan on port 5000.", "registry.lan"),
             ("Deploys to project `rostr-api`.", "Deploys to project rostr-api.", "rostr-api"),
-            ("Locale files are `translations/*.yaml`.", "Locale files are in `translations/`.", "translations/"),
-            ("Docs are `src/content/docs/*.md`.", "Docs are in src/content/docs.", "src/content/docs"),
             # held-out 20 and 21: a mass or a short time in another unit
             ("Juno's flying weight is 0.72 kg.", "Juno's flying weight is 720 g.", "720 gram"),
             ("Flour bag is 1500 g.", "Flour bag is 1.5 kg.", "1.5 kg"),
@@ -1816,6 +1814,14 @@ class FeaturesReadValuesOneWay(unittest.TestCase):
         self.assertTrue(am._specifics_differ(http, https, surest=True))
         self.assertEqual(am._unmatched(address.names, address, url), {"url"})  # the word, not the address
         self.assertEqual(am._unmatched(url.names, url, address), set())
+
+    def test_a_rate_in_times_says_no_more_than_the_rate(self):
+        # found by a review: "3 times a day" kept "time" as a key its entry lacked, so it was asked
+        detector = am.MergeDetector()
+        detector.fit(["For the billing project, the backup job runs 3 per day, as agreed with the finance team "
+                      "during the Q3 planning session in Lisbon.", "User likes tea.", "Logs go to Loki."])
+        self.assertEqual(detector.classify("The backup job runs 3 times a day.")[:2], ("merge", 0))
+        self.assertNotEqual(detector.classify("The backup job runs 4 times a day.")[0], "merge")
 
     def test_an_acronym_is_no_middle_swapped(self):
         # an acronym may stand for the other text's words ("CFI": certified flight instructor)
@@ -2305,6 +2311,13 @@ class ContradictionsAreNeverMerged(unittest.TestCase):
         ("Flaky tests are retried 2 times, not 4.", "Flaky tests are retried 4 times, not 2."),
         ("CV font: 11 Times, headings 14 Arial.", "CV font: 11 Arial, headings 14 Times."),
         ("Uploads are retried 3 times.", "Uploads are retried 3 hours."),
+        # found by the review of held-out 20's readings: a compound inside a host or channel, a scheme
+        # word swapped, a host with a digit before a path, a glob against its folder
+        ("The service is `ledger-api`.", "The service is ledger-api.staging."),
+        ("Alerts for `ledger-api` page Dana.", "Alerts for #ledger-api page Dana."),
+        ("The API is served over http.", "The API is served over https."),
+        ("Our app lives at app2.example.com.", "Our app lives at http://app2.example.com/admin."),
+        ("Never edit src/*.ts by hand.", "Never edit src/ by hand."),
         # the plain-word merges of held-out 15 and 18: the same words around another middle
         ("Galleries with works on paper are kept at 50 lux.", "Galleries with textiles are kept at 50 lux."),
         ("User buys produce from the Saturday farmers' market at Mueller.",
