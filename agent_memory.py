@@ -1152,6 +1152,12 @@ _PHRASES: list[tuple[_Regex, Any]] = [
     (_Regex(r"(?<=\d\d)(?: ?[×✕] ?| x |(?<=\d\d\d) by (?=\d\d\d(?!\d)))(?=\d\d)"), "x"),
     (_Regex(rf"\b(\d{{1,3}})[xX](?= (?:(?:a|an|per|each|every) (?:other |second )?{_TIME_UNIT}|"
             r"(?:hour|dai|night|week|month|quarter|year)ly)\b)"), r"\1 times"),  # "3x a week", "3x daily"
+    # "once a day" is "every day", "once daily" "daily"; "twice a day" is "2 times a day", no "once a day"
+    (_Regex(rf"\bonce (?:(?:a|an|per|each|every) (?={_TIME_UNIT}\b)|(?=(?:hour|dai|night|week|month|quarter|"
+            r"year)ly\b))", re.IGNORECASE), lambda match: "every " if match.group().count(" ") == 2 else ""),
+    (_Regex(rf"\b(twice|thrice)(?= (?:(?:a|an|per|each|every) {_TIME_UNIT}|"
+            r"(?:hour|dai|night|week|month|quarter|year)ly)\b)", re.IGNORECASE),
+     lambda match: "2 times" if match.group(1).lower() == "twice" else "3 times"),
     (_Regex(rf"\b(\d{{1,3}}) ?(?:times|[xX])(?: every |/)(?={_TIME_UNIT}\b)"),
      r"\1 times a "),  # "3x/day" and "3 times every day" are "3 times a day"; "3 times every other day" stays
     (_Regex(r"\bM ?[–-] ?F\b"), "Monday–Tuesday–Wednesday–Thursday–Friday"),  # "M–F"

@@ -1762,6 +1762,8 @@ class FeaturesReadValuesOneWay(unittest.TestCase):
             ("Runs 3X a week.", "Runs 3 times weekly.", "3 per week"),
             ("Waters the plants 3 times every day.", "Waters the plants 3x/day.", "3 per day"),
             ("Waters the plants 3x daily.", "Waters the plants 3 times a day.", "3 per day"),
+            ("Takes the pill twice a day.", "Takes the pill 2 times daily.", "2 per day"),
+            ("Cron runs once a minute.", "Cron runs every minute.", "1 minute"),
             ("Docs: [handbook](https://hb.example.com).", "Docs: https://hb.example.com", "https://hb.example.com"),
             # held-out 20: a host with its port names the host; a compound in backticks or not is one
             ("Registry is `registry.lan:5000`.", "Registry is registry.lan on port 5000.", "registry.lan"),
@@ -2318,6 +2320,7 @@ class ContradictionsAreNeverMerged(unittest.TestCase):
         ("The API is served over http.", "The API is served over https."),
         ("Our app lives at app2.example.com.", "Our app lives at http://app2.example.com/admin."),
         ("Never edit src/*.ts by hand.", "Never edit src/ by hand."),
+        ("User takes the allergy pill once a day.", "User takes the allergy pill twice a day."),
         # the plain-word merges of held-out 15 and 18: the same words around another middle
         ("Galleries with works on paper are kept at 50 lux.", "Galleries with textiles are kept at 50 lux."),
         ("User buys produce from the Saturday farmers' market at Mueller.",
