@@ -1352,11 +1352,13 @@ def _whole_values(text: str, code_spans: list[tuple[int, int]]) -> set[str]:
         elif _HOST_PORT.fullmatch(path):
             values.add(path)
     for match in _TOKEN.finditer(text):
-        handle = _HANDLE.match(match.group()) or _EMAIL.search(match.group())
+        token = match.group()
+        handle = _HANDLE.match(token) or _EMAIL.search(token)
         if handle:  # a Slack channel, a handle or an address names one thing: "#data-alerts", "@ops-team"
             values.add(handle.group().casefold())
-        hosts = {host.strip(".-") for host in _URL_HOST.findall(match.group().casefold())}
-        for piece in _NOT_IDENTIFIER.split(match.group().casefold()):
+        token = token.casefold()
+        hosts = {host.strip(".-") for host in _URL_HOST.findall(token)} if "/" in token else ()
+        for piece in _NOT_IDENTIFIER.split(token):
             piece = piece.strip(".-")
             if piece not in hosts and (any(c.isdigit() for c in piece) and _COMPOUND.fullmatch(piece)
                     and not _NUMBER_AND_UNIT.fullmatch(piece) and not _NUMBER_RANGE.fullmatch(piece)):
