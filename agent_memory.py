@@ -964,6 +964,9 @@ _TIME_UNIT = r"(?:sec(?:ond)?|min(?:ute)?|hour|day|night|workday|week|month|quar
 # "3 times a day", "3 times/day", "3 times daily": a rate; not "12 Times", "2 times, not 4"
 _RATE_AFTER_TIMES = _Regex(rf"\s*(?:/|(?:a|an|per|each)\s)\s*{_TIME_UNIT}s?\b"
                            r"|\s+(?:hour|dai|night|week|month|quarter|year)ly\b", re.IGNORECASE)
+_CLOCK_END = _Regex(r"\d:\d\d$")  # "at 15:00 daily" is "daily at 15:00", no rate of 15:00 a day
+_PRICE_AFTER = _Regex(r"\s+(?:rates?|wages?|pay|fees?|prices?|costs?|salary|budgets?|allowance)\b",
+                      re.IGNORECASE)  # "an hourly rate" is no "every hour"
 _RANGE_BETWEEN = _Regex(r"\s*(?:[-–—]|\.\.|to|and|or|through)\s*", re.IGNORECASE)
 _INITIALS_MAX = 8  # the longest initialism looked for: a long run of names costs no more than a short one
 _NAME_JOINERS = frozenset({"of", "for", "and", "the", "de"})  # "Royal Society for the Protection of Birds"
@@ -1153,8 +1156,9 @@ _PHRASES: list[tuple[_Regex, Any]] = [
     (_Regex(rf"\b(\d{{1,3}})[xX](?= (?:(?:a|an|per|each|every) (?:other |second )?{_TIME_UNIT}|"
             r"(?:hour|dai|night|week|month|quarter|year)ly)\b)"), r"\1 times"),  # "3x a week", "3x daily"
     # "once a day" is "every day", "once daily" "daily"; "twice a day" is "2 times a day", no "once a day"
-    (_Regex(rf"\bonce (?:(?:a|an|per|each|every) (?={_TIME_UNIT}\b)|(?=(?:hour|dai|night|week|month|quarter|"
-            r"year)ly\b))", re.IGNORECASE), lambda match: "every " if match.group().count(" ") == 2 else ""),
+    (_Regex(rf"\bonce (?:(?:a|an|per|each|every) (?=(?:{_TIME_UNIT}|fortnight)\b)|"
+            r"(?=(?:hour|dai|night|week|month|quarter|year)ly\b))", re.IGNORECASE),
+     lambda match: "every " if match.group().count(" ") == 2 else ""),
     (_Regex(rf"\b(twice|thrice)(?= (?:(?:a|an|per|each|every) {_TIME_UNIT}|"
             r"(?:hour|dai|night|week|month|quarter|year)ly)\b)", re.IGNORECASE),
      lambda match: "2 times" if match.group(1).lower() == "twice" else "3 times"),
@@ -1186,13 +1190,15 @@ _PHRASES: list[tuple[_Regex, Any]] = [
     (_Regex(r"\bhalf(?: an |-)hour\b", re.IGNORECASE), "30 minutes"),
     (_Regex(r"\b(?:a )?quarter(?: of an |-| )hour\b", re.IGNORECASE), "15 minutes"),
     (_Regex(r"\b(?:an?|one)\s(hour|day|week|month|year)\b", re.IGNORECASE), _one_unit),
-    (_Regex(r"(?<=\d),(?=\d{3}\b)"), ""),  # "2,500" is 2500, so "2,500-3,500" is a range of two numbers
+    # "2,500" is 2500 (and "1,500g" 1500g), so "2,500-3,500" is a range of two numbers
+    (_Regex(r"(?<=\d),(?=\d{3}(?!\d))"), ""),
     (_Regex(r"\b(\d{1,15}(?:\.\d{1,3})?)[kK]\b"), _thousands),  # int() refuses 4,300 digits and more
     (_Regex(r"\b(\d+(?:\.\d+)?)(fps|ms|[kmgt]b|px|[kmg]?hz|rpm|kg|km|cm|mm|mi|mg|ml|mph|gib|ft|lbs?)\b", re.IGNORECASE),
      r"\1 \2"),
     (_Regex(r"\bmiles? (?:per|an) hour\b", re.IGNORECASE), "mph"),
     (_Regex(r"\b(\d{1,3}(?:\.\d+)?)s\b"), r"\1 s"),  # "30s" is "30 s"; "1990s" stays
-    (_Regex(r"\b(\d{1,9}(?:\.\d{1,6})?) ?(kg|kilograms?|g|grams?|ms|milliseconds?)\b"), _metric),  # "0.72 kg", "8000 ms"
+    # "0.72 kg" is "720 gram", "8000 ms" "8 s": a whole number, not the end of "0.0000005 kg"
+    (_Regex(r"(?<!\d[.,])\b(\d{1,9}(?:\.\d{1,6})?) ?(kg|kilograms?|g|grams?|ms|milliseconds?)\b"), _metric),
     (_Regex(r"\bend-to-end\b", re.IGNORECASE), "e2e"),
     (_Regex(r"\b(\d+)\s?-?(?:h|hrs?|hours?)\b", re.IGNORECASE), r"\1 hours"),  # "12h", "12-hour"
     (_Regex(r"\b(\d+)\s?-?(?:mins?|minutes?)\b", re.IGNORECASE), r"\1 minutes"),
@@ -1654,12 +1660,16 @@ def _analyse_text(text: str) -> _Analysis:
             numbers_end = match.end()
         elif (key in _UNITS and last_kind == "number" and not rate_times
               and _UNIT_GAP.fullmatch(text, numbers_end, match.start())
-              and not (numbers[-1].startswith("#") and atom.lower().endswith("ly"))):  # "the 20th monthly"
+              and not (numbers[-1].startswith("#") and atom.lower().endswith("ly"))  # "the 20th monthly"
+              and not (_CLOCK_END.search(text, 0, numbers_end) and atom.lower().endswith("ly"))):  # "at 15:00 daily"
             # "24 hours" and "24 minutes" are two values; "a tenth of an hour" gives no "10 hours";
             # a rate is no span: "3 a day" and "3 daily" are "3 per day"; "3 days" and "3-daily" are "3 day"
             gap_words = text[numbers_end:match.start()]
             rate = gap_words.strip(" -") or (atom.lower().endswith("ly") and "-" not in gap_words)
             measures.add(f"{'-'.join(numbers)} {'per ' if rate else ''}{key}")
+        elif (key in _UNITS and kind == "word" and every is None and atom.lower().endswith("ly")
+              and not atom.lower().startswith("bi") and not _PRICE_AFTER.match(text, match.end())):
+            measures.add(f"1 {key}")  # no rate of a number: "weekly" is "every week"; no "hourly rate"
         last_kind = "number" if rate_times else kind
         if kind == "name":
             names.add(key)

@@ -1764,6 +1764,8 @@ class FeaturesReadValuesOneWay(unittest.TestCase):
             ("Waters the plants 3x daily.", "Waters the plants 3 times a day.", "3 per day"),
             ("Takes the pill twice a day.", "Takes the pill 2 times daily.", "2 per day"),
             ("Cron runs once a minute.", "Cron runs every minute.", "1 minute"),
+            ("Backups run weekly.", "Backups run every week.", "1 week"),
+            ("Backups run daily at 15:00.", "Backups run at 15:00 daily.", "1 day"),
             ("Docs: [handbook](https://hb.example.com).", "Docs: https://hb.example.com", "https://hb.example.com"),
             # held-out 20: a host with its port names the host; a compound in backticks or not is one
             ("Registry is `registry.lan:5000`.", "Registry is registry.lan on port 5000.", "registry.lan"),
@@ -2321,6 +2323,13 @@ class ContradictionsAreNeverMerged(unittest.TestCase):
         ("Our app lives at app2.example.com.", "Our app lives at http://app2.example.com/admin."),
         ("Never edit src/*.ts by hand.", "Never edit src/ by hand."),
         ("User takes the allergy pill once a day.", "User takes the allergy pill twice a day."),
+        # found by the review of the units and once/twice: a rate with no number, a fortnight, the
+        # digits after a point, a thousands comma before a unit
+        ("The cat gets her thyroid pill once a day.", "The cat gets her thyroid pill once weekly."),
+        ("Run the database backup job once a day.", "Run the database backup job monthly."),
+        ("Water the ferns once a week.", "Water the ferns once a fortnight."),
+        ("The sample weighs 0.0000005 kg.", "The sample weighs 0.00000005 kg."),
+        ("The parcel weighs 1,500g.", "The parcel weighs 500 g."),
         # the plain-word merges of held-out 15 and 18: the same words around another middle
         ("Galleries with works on paper are kept at 50 lux.", "Galleries with textiles are kept at 50 lux."),
         ("User buys produce from the Saturday farmers' market at Mueller.",
