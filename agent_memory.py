@@ -961,9 +961,9 @@ _DATE_ATOM = _Regex(rf"{_ISO_DATE}(?:/{_ISO_DATE})?")  # a date, or a range of d
 _ORDINAL = _Regex(r"\d(?:st|nd|rd|th)$", re.IGNORECASE)
 _UNIT_GAP = _Regex(r"[\s/-]*(?:times\s+)?(?:(?:a|an|per|each)\s+)?", re.IGNORECASE)  # "24 hours", "3 times a day"
 _TIME_UNIT = r"(?:sec(?:ond)?|min(?:ute)?|hour|day|night|workday|week|month|quarter|year)"
+_PERIODICAL = r"(?:hour|dai|night|week|month|quarter|year)ly"  # "daily", "weekly"
 # "3 times a day", "3 times/day", "3 times daily": a rate; not "12 Times", "2 times, not 4"
-_RATE_AFTER_TIMES = _Regex(rf"\s*(?:/|(?:a|an|per|each)\s)\s*{_TIME_UNIT}s?\b"
-                           r"|\s+(?:hour|dai|night|week|month|quarter|year)ly\b", re.IGNORECASE)
+_RATE_AFTER_TIMES = _Regex(rf"\s*(?:/|(?:a|an|per|each)\s)\s*{_TIME_UNIT}s?\b|\s+{_PERIODICAL}\b", re.IGNORECASE)
 _CLOCK_END = _Regex(r"\d:\d\d$")  # "at 15:00 daily" is "daily at 15:00", no rate of 15:00 a day
 _PRICE_AFTER = _Regex(r"\s+(?:rates?|wages?|pay|fees?|prices?|costs?|salary|budgets?|allowance)\b",
                       re.IGNORECASE)  # "an hourly rate" is no "every hour"
@@ -1153,14 +1153,13 @@ _PHRASES: list[tuple[_Regex, Any]] = [
     (_Regex(rf"\b({_ISO_DATE}) ?(?:[-–]|\.\.|to|until|through) ?({_ISO_DATE})\b", re.IGNORECASE), r"\1/\2"),  # "2026-07-01 to 2026-07-14", one value like "1-14 July 2026"
     # "800 × 600" and "800 by 600" are "800x600"; "3 × 12h" and "Node 22 by 2026" stay
     (_Regex(r"(?<=\d\d)(?: ?[×✕] ?| x |(?<=\d\d\d) by (?=\d\d\d(?!\d)))(?=\d\d)"), "x"),
-    (_Regex(rf"\b(\d{{1,3}})[xX](?= (?:(?:a|an|per|each|every) (?:other |second )?{_TIME_UNIT}|"
-            r"(?:hour|dai|night|week|month|quarter|year)ly)\b)"), r"\1 times"),  # "3x a week", "3x daily"
+    (_Regex(rf"\b(\d{{1,3}})[xX](?= (?:(?:a|an|per|each|every) (?:other |second )?{_TIME_UNIT}|{_PERIODICAL})\b)"),
+     r"\1 times"),  # "3x a week", "3x daily"
     # "once a day" is "every day", "once daily" "daily"; "twice a day" is "2 times a day", no "once a day"
-    (_Regex(rf"\bonce (?:(?:a|an|per|each|every) (?=(?:{_TIME_UNIT}|fortnight)\b)|"
-            r"(?=(?:hour|dai|night|week|month|quarter|year)ly\b))", re.IGNORECASE),
+    (_Regex(rf"\bonce (?:(?:a|an|per|each|every) (?=(?:{_TIME_UNIT}|fortnight)\b)|(?={_PERIODICAL}\b))",
+            re.IGNORECASE),
      lambda match: "every " if match.group().count(" ") == 2 else ""),
-    (_Regex(rf"\b(twice|thrice)(?= (?:(?:a|an|per|each|every) {_TIME_UNIT}|"
-            r"(?:hour|dai|night|week|month|quarter|year)ly)\b)", re.IGNORECASE),
+    (_Regex(rf"\b(twice|thrice)(?= (?:(?:a|an|per|each|every) {_TIME_UNIT}|{_PERIODICAL})\b)", re.IGNORECASE),
      lambda match: "2 times" if match.group(1).lower() == "twice" else "3 times"),
     (_Regex(rf"\b(\d{{1,3}}) ?(?:times|[xX])(?: every |/)(?={_TIME_UNIT}\b)"),
      r"\1 times a "),  # "3x/day" and "3 times every day" are "3 times a day"; "3 times every other day" stays
@@ -1232,8 +1231,9 @@ _UPDATE_MARKERS = _Regex(
     re.IGNORECASE,
 )
 _SAME_MARKER = {"anymore": "no longer", "any more": "no longer"}  # "doesn't ... anymore" / "no longer ..."
-_UNITS = frozenset("ms millisecond s second sec minute min hour day workday week month year time kb mb gb tb px fps hz rpm "
-                   "gram kg km cm mm m mi ft lb mg ml mph gib percent thousand million billion trillion bn".split())
+_UNITS = frozenset("ms millisecond s second sec minute min hour day workday week month year time kb mb gb tb px fps "
+                   "hz rpm gram kg km cm mm m mi ft lb mg ml mph gib percent thousand million billion trillion bn"
+                   .split())
 _KIND_WEIGHTS = {"word": 10, "name": 20, "code": 20, "number": 30}  # integers keep the sums exact
 _BUCKET_BITS = 20
 
@@ -1658,18 +1658,19 @@ def _analyse_text(text: str) -> _Analysis:
             else:
                 numbers = [number]
             numbers_end = match.end()
-        elif (key in _UNITS and last_kind == "number" and not rate_times
-              and _UNIT_GAP.fullmatch(text, numbers_end, match.start())
-              and not (numbers[-1].startswith("#") and atom.lower().endswith("ly"))  # "the 20th monthly"
-              and not (_CLOCK_END.search(text, 0, numbers_end) and atom.lower().endswith("ly"))):  # "at 15:00 daily"
-            # "24 hours" and "24 minutes" are two values; "a tenth of an hour" gives no "10 hours";
-            # a rate is no span: "3 a day" and "3 daily" are "3 per day"; "3 days" and "3-daily" are "3 day"
-            gap_words = text[numbers_end:match.start()]
-            rate = gap_words.strip(" -") or (atom.lower().endswith("ly") and "-" not in gap_words)
-            measures.add(f"{'-'.join(numbers)} {'per ' if rate else ''}{key}")
-        elif (key in _UNITS and kind == "word" and every is None and atom.lower().endswith("ly")
-              and not atom.lower().startswith("bi") and not _PRICE_AFTER.match(text, match.end())):
-            measures.add(f"1 {key}")  # no rate of a number: "weekly" is "every week"; no "hourly rate"
+        elif key in _UNITS:
+            periodical = atom.lower().endswith("ly")  # "daily", "weekly"
+            if (last_kind == "number" and not rate_times and _UNIT_GAP.fullmatch(text, numbers_end, match.start())
+                    and not (periodical and numbers[-1].startswith("#"))  # "the 20th monthly"
+                    and not (periodical and _CLOCK_END.search(text, 0, numbers_end))):  # "at 15:00 daily"
+                # "24 hours" and "24 minutes" are two values; "a tenth of an hour" gives no "10 hours";
+                # a rate is no span: "3 a day" and "3 daily" are "3 per day"; "3 days" and "3-daily" are "3 day"
+                gap_words = text[numbers_end:match.start()]
+                rate = gap_words.strip(" -") or (periodical and "-" not in gap_words)
+                measures.add(f"{'-'.join(numbers)} {'per ' if rate else ''}{key}")
+            elif (periodical and kind == "word" and every is None and not atom.lower().startswith("bi")
+                  and not _PRICE_AFTER.match(text, match.end())):
+                measures.add(f"1 {key}")  # no rate of a number: "weekly" is "every week"; no "hourly rate"
         last_kind = "number" if rate_times else kind
         if kind == "name":
             names.add(key)
@@ -2067,7 +2068,8 @@ def _unmatched(tokens: frozenset[str], one: _Analysis, other: _Analysis) -> set[
 
 def _written_bare(url: str, other: _Analysis) -> bool:
     """Does ``other`` give the address of ``url`` without its scheme ("jupyter.campus.edu" for
-    "https://jupyter.campus.edu"), and with no scheme of its own ("http://" is no "https://")?"""
+    "https://jupyter.campus.edu"), and in no URL of its own ("http://" is no "https://", and a
+    path or port makes another URL)?"""
     address = _WEB_SCHEME.sub("", url)
     return (address != url and address in other.names  # whole: no "localhost" of "http://localhost:5173"
             and not any(_WEB_SCHEME.match(name) and _WEB_SCHEME.sub("", name).startswith(address)
