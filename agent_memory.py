@@ -922,6 +922,10 @@ _SYNONYM_GROUPS = [
     "september sep sept", "october oct", "november nov", "december dec",
     "2 two", "3 three third", "4 four fourth", "5 five fifth", "6 six sixth", "7 seven seventh",
     "8 eight eighth", "9 nine ninth", "10 ten tenth", "11 eleven eleventh", "12 twelve twelfth",
+    "13 thirteen thirteenth", "14 fourteen fourteenth", "15 fifteen fifteenth", "16 sixteen sixteenth",
+    "17 seventeen seventeenth", "18 eighteen eighteenth", "19 nineteen nineteenth", "20 twenty twentieth",
+    "30 thirty thirtieth", "40 forty fortieth", "50 fifty fiftieth", "60 sixty sixtieth", "70 seventy seventieth",
+    "80 eighty eightieth", "90 ninety ninetieth",
 ]
 _SYNONYMS = {word: group.split()[0] for group in _SYNONYM_GROUPS for word in group.split()}
 # Days and seasons are values, however they are written: "every monday", "opens in autumn".

@@ -1765,6 +1765,8 @@ class FeaturesReadValuesOneWay(unittest.TestCase):
             ("Takes the pill twice a day.", "Takes the pill 2 times daily.", "2 per day"),
             ("Cron runs once a minute.", "Cron runs every minute.", "1 minute"),
             ("Backups run weekly.", "Backups run every week.", "1 week"),
+            ("Max class size is fourteen.", "Max class size is 14.", "14"),  # held-out 22
+            ("Default scale is forty covers.", "Default scale is 40 covers.", "40"),
             ("Backups run daily at 15:00.", "Backups run at 15:00 daily.", "1 day"),
             ("Docs: [handbook](https://hb.example.com).", "Docs: https://hb.example.com", "https://hb.example.com"),
             # held-out 20: a host with its port names the host; a compound in backticks or not is one
@@ -2330,6 +2332,7 @@ class ContradictionsAreNeverMerged(unittest.TestCase):
         ("Water the ferns once a week.", "Water the ferns once a fortnight."),
         ("The sample weighs 0.0000005 kg.", "The sample weighs 0.00000005 kg."),
         ("The parcel weighs 1,500g.", "The parcel weighs 500 g."),
+        ("User has been in radio for seventeen years.", "User has been in radio for 18 years."),
         # the plain-word merges of held-out 15 and 18: the same words around another middle
         ("Galleries with works on paper are kept at 50 lux.", "Galleries with textiles are kept at 50 lux."),
         ("User buys produce from the Saturday farmers' market at Mueller.",
