@@ -1118,6 +1118,7 @@ _NO_RANGE_END = r"(?<!\d[-–])(?<!\d [-–] )(?<!\d to )"  # "14 July 2026" in 
 
 
 _ORDINALS = {"first": "1st first", "second": "2nd", "third": "3rd", "fourth": "4th", "fifth": "5th"}  # "first" / "last"
+_SIGN_BEFORE = r"(?<![\w.,:/+\-−])"  # what may stand before a number's sign: no word, no other number
 _OF_THE_CALENDAR = r"(?=\s+(?:mon|tue|wed|thu|fri|sat|sun|week|day|working|business)\w*"  # "the 2nd Tuesday"
 # re.ASCII: with IGNORECASE alone, "ı" (a dotless i) would match "i", and "Frı" name no day.
 _PHRASES: list[tuple[_Regex, Any]] = [
@@ -1207,12 +1208,14 @@ _PHRASES: list[tuple[_Regex, Any]] = [
     (_Regex(r"\b(\d+)\s?-?(?:mins?|minutes?)\b", re.IGNORECASE), r"\1 minutes"),
     (_Regex(r"\b(\d{1,9}) minutes\b"), _whole_hours),
     (_Regex(r"\b(?:business|working|work) days?\b", re.IGNORECASE), "workdays"),  # "2 business days" is no 48 hours
+    (_Regex(rf"{_SIGN_BEFORE}−(?=\d)"), "-"),  # the minus sign: "−16" is "-16"
 ]
 # "3:30-4:30pm" is "15:30-16:30"; "7pm" is "19:00".
 _TIME_RANGE_12H = _Regex(r"\b(\d{1,2})(?::(\d\d))?(\s?[–-]\s?|\s to\s)(?=\d{1,2}(?::\d\d)?\s?([ap])\.?m\b)",
                              re.IGNORECASE)
 _TIME_12H = _Regex(r"\b(\d{1,2})(?::(\d\d))?\s?([ap])\.?m\b\.?", re.IGNORECASE)
-_ATOM = _Regex(r"\b[vV]?\d+(?:[.:/]\d+)+|[^\W_]+(?:'(?:s|t|re|ll|ve|d|m)\b)?")  # "Redis's", "don't"
+# A sign is part of its number ("-18 °C" is no "18 °C"), but no hyphen of "10-18", "UTC-5" or "-np 4"
+_ATOM = _Regex(rf"{_SIGN_BEFORE}-\d+(?:[.:/]\d+)*|\b[vV]?\d+(?:[.:/]\d+)+|[^\W_]+(?:'(?:s|t|re|ll|ve|d|m)\b)?")
 _CONTRACTION = _Regex(r"'(?:s|re|ll|ve|d|m)$")  # "they're" is "they"; "don't" stays, a negation
 _SENTENCE_END = _Regex(r"[.;:!?]\s")  # in the gap between two words: "Fly.io" and ":9090" end none
 _HONORIFICS = frozenset("Dr Mr Mrs Ms Mx Prof St Jr Sr Capt Lt Col Sgt Rev Fr".split())  # their dot ends no sentence
@@ -1350,10 +1353,12 @@ def _whole_values(text: str, code_spans: list[tuple[int, int]]) -> set[str]:
     ("app.example.ios", "letter_opener_web"), and compounds with digits ("us-east-1")."""
     values = set()
     for start, end in code_spans:
-        span = text[start:end].strip("`'\"()[]<>,;:.").casefold().rpartition("](")[2]  # a Markdown link's target
+        # "./logs" keeps its dot (no "/logs"), a sentence its stop; a Markdown link is its target
+        span = text[start:end].rstrip("`'\"()[]<>,;:.").lstrip("`'\"()[]<>,;:").casefold().rpartition("](")[2]
         if _NOT_A_PATH.fullmatch(span):
             continue
         path = span.replace("\\", "/")  # "C:\\dev\\game" is a path too
+        path = path if "/" in path else path.lstrip(".")  # ".hlint.yaml" is a dotted name
         if "/" in path and any(c.isalnum() for c in path):  # a path or URL; a lone "/" between words is none
             # "dbt/models/" is "dbt/models"; "dist/" keeps its slash, or the word "dist" would mention it
             values.add(path.rstrip("/") if "/" in path.strip("/") else path)

@@ -1905,6 +1905,20 @@ class FeaturesReadValuesOneWay(unittest.TestCase):
             with self.subTest(new=new):
                 self.assertTrue(am._conflict(old, new))
 
+    def test_a_sign_is_part_of_its_number(self):
+        # Found by a review: "-18°C" and "18°C" were read as the same 18 and merged.
+        for old, new in (("Freezer is kept at -18°C.", "Freezer is kept at 18°C."),
+                         ("Offset is -5 hours from UTC.", "Offset is 5 hours from UTC."),
+                         ("Mix to -14 LUFS.", "Mix to 14 LUFS.")):
+            with self.subTest(new=new):
+                self.assertTrue(am._conflict(old, new))
+        self.assertFalse(am._conflict("Master to \u221216 LUFS.", "Master to -16 LUFS."))  # the minus sign
+        self.assertEqual(am._analyse("Freezer at -18 °C.").keys, am._analyse("Freezer at \u221218°C.").keys)
+        for text, numbers in (("Ports 8000-8010", {"8000", "8010"}), ("Runs on UTC-5.", {"5"}),
+                              ("Start with mpirun -np 4.", {"4"}), ("Cooled to -10°C.", {"-10"})):
+            with self.subTest(text=text):  # a hyphen after a word or a number is no sign
+                self.assertEqual({key for key in am._analyse(text).keys if key[-1].isdigit()} - {"utc-5"}, numbers)
+
     def test_a_title_or_an_initial_ends_no_sentence(self):
         self.assertIn("helen", am._analyse("Site director is Dr. Helen Marsh.").names)
         old, new = am._analyse("Site director is Dr. Helen Marsh."), am._analyse("Director: Dr H. Marsh.")
@@ -2011,6 +2025,11 @@ class FeaturesReadValuesOneWay(unittest.TestCase):
         new = am._analyse("Boot.unity has to be scene index 0 in build settings.")
         self.assertNotIn("boot.unity", am._unmatched(new.names, new, old))
         self.assertTrue(am._conflict("Logs go to `/var/log/app.log`.", "Logs go to `/srv/app.log`."))
+        # Found by a review: a path's leading dot was stripped, so "./logs" merged with "/logs".
+        self.assertTrue(am._conflict("App logs go to ./logs in the repo.", "App logs go to /logs in the repo."))
+        self.assertTrue(am._conflict("Shared config is in ../shared.", "Shared config is in /shared."))
+        self.assertIn("hlint.yaml", am._analyse("HLint ignores are in `.hlint.yaml`.").names)  # a dotted name
+        self.assertIn("./vendor/bin/pint", am._analyse("Format with `./vendor/bin/pint`.").names)
 
     def test_only_days_make_a_range_of_days(self):
         self.assertNotIn("wednesday", am._analyse("Moved the wedding to Friday.").keys)
