@@ -2460,7 +2460,28 @@ def _conflicting(old: _Analysis, new: _Analysis) -> bool:
             or _hyphenated_siblings(old, new) or _identifier_extended(old, new)
             or _swapped_around_negation(old, new) or _negations_crossed(old, new) or _days_differ(old, new)
             or _one_word_swapped(old, new) or _middle_swapped(old, new) or _grades_differ(old, new)
-            or _words_exchanged(old, new))
+            or _words_exchanged(old, new) or _relatives_differ(old, new))
+
+
+def _relatives_differ(old: _Analysis, new: _Analysis) -> bool:
+    """Is one text about a relative or colleague of the user and the other about the user ("User's
+    colleague Marta is studying for the WSET exam" / "User is studying for the WSET exam"), or about
+    another one ("User's wife is vegetarian" / "User's daughter ...")? The same words then tell of
+    another person. An entry naming the relative stays its restatement's ("User's partner Marisol
+    does the books" / "Marisol does the books"): a fact leaving the relative out names someone else."""
+    said = [{key.rstrip("'") for key in text.word_keys} & _RELATIVES for text in (old, new)]
+    if said[0] and said[1]:
+        return said[0].isdisjoint(said[1])
+    if said[0]:
+        return not old.specific & new.specific
+    return bool(said[1])
+
+
+_RELATIVES = frozenset(_word_key(word) for word in """
+partner wife husband spouse son daughter mother mum mom father dad brother sister colleague coworker co-worker
+friend grandmother grandma grandfather grandpa aunt uncle cousin niece nephew neighbour neighbor flatmate roommate
+girlfriend boyfriend fiance fiancee stepson stepdaughter teammate
+""".split())  # no "boss" (a user's "supervisor", "manager"), no "children" (of a process)
 
 
 def _one_word_swapped(old: _Analysis, new: _Analysis) -> bool:

@@ -2360,6 +2360,13 @@ class ContradictionsAreNeverMerged(unittest.TestCase):
          "The nightly export writes payroll summaries to the finance share."),
         ("`deploy` holds the manifests; `staging` holds the overlays.",
          "`deploy` holds the manifests; `staging.old` holds the overlays."),
+        # held-out 23's two wrong merges, another person: a relative beside the user, or another relative
+        ("User is studying for the WSET Level 2 wine exam, booked for 12 October.",
+         "User's colleague Marta is studying for the WSET Level 2 wine exam, booked for 12 October."),
+        ("User's van is a grey Vauxhall Vivaro with roof racks for conduit.",
+         "User's partner's van is a white Vauxhall Vivaro used for her catering business."),
+        ("User's partner Dana drives a white van.", "User drives a white van."),
+        ("User's wife is vegetarian.", "User's daughter is vegetarian."),
     ]
 
     def test_a_date_weighs_as_much_as_its_parts(self):
@@ -2569,7 +2576,13 @@ class ContradictionsAreNeverMerged(unittest.TestCase):
                           "Deploys are allowed on weekdays other than Friday."),
                          # the same numbers in the same places, the words reordered
                          ("Background jobs use Oban; queues: default 10, mailers 5.",
-                          "Use Oban for background jobs (default queue 10, mailers 5).")]:
+                          "Use Oban for background jobs (default queue 10, mailers 5)."),
+                         # a relative named, or left out where the name stays (held-out 17, 22)
+                         ("User's partner Marisol handles the studio bookkeeping in QuickBooks.",
+                          "Marisol does the studio books (QuickBooks)."),
+                         ("Puzzles are test-solved by his wife Janet and his friend Oluwaseun.",
+                          "Test solvers: Janet (his wife) and Oluwaseun."),
+                         ("User's partner Dana drives a white van.", "User's partner, Dana, drives a white van.")]:
             with self.subTest(new=new):
                 self.assertFalse(am._conflict(old, new))
 
