@@ -1197,7 +1197,9 @@ _PHRASES: list[tuple[_Regex, Any]] = [
     # "2,500" is 2500 (and "1,500g" 1500g), so "2,500-3,500" is a range of two numbers
     (_Regex(r"(?<=\d),(?=\d{3}(?!\d))"), ""),
     (_Regex(r"\b(\d{1,15}(?:\.\d{1,3})?)[kK]\b"), _thousands),  # int() refuses 4,300 digits and more
-    (_Regex(r"\b(\d+(?:\.\d+)?)(fps|ms|[kmgt]b|px|[kmg]?hz|rpm|kg|km|cm|mm|mi|mg|ml|mph|gib|ft|lbs?)\b", re.IGNORECASE),
+    (_Regex(r"(?<=\b[A-Z]{3} )(\d{1,9}(?:\.\d{1,6})?) ?(?:m|M|mn|million)\b"),  # "£1m" is 1000000, as "£1,000,000"
+     lambda match: _point_moved(match.group(1), 6)),
+    (_Regex(r"\b(\d+(?:\.\d+)?)(fps|ms|[kmgt]b|px|[kmg]?hz|rpm|kg|km|cm|mm|mi|mg|ml|mph|gib|ft|lbs?|m)\b", re.IGNORECASE),
      r"\1 \2"),
     (_Regex(r"\bmiles? (?:per|an) hour\b", re.IGNORECASE), "mph"),
     (_Regex(r"\b(\d{1,3}(?:\.\d+)?)s\b"), r"\1 s"),  # "30s" is "30 s"; "1990s" stays

@@ -1895,6 +1895,12 @@ class FeaturesReadValuesOneWay(unittest.TestCase):
         self.assertEqual(am._analyse("Times out after 30s.").keys, am._analyse("Times out after 30 seconds.").keys)
         self.assertIn("1990s", am._analyse("Likes 1990s music.").keys)  # a decade, not seconds
         self.assertNotIn("1", am._analyse("Budget is $18.5k a year.").keys)  # a rate, not "1 year"
+        # held-out 13 and 23: "25m" is "25 m"; after a currency, "m" is a million (held-out 7)
+        self.assertEqual(am._analyse("Nets are 18m and 12m.").keys, am._analyse("Nets are 18 m and 12 m.").keys)
+        for written in ("\u00a31,000,000", "\u00a31 million", "\u00a31M", "GBP 1m"):
+            with self.subTest(written=written):
+                self.assertFalse(am._conflict("Reviews deals over \u00a31m.", f"Reviews deals over {written}."))
+        self.assertTrue(am._conflict("Reviews deals over \u00a3500k.", "Reviews deals over \u00a31m."))
         am._analyse("We do one-week sprints.")  # no error
         # Found by a review: "30m" split from its "m" (no unit: metres, minutes or millions) met any
         # other 30; weeks read as days made "14 backups for 2 weeks" say "2 backups for 14 days".
