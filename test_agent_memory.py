@@ -2453,6 +2453,7 @@ class ContradictionsAreNeverMerged(unittest.TestCase):
                          ("Deploys are allowed on weekdays except Friday.",
                           "Deploys are allowed on weekdays other than Friday."),
                          ("The Pro plan is $150/mo.", "The Pro plan costs $150 per month."),
+                         ("Labour rate is \u00a338 per hour.", "Labour: \u00a338/hr."),  # held-out 23
                          ("CI has an extra runner for iOS builds.", "There is an extra CI runner for iOS builds."),
                          # a unit left out after a number that has it; "No." before a number
                          ("Contact deadline is 24 hours from assignment; inspection within 72 hours.",
