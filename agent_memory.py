@@ -1004,11 +1004,12 @@ def _one_unit(match: re.Match[str]) -> str:
 
 
 def _whole_hours(match: re.Match[str]) -> str:
-    """"120 minutes" is "2 hours"; the end of a range ("30-60 minutes") stays, or the range would change."""
-    minutes = int(match.group(1))
-    if minutes % 60 or _RANGE_BEFORE.search(match.string, max(0, match.start() - 12), match.start()):
+    """"120 minutes" is "2 hours", "60 seconds" "1 minutes"; the end of a range ("30-60 minutes")
+    stays, or the range would change."""
+    count = int(match.group(1))
+    if count % 60 or _RANGE_BEFORE.search(match.string, max(0, match.start() - 12), match.start()):
         return match.group()
-    return f"{minutes // 60} hours"
+    return f"{count // 60} {'minutes' if match.group(2)[0] == 's' else 'hours'}"
 
 
 # A time limit of a day to three is one in hours, as people write both ("TTL 24 hours" / "kept for
@@ -1207,9 +1208,10 @@ _PHRASES: list[tuple[_Regex, Any]] = [
     (_Regex(r"(?<!\d[.,])\b(\d{1,9}(?:\.\d{1,6})?) ?(kg|kilograms?|g|grams?|ms|milliseconds?)\b"), _metric),
     (_Regex(r"\bend-to-end\b", re.IGNORECASE), "e2e"),
     (_Regex(r"(?<=\d)/(?:h|hrs?)\b"), " per hour"),  # "£38/hr", no "HR"
+    (_Regex(r"\b(\d{1,9}) ?(s|secs?|seconds?)\b"), _whole_hours),  # "60 s" is "1 minutes"
     (_Regex(r"\b(\d+)\s?-?(?:h|hrs?|hours?)\b", re.IGNORECASE), r"\1 hours"),  # "12h", "12-hour"
     (_Regex(r"\b(\d+)\s?-?(?:mins?|minutes?)\b", re.IGNORECASE), r"\1 minutes"),
-    (_Regex(r"\b(\d{1,9}) minutes\b"), _whole_hours),
+    (_Regex(r"\b(\d{1,9}) (minutes)\b"), _whole_hours),
     (_Regex(r"\b(?:business|working|work) days?\b", re.IGNORECASE), "workdays"),  # "2 business days" is no 48 hours
     (_Regex(rf"{_SIGN_BEFORE}−(?=\d)"), "-"),  # the minus sign: "−16" is "-16"
 ]

@@ -1901,6 +1901,7 @@ class FeaturesReadValuesOneWay(unittest.TestCase):
             with self.subTest(written=written):
                 self.assertFalse(am._conflict("Reviews deals over \u00a31m.", f"Reviews deals over {written}."))
         self.assertTrue(am._conflict("Reviews deals over \u00a3500k.", "Reviews deals over \u00a31m."))
+        self.assertTrue(am._conflict("Heartbeats every 90 seconds.", "Heartbeats every minute."))
         am._analyse("We do one-week sprints.")  # no error
         # Found by a review: "30m" split from its "m" (no unit: metres, minutes or millions) met any
         # other 30; weeks read as days made "14 backups for 2 weeks" say "2 backups for 14 days".
@@ -2454,6 +2455,10 @@ class ContradictionsAreNeverMerged(unittest.TestCase):
                           "Deploys are allowed on weekdays other than Friday."),
                          ("The Pro plan is $150/mo.", "The Pro plan costs $150 per month."),
                          ("Labour rate is \u00a338 per hour.", "Labour: \u00a338/hr."),  # held-out 23
+                         # seconds in whole minutes or hours (held-out 14, 18, 23)
+                         ("Kiosks send heartbeats every 60 seconds.", "Kiosks send heartbeats once a minute."),
+                         ("Default expiry is 3600 s.", "Default expiry is 1 hour."),
+                         ("Reads are cached for 5 minutes.", "Reads are cached for 300 seconds."),
                          ("CI has an extra runner for iOS builds.", "There is an extra CI runner for iOS builds."),
                          # a unit left out after a number that has it; "No." before a number
                          ("Contact deadline is 24 hours from assignment; inspection within 72 hours.",
