@@ -2455,6 +2455,9 @@ class ContradictionsAreNeverMerged(unittest.TestCase):
                           "Deploys are allowed on weekdays other than Friday."),
                          ("The Pro plan is $150/mo.", "The Pro plan costs $150 per month."),
                          ("Labour rate is \u00a338 per hour.", "Labour: \u00a338/hr."),  # held-out 23
+                         # "kick off" is "start", no "off" against an "on" (held-out 23)
+                         ("Deploys happen through the Cloud Build trigger on merges to main.",
+                          "Merges to main kick off the Cloud Build trigger, which deploys."),
                          # seconds in whole minutes or hours (held-out 14, 18, 23)
                          ("Kiosks send heartbeats every 60 seconds.", "Kiosks send heartbeats once a minute."),
                          ("Default expiry is 3600 s.", "Default expiry is 1 hour."),
