@@ -1015,7 +1015,7 @@ def _whole_hours(match: re.Match[str]) -> str:
 # A time limit of a day to three is one in hours, as people write both ("TTL 24 hours" / "kept for
 # a day", "within 72 hours"; no one writes 960 hours); "open 24 hours", "2 days of PTO" (8 hours
 # each), "48 hours a month" or "24/48 hours" are no such limit.
-_TIME_LIMIT = _Regex(r"\b(within|after|every|for|ttl|in|than|over|under|least|most|to|expire|expires|kept|retained|"
+_TIME_LIMIT = _Regex(r"\b(within|after|every|for|ttl|in|than|over|under|least|most|max|min|to|expire|expires|kept|retained|"
                      r"lasts|retention) ([123]|24|48|72|two|three) (days?|hours)\b(?! (?:of|a|an|per|each)\b)",
                      re.IGNORECASE)
 _DURATION = _Regex(r"\b(?:\d+|two|three|four|five|six|seven) (?:hours|days?)\b", re.IGNORECASE)
@@ -1119,6 +1119,8 @@ _NO_RANGE_END = r"(?<!\d[-–])(?<!\d [-–] )(?<!\d to )"  # "14 July 2026" in 
 
 
 _ORDINALS = {"first": "1st first", "second": "2nd", "third": "3rd", "fourth": "4th", "fifth": "5th"}  # "first" / "last"
+_BOUNDED = (r"\s+(?=(?:[A-Z]{3} )?-?\d|(?:one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|"
+            r"fifteen|twenty|thirty|forty|fifty|sixty|ninety)\b)")  # a number, maybe a price ("over GBP 500")
 _SIGN_BEFORE = r"(?<![\w.,:/+\-−])"  # what may stand before a number's sign: no word, no other number
 _OF_THE_CALENDAR = r"(?=\s+(?:mon|tue|wed|thu|fri|sat|sun|week|day|working|business)\w*"  # "the 2nd Tuesday"
 # re.ASCII: with IGNORECASE alone, "ı" (a dotless i) would match "i", and "Frı" name no day.
@@ -1208,6 +1210,13 @@ _PHRASES: list[tuple[_Regex, Any]] = [
     (_Regex(r"(?<!\d[.,])\b(\d{1,9}(?:\.\d{1,6})?) ?(kg|kilograms?|g|grams?|ms|milliseconds?)\b"), _metric),
     (_Regex(r"\bend-to-end\b", re.IGNORECASE), "e2e"),
     (_Regex(r"\bkick(?:s|ed|ing)? off\b", re.IGNORECASE), "starts"),  # no "off" of "on" / "off"
+    # A bound before a number is "max" or "min", opposites: "under £500" is no "over £500", and "no
+    # more than 3" says "3 max", no "no"; "over" and "under" elsewhere are left alone
+    (_Regex(rf"\b(?:(?:no|not|never) (?:more|higher|greater|longer|later) than|(?:less|fewer|lower|shorter) than|"
+            rf"under|below|at most|up to|not over){_BOUNDED}", re.IGNORECASE), "max "),
+    (_Regex(rf"\b(?:(?:no|not|never) (?:less|fewer|lower|shorter) than|(?:more|higher|greater|longer) than|"
+            rf"over|above|at least|exceeding){_BOUNDED}", re.IGNORECASE), "min "),
+    (_Regex(r"\bat the latest\b", re.IGNORECASE), "max"), (_Regex(r"\bat the earliest\b", re.IGNORECASE), "min"),
     (_Regex(r"(?<=\d)/(?:h|hrs?)\b"), " per hour"),  # "£38/hr", no "HR"
     (_Regex(r"\b(\d{1,9}) ?(s|secs?|seconds?)\b"), _whole_hours),  # "60 s" is "1 minutes"
     (_Regex(r"\b(\d+)\s?-?(?:h|hrs?|hours?)\b", re.IGNORECASE), r"\1 hours"),  # "12h", "12-hour"

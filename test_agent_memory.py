@@ -2367,6 +2367,11 @@ class ContradictionsAreNeverMerged(unittest.TestCase):
          "The nightly export writes payroll summaries to the finance share."),
         ("`deploy` holds the manifests; `staging` holds the overlays.",
          "`deploy` holds the manifests; `staging.old` holds the overlays."),
+        # bounds the other way round (review): "under" / "over", "more than" / "at most"
+        ("Orders under \u00a3500 need approval.", "Orders over \u00a3500 need approval."),
+        ("Orders of more than \u00a3500 need approval.", "Orders of at most \u00a3500 need approval."),
+        ("Jobs may run up to 7 days.", "Jobs may run at least 7 days."),
+        ("Keep gear suggestions below \u20ac500.", "Keep gear suggestions above \u20ac500."),
         # held-out 23's two wrong merges, another person: a relative beside the user, or another relative
         ("User is studying for the WSET Level 2 wine exam, booked for 12 October.",
          "User's colleague Marta is studying for the WSET Level 2 wine exam, booked for 12 October."),
@@ -2455,6 +2460,12 @@ class ContradictionsAreNeverMerged(unittest.TestCase):
                           "Deploys are allowed on weekdays other than Friday."),
                          ("The Pro plan is $150/mo.", "The Pro plan costs $150 per month."),
                          ("Labour rate is \u00a338 per hour.", "Labour: \u00a338/hr."),  # held-out 23
+                         # a bound however written, "no more than" saying no "no" (held-out 4, 10, 16, 20, 23)
+                         ("Exec summaries: no more than 3 bullet points.", "Exec summaries: three bullets max."),
+                         ("Keep IG captions brief with at most 2 hashtags.",
+                          "Wants IG captions brief, with no more than two hashtags."),
+                         ("Last appointment is never later than 4pm.", "Last appointment is at 4pm at the latest."),
+                         ("Orders under \u00a3500 need no approval.", "Orders of less than \u00a3500 need no approval."),
                          # "kick off" is "start", no "off" against an "on" (held-out 23)
                          ("Deploys happen through the Cloud Build trigger on merges to main.",
                           "Merges to main kick off the Cloud Build trigger, which deploys."),
