@@ -971,7 +971,7 @@ _RATE_AFTER_TIMES = _Regex(rf"\s*(?:/|(?:a|an|per|each)\s)\s*{_TIME_UNIT}s?\b|\s
 _CLOCK_END = _Regex(r"\d:\d\d$")  # "at 15:00 daily" is "daily at 15:00", no rate of 15:00 a day
 _PRICE_AFTER = _Regex(r"\s+(?:rates?|wages?|pay|fees?|prices?|costs?|salary|budgets?|allowance)\b",
                       re.IGNORECASE)  # "an hourly rate" is no "every hour"
-_RANGE_BETWEEN = _Regex(r"\s*(?:[-–—]|\.\.|to|and|or|through)\s*", re.IGNORECASE)
+_RANGE_BETWEEN = _Regex(r"\s*(?:[-–—]|\.\.|to|or|through)\s*", re.IGNORECASE)  # "1 and 7 days" is no range
 _INITIALS_MAX = 8  # the longest initialism looked for: a long run of names costs no more than a short one
 _NAME_JOINERS = frozenset({"of", "for", "and", "the", "de"})  # "Royal Society for the Protection of Birds"
 _CLAUSE_JOINERS = frozenset(("and", "but", "while", "whereas"))
@@ -1210,6 +1210,7 @@ _PHRASES: list[tuple[_Regex, Any]] = [
     (_Regex(r"(?<!\d[.,])\b(\d{1,9}(?:\.\d{1,6})?) ?(kg|kilograms?|g|grams?|ms|milliseconds?)\b"), _metric),
     (_Regex(r"\bend-to-end\b", re.IGNORECASE), "e2e"),
     (_Regex(r"\bkick(?:s|ed|ing)? off\b", re.IGNORECASE), "starts"),  # no "off" of "on" / "off"
+    (_Regex(r"\bbetween (\d+(?:\.\d+)?) and (?=\d)", re.IGNORECASE), r"\1-"),  # "between 2 and 3 weeks" is "2-3 weeks"
     # A bound before a number is "max" or "min", opposites: "under £500" is no "over £500", and "no
     # more than 3" says "3 max", no "no"; "over" and "under" elsewhere are left alone
     (_Regex(rf"\b(?:(?:no|not|never) (?:more|higher|greater|longer|later) than|(?:less|fewer|lower|shorter) than|"
