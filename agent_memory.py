@@ -2573,9 +2573,10 @@ def _grades_differ(old: _Analysis, new: _Analysis) -> bool:
 
 
 def _days_differ(old: _Analysis, new: _Analysis) -> bool:
-    """Do both texts name days, other days or the same days in other ranges ("Mon–Thu, Fridays for
-    research" / "Tue–Fri, Mondays for research")?"""
-    if old.days and new.days and old.days != new.days:
+    """Do both texts name days, other days, the same days in other ranges ("Mon–Thu, Fridays for
+    research" / "Tue–Fri, Mondays for research"), or every other week on one side only ("every other
+    Monday" / "on Mondays")?"""
+    if old.days and new.days and (old.days != new.days or ("biweekly" in old.words) != ("biweekly" in new.words)):
         return True
     return bool(old.day_ranges and new.day_ranges and old.day_ranges != new.day_ranges)
 

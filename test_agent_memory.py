@@ -2372,6 +2372,7 @@ class ContradictionsAreNeverMerged(unittest.TestCase):
         ("Orders of more than \u00a3500 need approval.", "Orders of at most \u00a3500 need approval."),
         ("Jobs may run up to 7 days.", "Jobs may run at least 7 days."),
         ("Keep gear suggestions below \u20ac500.", "Keep gear suggestions above \u20ac500."),
+        ("Team sync is every other Monday at 10:00.", "Team sync is on Mondays at 10:00."),  # review
         # a list is no range ("between 2 and 3 weeks" still is one, see the agreeing pairs)
         ("Reminders go out 1 and 7 days before the due date.", "Reminders go out 1 to 7 days before the due date."),
         # held-out 23's two wrong merges, another person: a relative beside the user, or another relative
