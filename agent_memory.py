@@ -1205,6 +1205,9 @@ _PHRASES: list[tuple[_Regex, Any]] = [
     (_Regex(r"\b(\d+(?:\.\d+)?)(fps|ms|[kmgt]b|px|[kmg]?hz|rpm|kg|km|cm|mm|mi|mg|ml|mph|gib|ft|lbs?|m)\b", re.IGNORECASE),
      r"\1 \2"),
     (_Regex(r"\bmiles? (?:per|an) hour\b", re.IGNORECASE), "mph"),
+    # "2 inches", "2-inch", "2 in." and 27" are "2 inch"; "2 in the box" is no length
+    (_Regex(r"(?<![\w\".])(\d+(?:\.\d+)?)(?:[- ]?inch(?:es)?\b| in\b(?=\.?\s*$|[.,;:)]| (?:wide|long|tall|high|deep|thick)\b)|"
+            r"\"(?=\s|$|[.,;:)]))", re.IGNORECASE), r"\1 inch"),
     (_Regex(r"\b(\d{1,3}(?:\.\d+)?)s\b"), r"\1 s"),  # "30s" is "30 s"; "1990s" stays
     # "0.72 kg" is "720 gram", "8000 ms" "8 s": a whole number, not the end of "0.0000005 kg"
     (_Regex(r"(?<!\d[.,])\b(\d{1,9}(?:\.\d{1,6})?) ?(kg|kilograms?|g|grams?|ms|milliseconds?)\b"), _metric),
@@ -1255,7 +1258,7 @@ _UPDATE_MARKERS = _Regex(
 )
 _SAME_MARKER = {"anymore": "no longer", "any more": "no longer"}  # "doesn't ... anymore" / "no longer ..."
 _UNITS = frozenset("ms millisecond s second sec minute min hour day workday week month year time kb mb gb tb px fps "
-                   "hz rpm gram kg km cm mm m mi ft lb mg ml mph gib percent thousand million billion trillion bn"
+                   "hz rpm gram kg km cm mm m mi ft inch lb mg ml mph gib percent thousand million billion trillion bn"
                    .split())
 _KIND_WEIGHTS = {"word": 10, "name": 20, "code": 20, "number": 30}  # integers keep the sums exact
 _BUCKET_BITS = 20

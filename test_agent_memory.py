@@ -1902,12 +1902,17 @@ class FeaturesReadValuesOneWay(unittest.TestCase):
                 self.assertFalse(am._conflict("Reviews deals over \u00a31m.", f"Reviews deals over {written}."))
         self.assertTrue(am._conflict("Reviews deals over \u00a3500k.", "Reviews deals over \u00a31m."))
         self.assertTrue(am._conflict("Heartbeats every 90 seconds.", "Heartbeats every minute."))
+        for written in ("27-inch", '27"', "27 in."):
+            with self.subTest(written=written):
+                self.assertIn("27 inch", am._analyse(f"Uses a {written} monitor").keys)
+        self.assertNotIn("2 inch", am._analyse("Put 2 in the box.").keys)
         am._analyse("We do one-week sprints.")  # no error
         # Found by a review: "30m" split from its "m" (no unit: metres, minutes or millions) met any
         # other 30; weeks read as days made "14 backups for 2 weeks" say "2 backups for 14 days".
         for old, new in (("Cache TTL is 30m.", "Cache TTL is 30 seconds."), ("The pool is 25m long.",
                                                                              "The pool is 25 ft long."),
                          ("Keep 14 backups for 2 weeks.", "Keep 2 backups for 14 days."),
+                         ("Shelf height is 2 ft.", "Shelf height is 2 in."),  # review: inches
                          ("Sprints last 14 days.", "Sprints last one to two weeks.")):
             with self.subTest(new=new):
                 self.assertTrue(am._conflict(old, new))
