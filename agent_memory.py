@@ -1121,7 +1121,8 @@ _NO_RANGE_END = r"(?<!\d[-–])(?<!\d [-–] )(?<!\d to )"  # "14 July 2026" in 
 _ORDINALS = {"first": "1st first", "second": "2nd", "third": "3rd", "fourth": "4th", "fifth": "5th"}  # "first" / "last"
 _BOUNDED = (r"\s+(?=(?:[A-Z]{3} )?-?\d|(?:one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|"
             r"fifteen|twenty|thirty|forty|fifty|sixty|ninety)\b)")  # a number, maybe a price ("over GBP 500")
-_SIGN_BEFORE = r"(?<![\w.,:/+\-−])"  # what may stand before a number's sign: no word, no other number
+_SIGN_BEFORE = r"(?<![\w.:/+\-−])"  # what may stand before a number's sign: no word, no other number
+# (a comma may: "40.71,-74.01" is a latitude and a signed longitude)
 _OF_THE_CALENDAR = r"(?=\s+(?:mon|tue|wed|thu|fri|sat|sun|week|day|working|business)\w*"  # "the 2nd Tuesday"
 # re.ASCII: with IGNORECASE alone, "ı" (a dotless i) would match "i", and "Frı" name no day.
 _PHRASES: list[tuple[_Regex, Any]] = [
@@ -1178,6 +1179,8 @@ _PHRASES: list[tuple[_Regex, Any]] = [
     (_Regex(rf"\b(?:last|final){_OF_THE_CALENDAR}(?:\s+day)?\s+of\b)", re.IGNORECASE),
      "0th"),  # "the last Monday of the month", an ordinal too
     (_Regex(r"(?<=\w )[Nn]o\.\s?(?=\d)"), "number "),  # "Invoice No. 7" says no "no"; "No. 3 failed" does
+    (_Regex(rf"{_SIGN_BEFORE}[-−–]({_CURRENCY})\s?(?=\d)|(?<![\w$])({_CURRENCY})\s?[-−–](?=\d)"),
+     lambda match: _CURRENCIES[match.group(1) or match.group(2)] + " -"),  # "-£120" is "GBP -120", no "£120"
     (_Regex(rf"(?<![\w$])({_CURRENCY})\s?(?=\d)"), lambda match: _CURRENCIES[match.group(1)] + " "),  # "USD 90"
     (_Regex(rf"(?<=\d)\s?({_CURRENCY})(?![\w$])"), lambda match: " " + _CURRENCIES[match.group(1)]),  # "90 €"
     # "DE>EN" is "German>English", "EN/ES" "English/Spanish": language codes only in a pair
@@ -1227,7 +1230,10 @@ _PHRASES: list[tuple[_Regex, Any]] = [
     (_Regex(r"\b(\d+)\s?-?(?:mins?|minutes?)\b", re.IGNORECASE), r"\1 minutes"),
     (_Regex(r"\b(\d{1,9}) (minutes)\b"), _whole_hours),
     (_Regex(r"\b(?:business|working|work) days?\b", re.IGNORECASE), "workdays"),  # "2 business days" is no 48 hours
-    (_Regex(rf"{_SIGN_BEFORE}−(?=\d)"), "-"),  # the minus sign: "−16" is "-16"
+    # an offset from UTC is signed: "UTC-5" and "UTC −5" are "UTC -5", no "UTC+5"
+    (_Regex(r"\b(UTC|GMT)\s?([-−+])\s?(?=\d)"), r"\1 \2"),
+    # the minus sign, a dash before a number, the word: "−16", "–16" and "minus 16" are "-16" (no "10 minus 4")
+    (_Regex(rf"{_SIGN_BEFORE}(?:[−–‒˗]|(?<![\d.] )\bminus )(?=\d)", re.IGNORECASE), "-"),
 ]
 # "3:30-4:30pm" is "15:30-16:30"; "7pm" is "19:00".
 _TIME_RANGE_12H = _Regex(r"\b(\d{1,2})(?::(\d\d))?(\s?[–-]\s?|\s to\s)(?=\d{1,2}(?::\d\d)?\s?([ap])\.?m\b)",
@@ -1332,7 +1338,7 @@ _HOST_PORT = _Regex(r"[^\W\d_][\w-]*(?:\.[\w-]+)*:\d{2,5}")  # "registry.lan:500
 _PLAIN_COMPOUND = _Regex(r"(?<![\w./#@:-])[^\W\d_]+(?:-[^\W\d_]+)+(?![\w-]|[./:@]\w)")
 _BACKTICKED_WORD = _Regex(r"`([\w.-]+)`")
 _NOT_IDENTIFIER = _Regex(r"[^\w.-]+")
-_NUMBER_NOISE = _Regex(r"^v(?=\d)|^0(?=\d:)|:00$|(?<=\d)(?:st|nd|rd|th)$")
+_NUMBER_NOISE = _Regex(r"^v(?=\d)|(?<![^-])0(?=\d:)|:00$|(?<=\d)(?:st|nd|rd|th)$")
 # The host of a URL or path, no value of its own: "app2.example.com" of "http://app2.example.com/admin"
 _URL_HOST = _Regex(r"(?:(?<=://)|(?<![\w.-]))([^\W_][\w-]*(?:\.[\w-]+)+)(?=(?::\d+)?/)")
 _HANDLE = _Regex(r"[#@][^\W\d_][\w.-]*(?<![-_.])")
@@ -1377,6 +1383,8 @@ def _whole_values(text: str, code_spans: list[tuple[int, int]]) -> set[str]:
         if _NOT_A_PATH.fullmatch(span):
             continue
         path = span.replace("\\", "/")  # "C:\\dev\\game" is a path too
+        if path.startswith("./"):  # "./scripts/run.sh" is "scripts/run.sh", "./manage.py" "manage.py"; "./logs"
+            path = path[2:] if "/" in path[2:] or "." in path[2:] else path[2:] + "/"  # is the folder "logs/"
         path = path if "/" in path else path.lstrip(".")  # ".hlint.yaml" is a dotted name
         if "/" in path and any(c.isalnum() for c in path):  # a path or URL; a lone "/" between words is none
             # "dbt/models/" is "dbt/models"; "dist/" keeps its slash, or the word "dist" would mention it
@@ -2486,21 +2494,73 @@ def _relatives_differ(old: _Analysis, new: _Analysis) -> bool:
     """Is one text about a relative or colleague of the user and the other about the user ("User's
     colleague Marta is studying for the WSET exam" / "User is studying for the WSET exam"), or about
     another one ("User's wife is vegetarian" / "User's daughter ...")? The same words then tell of
-    another person. An entry naming the relative stays its restatement's ("User's partner Marisol
-    does the books" / "Marisol does the books"): a fact leaving the relative out names someone else."""
-    said = [{key.rstrip("'") for key in text.word_keys} & _RELATIVES for text in (old, new)]
-    if said[0] and said[1]:
-        return said[0].isdisjoint(said[1])
-    if said[0]:
-        return not old.specific & new.specific
-    return bool(said[1])
+    another person. A text leaving the relative out stays the other's restatement if it keeps the
+    relative's name ("User's partner Marisol does the books" / "Marisol does the books"), or if the
+    entry names what it opens with ("Inês's pickup is at 15:30"); any other value shared is no name
+    of the relative ("User's partner works at Deloitte" / "User works at Deloitte")."""
+    (said, beside), (other, other_beside) = _relatives_said(old), _relatives_said(new)
+    if said and other:
+        return not any(_same_relative(one, two) for one in said for two in other)
+    if said:
+        opening = set(new.slots[0] if new.slots else ()) - new.acronyms  # what it opens with: "Inês", "Priya at Arup"
+        opening = opening if opening <= old.specific else set()  # no verb: "Sings in the Leeds Chorus"
+        return not old.specific & new.specific or not (beside | opening) & new.keys
+    return bool(other) and not other_beside & old.keys
 
 
+def _relatives_said(text: _Analysis) -> tuple[set[str], set[str]]:
+    """The relatives ``text`` tells of, and the values beside them: their names ("Marisol" in "User's
+    partner Marisol", "Marta" in "Marta, the user's colleague")."""
+    keys = [_word_key(key[:-1]) if key[-1] == "'" else key for key in text.word_keys]  # "neighbour's"
+    said, beside = set(), set()
+    for index, key in enumerate(keys):
+        if key in _RELATIVES and not text.words[index].endswith("ly"):  # "kid-friendly" tells of no friend
+            said.add(_relative_key(text, keys, index))
+            after = index + (1 if text.word_keys[index].endswith("'") else 2)  # "wife's dentist" names no wife
+            beside.update(near for near in keys[max(index - 2, 0):after] if near in text.specific)
+    said.discard("")
+    return said, beside
+
+
+def _same_relative(one: str, two: str) -> bool:
+    """Do two words for relatives tell of one person? "mum" and "mother" do; "partner" and "wife" too."""
+    one, two = _RELATIVE_SAME.get(one, one), _RELATIVE_SAME.get(two, two)
+    return one == two or "partner" in (one, two) and one in _PARTNERS and two in _PARTNERS
+
+
+def _relative_key(text: _Analysis, keys: list[str], index: int) -> str:
+    """The relative at ``keys[index]``, with what makes another person of it: "wife's sister" is
+    "wife sister", "ex-wife" "ex wife", "mother-in-law" "mother law", "step-mum" "step mum"; none
+    for the wife of "wife's sister"."""
+    def possessive(at: int) -> bool:
+        return text.word_keys[at][-1] == "'"
+    if possessive(index) and index + 1 < len(keys) and keys[index + 1] in _RELATIVES:
+        return ""
+    key = _RELATIVE_SAME.get(keys[index], keys[index])
+    if index and keys[index - 1] in _RELATIVE_PREFIXES:
+        key = f"{keys[index - 1]} {key}"
+    elif index and keys[index - 1] in _RELATIVES and possessive(index - 1):
+        key = f"{_RELATIVE_SAME.get(keys[index - 1], keys[index - 1])} {key}"
+    if index + 1 < len(keys) and keys[index + 1] == "law":
+        key += " law"
+    return key
+
+
+_RELATIVE_PREFIXES = frozenset("ex step half great grand god".split())
 _RELATIVES = frozenset(_word_key(word) for word in """
-partner wife husband spouse son daughter mother mum mom father dad brother sister colleague coworker co-worker
-friend grandmother grandma grandfather grandpa aunt uncle cousin niece nephew neighbour neighbor flatmate roommate
-girlfriend boyfriend fiance fiancee stepson stepdaughter teammate
-""".split())  # no "boss" (a user's "supervisor", "manager"), no "children" (of a process)
+partner wife husband spouse hubby son daughter mother mum mom father dad brother sister grandmother grandma granny
+grandfather grandpa grandson granddaughter aunt uncle cousin niece nephew stepson stepdaughter stepmother stepmum
+stepmom stepfather stepdad stepbrother stepsister godmother godfather godson goddaughter girlfriend boyfriend fiance
+fiancee fianc colleague coworker teammate friend neighbour neighbor flatmate roommate housemate nanny babysitter
+landlord landlady lodger
+""".split())  # no "boss" (a user's "supervisor", "manager"), no "children" (of a process); "fianc" is "fiancé" read
+# One person, other words: "mum" is "mother"; a "partner" is also the wife, husband, girlfriend or fiance
+_RELATIVE_SAME = {_word_key(word): _word_key(same) for word, same in (
+    ("mum", "mother"), ("mom", "mother"), ("dad", "father"), ("grandma", "grandmother"), ("granny", "grandmother"),
+    ("grandpa", "grandfather"), ("hubby", "husband"), ("spouse", "partner"), ("fiancee", "fiance"),
+    ("fianc", "fiance"), ("coworker", "colleague"), ("teammate", "colleague"), ("roommate", "flatmate"),
+    ("housemate", "flatmate"))}
+_PARTNERS = frozenset(_word_key(word) for word in "partner wife husband girlfriend boyfriend fiance".split())
 
 
 def _one_word_swapped(old: _Analysis, new: _Analysis) -> bool:
@@ -2561,7 +2621,8 @@ grey/gray mum/mom mould/mold paediatrician/pediatrician programme/program alumin
 tyre/tire kerb/curb msg/message bday/birthday pkg/package pic/picture photo/picture info/information
 kid/child kids/children holiday/vacation big/large small/little casual/informal bug/defect job/task
 lives/resides leads/heads quick/fast begin/start
-""".split())
+""".split()) | {frozenset(pair) for pair in _RELATIVE_SAME.items()} | {
+    frozenset(("partner", other)) for other in _PARTNERS - {"partner"}}  # "mum" / "mother", "partner" / "wife"
 
 
 def _grades_differ(old: _Analysis, new: _Analysis) -> bool:
