@@ -1815,9 +1815,11 @@ def _contrasted(words: list[str]) -> tuple[str, ...]:
             mark = ","  # "all services use Postgres except billing" narrows a rule, rejects no choice
         elif word == "rather" and words[at + 1:at + 2] != ["than"]:
             mark = ""  # "would rather use X than Y" denies Y, at "than"
-        elif (word == "to" and (0 <= preferring < len(keys) - 1 or previous in _PREFERRING)
+        elif (word == "to" and (0 <= preferring < len(keys) - 1 or previous == "preferable"
+                                or previous == "preferred" and words[at - 2:at - 1] in (["is"], ["are"], ["be"]))
               and at + 1 < len(words) and words[at + 1] not in _STOP_WORDS and words[at + 1][0].isalpha()):
-            mark = "¬"  # "prefers tea to coffee" denies coffee; "prefers to work" and "prefers PRs to be small" not
+            mark = "¬"  # "prefers tea to coffee" and "tea is preferred to coffee" deny coffee; "prefers to
+            # work" and "prefers PRs to be small" deny nothing
         elif word in _NEGATIONS or word.endswith("n't") or word in _CONTRAST_WORDS:  # "must not be": passive
             mark = "¬p" if previous in _BE or word in _BE_NOT or words[at + 1:at + 2] == ["be"] else "¬"
         else:

@@ -2380,6 +2380,9 @@ class ContradictionsAreNeverMerged(unittest.TestCase):
         ("Team sync is every other Monday at 10:00.", "Team sync is on Mondays at 10:00."),  # review
         # a list is no range ("between 2 and 3 weeks" still is one, see the agreeing pairs)
         ("Reminders go out 1 and 7 days before the due date.", "Reminders go out 1 to 7 days before the due date."),
+        # held-out 24: "prefers to get" is no "prefers X to Y", so the choices turned round were found
+        ("User prefers to get protocol summaries as a bulleted list, not a table.",
+         "User prefers to get rota swaps as a table, not a bulleted list."),
         # held-out 23's two wrong merges, another person: a relative beside the user, or another relative
         ("User is studying for the WSET Level 2 wine exam, booked for 12 October.",
          "User's colleague Marta is studying for the WSET Level 2 wine exam, booked for 12 October."),
