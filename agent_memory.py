@@ -1251,6 +1251,10 @@ _AMERICAN = _Regex(r"(?<=[a-z]{3})(?:our|ise|is|yse|ys|ence|tre)$")  # "colour",
 _HYPHENATED = _Regex(r"(?<![\w.-])[^\W\d_]+(?:-[^\W\d_]+)+(?![\w-])")  # "acme-io", "read-only"
 _EXCEPTED = _Regex(r"\b(?:except|excluding|but not|other than|apart from)\s+(?:on\s+|for\s+)?(\w+)",
                    re.IGNORECASE)
+# Who a fact is about, where its first words say: the user ("User's" is no subject), or a name before a verb
+_ABOUT_USER = _Regex(r"\s*(?:the\s+)?(?:user\b(?!['’]s)|I\b(?!['’]))", re.IGNORECASE)
+_SUBJECT = _Regex(r"\s*(?:(?:Dr|Mr|Mrs|Ms|Prof)\.?\s+)?(?!User\b)([A-Z][a-z]+)(?:\s+[A-Z][a-z]+)?\s+(?:is|was|has|had|"
+                  r"does|did|will|can|works|lives|prefers|likes|wants|needs)\b")  # "Kasia is", "Dr Ana Lee has"
 _ADDING_MARKERS = _Regex(r"\b(?:also|too|as well|another|one more|an? (?:second|third|extra|additional|new))\b",
                          re.IGNORECASE)  # "... is also in the notebook"
 _UPDATE_MARKERS = _Regex(
@@ -1472,6 +1476,8 @@ class _Analysis(NamedTuple):
     graded: frozenset[str]  # its small words of obligation, time, quantity or order: "must", "was", "most", "next"
     pairings: Counter[frozenset[str]]  # its clauses of two values or more: {chen, friday} in "Chen on Fri, ..."
     clauses: tuple[frozenset[str], ...]  # the keys of each clause
+    about_user: bool  # opens with the user as its subject: "User is ...", "The user ...", "I ..."
+    subject: str  # the key of the name it opens with as a subject: "kasia" of "Kasia is allergic to PPD"
 
 
 def _analyse(text: str) -> _Analysis:
@@ -1765,6 +1771,8 @@ def _analyse_text(text: str) -> _Analysis:
         initialled=frozenset(initialled),
         acronyms=frozenset(acronyms),
         derived=frozenset(derived),
+        about_user=bool(_ABOUT_USER.match(text)),
+        subject=_word_key(subject.group(1).casefold()) if (subject := _SUBJECT.match(text)) else "",
         words=words,
         word_keys=tuple(map(_word_key, words)),
         polar=frozenset(word for word in polar_words if word in _OPPOSITES),
@@ -2489,7 +2497,14 @@ def _conflicting(old: _Analysis, new: _Analysis) -> bool:
             or _hyphenated_siblings(old, new) or _identifier_extended(old, new)
             or _swapped_around_negation(old, new) or _negations_crossed(old, new) or _days_differ(old, new)
             or _one_word_swapped(old, new) or _middle_swapped(old, new) or _grades_differ(old, new)
-            or _words_exchanged(old, new) or _relatives_differ(old, new))
+            or _words_exchanged(old, new) or _relatives_differ(old, new) or _someone_else(old, new))
+
+
+def _someone_else(old: _Analysis, new: _Analysis) -> bool:
+    """Does one text tell of the user and the other of someone it names, whom the first does not
+    ("User is allergic to PPD" / "Kasia is allergic to PPD")?"""
+    return any(one.about_user and other.subject and other.subject not in one.keys
+               for one, other in ((old, new), (new, old)))
 
 
 def _relatives_differ(old: _Analysis, new: _Analysis) -> bool:

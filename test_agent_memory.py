@@ -2380,6 +2380,10 @@ class ContradictionsAreNeverMerged(unittest.TestCase):
         ("Team sync is every other Monday at 10:00.", "Team sync is on Mondays at 10:00."),  # review
         # a list is no range ("between 2 and 3 weeks" still is one, see the agreeing pairs)
         ("Reminders go out 1 and 7 days before the due date.", "Reminders go out 1 to 7 days before the due date."),
+        # held-out 24: the user, and someone named
+        ("User is allergic to PPD and wears nitrile gloves for colour work.",
+         "Kasia is allergic to PPD and wears nitrile gloves for colour work."),
+        ("Dr. Ana Lee has a PhD in chemistry from Leeds.", "User has a PhD in chemistry from Leeds."),
         # held-out 24: "prefers to get" is no "prefers X to Y", so the choices turned round were found
         ("User prefers to get protocol summaries as a bulleted list, not a table.",
          "User prefers to get rota swaps as a table, not a bulleted list."),
@@ -2637,6 +2641,9 @@ class ContradictionsAreNeverMerged(unittest.TestCase):
                          ("User's wife Dana works at Deloitte in Leeds.", "User's partner Dana works at Deloitte in Leeds."),
                          ("Dana works at Deloitte in Leeds.", "Dana, the user's wife, works at Deloitte in Leeds."),
                          ("Prefers dog-friendly holiday cottages.", "Prefers holiday cottages that are dog-friendly."),
+                         ("User is Kasia Nowak, a hairdresser in Leeds.", "Kasia is a hairdresser in Leeds."),
+                         ("Drives trains for Northern out of the Leeds depot.",  # no name: a verb (held-out 20)
+                          "User is a train driver for Northern, based at Leeds depot."),
                          # a sign however written (review)
                          ("Mix to \u201314 dB.", "Mix to -14 dB."),
                          ("Freezer is kept at minus 18\u00b0C.", "Freezer is kept at -18\u00b0C."),
