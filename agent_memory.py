@@ -1208,6 +1208,8 @@ _PHRASES: list[tuple[_Regex, Any]] = [
     (_Regex(r"\b(\d+(?:\.\d+)?)(fps|ms|[kmgt]b|px|[kmg]?hz|rpm|kg|km|cm|mm|mi|mg|ml|mph|gib|ft|lbs?|m)\b", re.IGNORECASE),
      r"\1 \2"),
     (_Regex(r"\bmiles? (?:per|an) hour\b", re.IGNORECASE), "mph"),
+    (_Regex(r"\b(\d+(?:\.\d+)?) ?([kMGT])(?:b/s|bit/s|bits/s|bps)\b", re.IGNORECASE), r"\1 \2bit"),  # "920 Mb/s" is "920 Mbps"
+    (_Regex(r"\b(\d+(?:\.\d+)?)(?!st\b|nd\b|rd\b|th\b)([a-z]{2,3})\b"), r"\1 \2"),  # "50wt" is "50 wt"
     # "2 inches", "2-inch", "2 in." and 27" are "2 inch"; "2 in the box" is no length
     (_Regex(r"(?<![\w\".])(\d+(?:\.\d+)?)(?:[- ]?inch(?:es)?\b| in\b(?=\.?\s*$|[.,;:)]| (?:wide|long|tall|high|deep|thick)\b)|"
             r"\"(?=\s|$|[.,;:)]))", re.IGNORECASE), r"\1 inch"),
@@ -1268,7 +1270,7 @@ _UPDATE_MARKERS = _Regex(
 )
 _SAME_MARKER = {"anymore": "no longer", "any more": "no longer"}  # "doesn't ... anymore" / "no longer ..."
 _UNITS = frozenset("ms millisecond s second sec minute min hour day workday week month year time kb mb gb tb px fps "
-                   "hz rpm gram kg km cm mm m mi ft inch lb mg ml mph gib percent thousand million billion trillion bn"
+                   "hz rpm gram kg km cm mm m mi ft inch lb mg ml mph gib kbit mbit gbit tbit percent thousand million billion trillion bn"
                    .split())
 _KIND_WEIGHTS = {"word": 10, "name": 20, "code": 20, "number": 30}  # integers keep the sums exact
 _BUCKET_BITS = 20

@@ -1913,6 +1913,7 @@ class FeaturesReadValuesOneWay(unittest.TestCase):
                                                                              "The pool is 25 ft long."),
                          ("Keep 14 backups for 2 weeks.", "Keep 2 backups for 14 days."),
                          ("Shelf height is 2 ft.", "Shelf height is 2 in."),  # review: inches
+                         ("CAN bus runs at 1 Mbit/s.", "CAN bus runs at 1 kbit/s."),
                          ("Sprints last 14 days.", "Sprints last one to two weeks.")):
             with self.subTest(new=new):
                 self.assertTrue(am._conflict(old, new))
@@ -2496,6 +2497,9 @@ class ContradictionsAreNeverMerged(unittest.TestCase):
                          # "kick off" is "start", no "off" against an "on" (held-out 23)
                          ("Deploys happen through the Cloud Build trigger on merges to main.",
                           "Merges to main kick off the Cloud Build trigger, which deploys."),
+                         # a unit touching its number, a rate of bits however written (held-out 24)
+                         ("Line is Community Fibre, 920 Mb/s both ways.", "Line is Community Fibre at 920Mbps both ways."),
+                         ("Piecing thread: Aurifil 50 wt cotton.", "Piecing thread: Aurifil 50wt cotton."),
                          # seconds in whole minutes or hours (held-out 14, 18, 23)
                          ("Kiosks send heartbeats every 60 seconds.", "Kiosks send heartbeats once a minute."),
                          ("Default expiry is 3600 s.", "Default expiry is 1 hour."),
