@@ -1218,7 +1218,7 @@ _PHRASES: list[tuple[_Regex, Any]] = [
     (_Regex(r"(?<!\d[.,])\b(\d{1,9}(?:\.\d{1,6})?) ?(kg|kilograms?|g|grams?|ms|milliseconds?)\b"), _metric),
     (_Regex(r"\bend-to-end\b", re.IGNORECASE), "e2e"),
     (_Regex(r"\bkick(?:s|ed|ing)? off\b", re.IGNORECASE), "starts"),  # no "off" of "on" / "off"
-    (_Regex(r"\bbetween (\d+(?:\.\d+)?) and (?=\d)", re.IGNORECASE), r"\1-"),  # "between 2 and 3 weeks" is "2-3 weeks"
+    (_Regex(r"\bbetween (\d+(?:[.:]\d+)?) and (?=\d)", re.IGNORECASE), r"\1-"),  # "between 2 and 3 weeks" is "2-3 weeks"
     # A bound before a number is "max" or "min", opposites: "under £500" is no "over £500", and "no
     # more than 3" says "3 max", no "no"; "over" and "under" elsewhere are left alone
     (_Regex(rf"\b(?:(?:no|not|never) (?:more|higher|greater|longer|later) than|(?:less|fewer|lower|shorter) than|"
@@ -1227,7 +1227,7 @@ _PHRASES: list[tuple[_Regex, Any]] = [
             rf"over|above|at least|exceeding){_BOUNDED}", re.IGNORECASE), "min "),
     (_Regex(r"\bat the latest\b", re.IGNORECASE), "max"), (_Regex(r"\bat the earliest\b", re.IGNORECASE), "min"),
     (_Regex(r"(?<=\d)/(?:h|hrs?)\b"), " per hour"),  # "£38/hr", no "HR"
-    (_Regex(r"\b(\d{1,9}) ?(s|secs?|seconds?)\b"), _whole_hours),  # "60 s" is "1 minutes"
+    (_Regex(r"\b(\d{1,9})[- ]?(s|secs?|seconds?)\b"), _whole_hours),  # "60 s" and "60-second" are "1 minutes"
     (_Regex(r"\b(\d+)\s?-?(?:h|hrs?|hours?)\b", re.IGNORECASE), r"\1 hours"),  # "12h", "12-hour"
     (_Regex(r"\b(\d+)\s?-?(?:mins?|minutes?)\b", re.IGNORECASE), r"\1 minutes"),
     (_Regex(r"\b(\d{1,9}) (minutes)\b"), _whole_hours),

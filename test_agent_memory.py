@@ -2504,6 +2504,8 @@ class ContradictionsAreNeverMerged(unittest.TestCase):
                          ("Kiosks send heartbeats every 60 seconds.", "Kiosks send heartbeats once a minute."),
                          ("Default expiry is 3600 s.", "Default expiry is 1 hour."),
                          ("Reads are cached for 5 minutes.", "Reads are cached for 300 seconds."),
+                         ("Each submission has a 120-second time limit.", "Each submission is limited to 2 minutes."),
+                         ("Scrubbing only happens between 10pm and 6am.", "Scrubs are restricted to 22:00-06:00."),
                          ("CI has an extra runner for iOS builds.", "There is an extra CI runner for iOS builds."),
                          # a unit left out after a number that has it; "No." before a number
                          ("Contact deadline is 24 hours from assignment; inspection within 72 hours.",
