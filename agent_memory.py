@@ -873,7 +873,8 @@ _OPPOSITE_PAIRS = [
     ("light", "dark"), ("tabs", "spaces"), ("only", "also"), ("all", "some"), ("all", "none"),
     ("early", "late"), ("earlier", "later"), ("morning", "evening"), ("morning", "afternoon"),
     ("afternoon", "evening"), ("morning", "night"), ("afternoon", "night"), ("biweekly", "every"),
-    ("biweekly", "weekly"),
+    ("biweekly", "weekly"), ("max", "after"), ("max", "from"), ("min", "before"), ("min", "by"), ("min", "until"),
+    ("max", "minimum"), ("min", "maximum"), ("max", "least"), ("min", "most"), ("min", "tops"),
     ("incl", "excl"), ("incl", "excluding"), ("including", "excl"), ("including", "excluding"),
     ("inclusive", "exclusive"), ("left", "right"), ("top", "bottom"), ("upper", "lower"), ("north", "south"),
     ("east", "west"), ("horizontal", "vertical"), ("ascending", "descending"), ("asc", "desc"),
@@ -990,6 +991,9 @@ _BE = frozenset(("is", "are", "was", "were", "be", "been"))  # "Black is not use
 _BE_NOT = frozenset(("isn't", "aren't", "wasn't", "weren't", "isnt", "arent", "wasnt", "werent"))
 _CONTRAST_WORDS = frozenset(("rather", "than", "over", "instead", "versus", "vs"))  # "rather than", "X over Y"
 _PREFERRING = frozenset(("prefer", "prefers", "preferred", "preferring", "preferable"))  # "... X to Y" is "X over Y"
+# who prefers: "user preferred to work" denies nothing, "window seats preferred to aisle" denies the aisle
+_PREFERRERS = (["user"], ["i"], ["we"], ["they"], ["he"], ["she"], ["who"], ["always"], ["usually"], ["had"], ["has"],
+               ["have"], ["would"], ["'d"])
 _RANGE_BEFORE = _Regex(r"\d\s*(?:[-–—]|\bto|\band|\bor)\s*$", re.IGNORECASE)  # "30 to 60 minutes", not "set to 60"
 _CURRENCIES = {"$": "USD", "US$": "USD", "A$": "AUD", "C$": "CAD", "NZ$": "NZD", "HK$": "HKD", "€": "EUR", "£": "GBP",
                "¥": "JPY", "₹": "INR", "₩": "KRW", "₽": "RUB", "₺": "TRY", "₪": "ILS", "₫": "VND", "฿": "THB"}
@@ -1195,7 +1199,8 @@ _PHRASES: list[tuple[_Regex, Any]] = [
     (_Regex(rf"\bbetween\s{_DAY}\sand\s{_DAY}", re.IGNORECASE | re.ASCII), _day_range),
     (_Regex(r"\bweekends?\b", re.IGNORECASE), "Saturday–Sunday"),
     (_Regex(r"\bweekdays?\b", re.IGNORECASE), "Monday–Tuesday–Wednesday–Thursday–Friday"),
-    (_Regex(r"\bevery (?:other|second)\b|\b(?:alternate|fortnightly)\b", re.IGNORECASE), "biweekly"),
+    (_Regex(r"\bevery (?:other|second)\b|\b(?:alternate|fortnightly)\b|\b(?:every|once a) fortnight\b|"
+            r"\bevery (?:two|2) weeks\b", re.IGNORECASE), "biweekly"),
     (_Regex(r"(?<![\w.])(?:[A-Z]\.){2,}(?![\w.])"), lambda match: match.group().replace(".", "")),  # "N.I.N.A."
     (_Regex(r"\bhalf(?: an |-)hour\b", re.IGNORECASE), "30 minutes"),
     (_Regex(r"\b(?:a )?quarter(?: of an |-| )hour\b", re.IGNORECASE), "15 minutes"),
@@ -1208,8 +1213,12 @@ _PHRASES: list[tuple[_Regex, Any]] = [
     (_Regex(r"\b(\d+(?:\.\d+)?)(fps|ms|[kmgt]b|px|[kmg]?hz|rpm|kg|km|cm|mm|mi|mg|ml|mph|gib|ft|lbs?|m)\b", re.IGNORECASE),
      r"\1 \2"),
     (_Regex(r"\bmiles? (?:per|an) hour\b", re.IGNORECASE), "mph"),
-    (_Regex(r"\b(\d+(?:\.\d+)?) ?([kMGT])(?:b/s|bit/s|bits/s|bps)\b", re.IGNORECASE), r"\1 \2bit"),  # "920 Mb/s" is "920 Mbps"
-    (_Regex(r"\b(\d+(?:\.\d+)?)(?!st\b|nd\b|rd\b|th\b)([a-z]{2,3})\b"), r"\1 \2"),  # "50wt" is "50 wt"
+    # "920 Mb/s" is "920 Mbps"; a capital B is bytes: "920 MB/s" is no "920 Mbps"
+    (_Regex(r"\b(\d+(?:\.\d+)?) ?([kKmMgGtT])(?:b/s|bit/s|bits/s|bps)\b"), r"\1 \2bit"),
+    # "50wt" is "50 wt", "11pt" "11 pt", "5yo" "5 yo", "500mcg" "500 mcg" (a unit, as "mg" is); other letters
+    # stay on their number, or "RTX 4070ti" / "RTX 4070" and "13kwh" / "13kw" would differ by a plain word only
+    (_Regex(r"\b(\d+(?:\.\d+)?)(wt|pt|yo|mcg|iu|psi|kwh|kw|kva|mpg|oz|tsp|tbsp)\b"), r"\1 \2"),
+    (_Regex(r"\b(\d+) ?yrs?\b"), r"\1 years"), (_Regex(r"\b(\d+) ?wks?\b"), r"\1 weeks"),  # "5yrs", "12 wks"
     # "2 inches", "2-inch", "2 in." and 27" are "2 inch"; "2 in the box" is no length
     (_Regex(r"(?<![\w\".])(\d+(?:\.\d+)?)(?:[- ]?inch(?:es)?\b| in\b(?=\.?\s*$|[.,;:)]| (?:wide|long|tall|high|deep|thick)\b)|"
             r"\"(?=\s|$|[.,;:)]))", re.IGNORECASE), r"\1 inch"),
@@ -1221,13 +1230,29 @@ _PHRASES: list[tuple[_Regex, Any]] = [
     (_Regex(r"\bbetween (\d+(?:[.:]\d+)?) and (?=\d)", re.IGNORECASE), r"\1-"),  # "between 2 and 3 weeks" is "2-3 weeks"
     # A bound before a number is "max" or "min", opposites: "under £500" is no "over £500", and "no
     # more than 3" says "3 max", no "no"; "over" and "under" elsewhere are left alone
-    (_Regex(rf"\b(?:(?:no|not|never) (?:more|higher|greater|longer|later) than|(?:less|fewer|lower|shorter) than|"
-            rf"under|below|at most|up to|not over){_BOUNDED}", re.IGNORECASE), "max "),
-    (_Regex(rf"\b(?:(?:no|not|never) (?:less|fewer|lower|shorter) than|(?:more|higher|greater|longer) than|"
-            rf"over|above|at least|exceeding){_BOUNDED}", re.IGNORECASE), "min "),
+    # "no less than 3" and "not under 3" are "min 3", "not exceeding 3" "max 3" (the negated ones first);
+    # "≤ 3", "< 3", "3 or less" are "max 3", "≥ 3", "> 3", "3 or more" and "3+" "min 3"
+    (_Regex(rf"\b(?:(?:no|not|never) (?:less|fewer|lower|shorter|smaller) than|(?:not|never) (?:under|below)|"
+            rf"no lower than){_BOUNDED}", re.IGNORECASE), "min "),
+    (_Regex(rf"\b(?:(?:no|not|never) (?:more|higher|greater|longer|later|larger|bigger) than|"
+            rf"(?:less|fewer|lower|shorter) than|under|below|at most|up to|not (?:over|above|exceeding)){_BOUNDED}",
+            re.IGNORECASE), "max "),
+    (_Regex(rf"\b(?:(?:more|higher|greater|longer) than|over|above|at least|exceeding){_BOUNDED}", re.IGNORECASE),
+     "min "),
+    (_Regex(r"(?<![-=<>~])(?:<=|=<|≤|<)\s*(?=(?:[A-Z]{3} )?-?\d)"), " max "),
+    (_Regex(r"(?<![-=<>~])(?:>=|=>|≥|>)\s*(?=(?:[A-Z]{3} )?-?\d)"), " min "),
+    (_Regex(r"\b((?:[A-Z]{3} )?\d+(?:[.:]\d+)?(?: ?%| [a-z]{1,12})?) or (?:less|fewer|under|below|lower|earlier)\b"),
+     r"max \1"),
+    (_Regex(r"\b((?:[A-Z]{3} )?\d+(?:[.:]\d+)?(?: ?%| [a-z]{1,12})?) or (?:more|over|above|greater|higher|later)\b"),
+     r"min \1"),
+    (_Regex(r"\b((?:[A-Z]{3} )?\d+(?:\.\d+)?)\+(?![\w+])"), r"min \1"),  # "5+ years", "£500+"; no "C++", "1+1"
+    # "at the latest" after a time is "max" before it: "9:00 min" would read as 9:00 minutes
+    (_Regex(r"\b(\d+(?:[.:]\d+)?) at the latest\b", re.IGNORECASE), r"max \1"),
+    (_Regex(r"\b(\d+(?:[.:]\d+)?) at the earliest\b", re.IGNORECASE), r"min \1"),
     (_Regex(r"\bat the latest\b", re.IGNORECASE), "max"), (_Regex(r"\bat the earliest\b", re.IGNORECASE), "min"),
     (_Regex(r"(?<=\d)/(?:h|hrs?)\b"), " per hour"),  # "£38/hr", no "HR"
-    (_Regex(r"\b(\d{1,9})[- ]?(s|secs?|seconds?)\b"), _whole_hours),  # "60 s" and "60-second" are "1 minutes"
+    # "60 s" and "60-second" are "1 minutes"; "the 60s" and "her 60s" are decades
+    (_Regex(r"(?<!the )(?<!her )(?<!his )(?<!their )(?<!mid-)\b(\d{1,9})[- ]?(s|secs?|seconds?)\b"), _whole_hours),
     (_Regex(r"\b(\d+)\s?-?(?:h|hrs?|hours?)\b", re.IGNORECASE), r"\1 hours"),  # "12h", "12-hour"
     (_Regex(r"\b(\d+)\s?-?(?:mins?|minutes?)\b", re.IGNORECASE), r"\1 minutes"),
     (_Regex(r"\b(\d{1,9}) (minutes)\b"), _whole_hours),
@@ -1254,9 +1279,14 @@ _HYPHENATED = _Regex(r"(?<![\w.-])[^\W\d_]+(?:-[^\W\d_]+)+(?![\w-])")  # "acme-i
 _EXCEPTED = _Regex(r"\b(?:except|excluding|but not|other than|apart from)\s+(?:on\s+|for\s+)?(\w+)",
                    re.IGNORECASE)
 # Who a fact is about, where its first words say: the user ("User's" is no subject), or a name before a verb
-_ABOUT_USER = _Regex(r"\s*(?:the\s+)?(?:user\b(?!['’]s)|I\b(?!['’]))", re.IGNORECASE)
-_SUBJECT = _Regex(r"\s*(?:(?:Dr|Mr|Mrs|Ms|Prof)\.?\s+)?(?!User\b)([A-Z][a-z]+)(?:\s+[A-Z][a-z]+)?\s+(?:is|was|has|had|"
-                  r"does|did|will|can|works|lives|prefers|likes|wants|needs)\b")  # "Kasia is", "Dr Ana Lee has"
+_ABOUT_USER = _Regex(r"\s*(?:the\s+)?(?:user\b(?!['’]s)|I\b(?!['’](?!m\b|ve\b|d\b|ll\b)))", re.IGNORECASE)  # "I'm"
+# a name: a capital, ASCII or not ("Inês", "Łukasz"), maybe "Mary-Jane" or "O'Neill"; "Our CTO Dana", "Kasia, the
+# junior stylist," and a verb in -s ("Kasia teaches") are a subject too
+_NAME = r"(?:[A-Z]|[^\W\d_a-z])[^\W\d_A-Z]+(?:[-'’][A-Z][^\W\d_A-Z]+)?"
+_SUBJECT = _Regex(rf"\s*(?:(?:Dr|Mr|Mrs|Ms|Prof)\.?\s+|(?:Our|My|Their)\s+(?:[a-z]+\s+|[A-Z]{{2,5}}\s+)?)?(?!User\b)"
+                  rf"({_NAME})(?:\s+{_NAME})?(?:,[^,.;]{{3,40}},)?\s+(?:is|was|has|had|does|did|will|can|works|lives|"
+                  r"prefers|likes|wants|needs|loves|hates|owns|uses|drives|runs|plays|takes|teaches|speaks|manages|"
+                  r"handles|leaves|starts|studies|coaches|walks|picks|collects|cooks|eats|goes|gets|makes|sings)\b")
 _ADDING_MARKERS = _Regex(r"\b(?:also|too|as well|another|one more|an? (?:second|third|extra|additional|new))\b",
                          re.IGNORECASE)  # "... is also in the notebook"
 _UPDATE_MARKERS = _Regex(
@@ -1270,6 +1300,7 @@ _UPDATE_MARKERS = _Regex(
 )
 _SAME_MARKER = {"anymore": "no longer", "any more": "no longer"}  # "doesn't ... anymore" / "no longer ..."
 _UNITS = frozenset("ms millisecond s second sec minute min hour day workday week month year time kb mb gb tb px fps "
+                   "mcg iu mpg psi kw kwh kva oz tsp tbsp "  # "500 mcg" is no "500 mg", "13 kwh" no "13 kw"
                    "hz rpm gram kg km cm mm m mi ft inch lb mg ml mph gib kbit mbit gbit tbit percent thousand million billion trillion bn"
                    .split())
 _KIND_WEIGHTS = {"word": 10, "name": 20, "code": 20, "number": 30}  # integers keep the sums exact
@@ -1774,7 +1805,8 @@ def _analyse_text(text: str) -> _Analysis:
         acronyms=frozenset(acronyms),
         derived=frozenset(derived),
         about_user=bool(_ABOUT_USER.match(text)),
-        subject=_word_key(subject.group(1).casefold()) if (subject := _SUBJECT.match(text)) else "",
+        subject=(_word_key(subject.group(1).casefold()) if (subject := _SUBJECT.match(text))
+                 and subject.group(1).casefold() not in _STOP_WORDS else ""),
         words=words,
         word_keys=tuple(map(_word_key, words)),
         polar=frozenset(word for word in polar_words if word in _OPPOSITES),
@@ -1826,7 +1858,8 @@ def _contrasted(words: list[str]) -> tuple[str, ...]:
         elif word == "rather" and words[at + 1:at + 2] != ["than"]:
             mark = ""  # "would rather use X than Y" denies Y, at "than"
         elif (word == "to" and (0 <= preferring < len(keys) - 1 or previous == "preferable"
-                                or previous == "preferred" and words[at - 2:at - 1] in (["is"], ["are"], ["be"]))
+                                or previous == "preferred" and words[at - 2:at - 1] not in _PREFERRERS
+                                or previous in _PREFERRING and "which" in words[max(at - 4, 0):at - 1])
               and at + 1 < len(words) and words[at + 1] not in _STOP_WORDS and words[at + 1][0].isalpha()):
             mark = "¬"  # "prefers tea to coffee" and "tea is preferred to coffee" deny coffee; "prefers to
             # work" and "prefers PRs to be small" deny nothing

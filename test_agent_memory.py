@@ -2385,6 +2385,19 @@ class ContradictionsAreNeverMerged(unittest.TestCase):
         ("User is allergic to PPD and wears nitrile gloves for colour work.",
          "Kasia is allergic to PPD and wears nitrile gloves for colour work."),
         ("Dr. Ana Lee has a PhD in chemistry from Leeds.", "User has a PhD in chemistry from Leeds."),
+        # found by the review of the bounds, units and subjects: a bound negated, written as a sign or
+        # after its number; a unit glued to its number; bytes and bits; other names and verbs
+        ("Keep at least 4 days of logs.", "Keep no more than 4 days of logs."),
+        ("Orders of 3 or more items ship free.", "Orders of no more than 3 items ship free."),
+        ("Alert when CPU is \u2265 90%.", "Alert when CPU is \u2264 90%."),
+        ("Take 500mcg of vitamin D daily.", "Take 500mg of vitamin D daily."),
+        ("The battery stores 13kwh.", "The battery is rated 13kw."),
+        ("The NAS link does 10 GB/s.", "The NAS link does 10 Gbps."),
+        ("User is allergic to penicillin.", "In\u00eas is allergic to penicillin."),
+        ("User teaches yoga on Tuesdays.", "Kasia teaches yoga on Tuesdays."),
+        ("User drives a white Ford Transit.", "Our CTO Dana drives a white Ford Transit."),
+        ("Window seats preferred to aisle seats.", "Aisle seats preferred to window seats."),
+        ("Team sync is every fortnight on Monday.", "Team sync is every Monday."),
         # held-out 24: "prefers to get" is no "prefers X to Y", so the choices turned round were found
         ("User prefers to get protocol summaries as a bulleted list, not a table.",
          "User prefers to get rota swaps as a table, not a bulleted list."),
@@ -2650,6 +2663,11 @@ class ContradictionsAreNeverMerged(unittest.TestCase):
                          ("User is Kasia Nowak, a hairdresser in Leeds.", "Kasia is a hairdresser in Leeds."),
                          ("Drives trains for Northern out of the Leeds depot.",  # no name: a verb (held-out 20)
                           "User is a train driver for Northern, based at Leeds depot."),
+                         ("She is vegetarian and avoids dairy.", "User is vegetarian and avoids dairy."),  # no name
+                         ("Keep no less than 4 days of logs.", "Keep at least 4 days of logs."),
+                         ("Orders of 3 or more items ship free.", "Orders of 3+ items ship free."),
+                         ("Lessons start at 9am at the earliest.", "Lessons start at the earliest at 9am."),
+                         ("1:1s with each report every two weeks.", "Biweekly 1:1s with each report."),
                          # a sign however written (review)
                          ("Mix to \u201314 dB.", "Mix to -14 dB."),
                          ("Freezer is kept at minus 18\u00b0C.", "Freezer is kept at -18\u00b0C."),
