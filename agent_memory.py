@@ -2564,7 +2564,8 @@ def _relatives_said(text: _Analysis) -> tuple[set[str], set[str]]:
     """The relatives ``text`` tells of, and the values beside them: their names ("Marisol" in "User's
     partner Marisol", "Marta" in "Marta, the user's colleague")."""
     keys = [_word_key(key[:-1]) if key[-1] == "'" else key for key in text.word_keys]  # "neighbour's"
-    said, beside = set(), set()
+    said: set[str] = set()
+    beside: set[str] = set()
     for index, key in enumerate(keys):
         if key in _RELATIVES and not text.words[index].endswith("ly"):  # "kid-friendly" tells of no friend
             said.add(_relative_key(text, keys, index))
