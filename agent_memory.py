@@ -1228,10 +1228,10 @@ _PHRASES: list[tuple[_Regex, Any]] = [
     (_Regex(r"\bend-to-end\b", re.IGNORECASE), "e2e"),
     (_Regex(r"\bkick(?:s|ed|ing)? off\b", re.IGNORECASE), "starts"),  # no "off" of "on" / "off"
     (_Regex(r"\bbetween (\d+(?:[.:]\d+)?) and (?=\d)", re.IGNORECASE), r"\1-"),  # "between 2 and 3 weeks" is "2-3 weeks"
-    # A bound before a number is "max" or "min", opposites: "under £500" is no "over £500", and "no
-    # more than 3" says "3 max", no "no"; "over" and "under" elsewhere are left alone
-    # "no less than 3" and "not under 3" are "min 3", "not exceeding 3" "max 3" (the negated ones first);
-    # "≤ 3", "< 3", "3 or less" are "max 3", "≥ 3", "> 3", "3 or more" and "3+" "min 3"
+    # A bound is "max" or "min", opposites: "under £500" is no "over £500". Before its number, the
+    # negated ones first ("no less than 3" and "not under 3" are "min 3", and "no more than 3" says
+    # no "no"), as a sign ("≤ 3", "> 3") or after it ("3 or less", "3 or more", "3+"); "over" and
+    # "under" before no number are left alone
     (_Regex(rf"\b(?:(?:no|not|never) (?:less|fewer|lower|shorter|smaller) than|(?:not|never) (?:under|below)|"
             rf"no lower than){_BOUNDED}", re.IGNORECASE), "min "),
     (_Regex(rf"\b(?:(?:no|not|never) (?:more|higher|greater|longer|later|larger|bigger) than|"
