@@ -2550,14 +2550,14 @@ def _relatives_differ(old: _Analysis, new: _Analysis) -> bool:
     relative's name ("User's partner Marisol does the books" / "Marisol does the books"), or if the
     entry names what it opens with ("Inês's pickup is at 15:30"); any other value shared is no name
     of the relative ("User's partner works at Deloitte" / "User works at Deloitte")."""
-    (said, beside), (other, other_beside) = _relatives_said(old), _relatives_said(new)
-    if said and other:
-        return not any(_same_relative(one, two) for one in said for two in other)
-    if said:
+    (old_relatives, old_names), (new_relatives, new_names) = _relatives_said(old), _relatives_said(new)
+    if old_relatives and new_relatives:
+        return not any(_same_relative(one, two) for one in old_relatives for two in new_relatives)
+    if old_relatives:
         opening = set(new.slots[0] if new.slots else ()) - new.acronyms  # what it opens with: "Inês", "Priya at Arup"
         opening = opening if opening <= old.specific else set()  # no verb: "Sings in the Leeds Chorus"
-        return not old.specific & new.specific or not (beside | opening) & new.keys
-    return bool(other) and not other_beside & old.keys
+        return not old.specific & new.specific or not (old_names | opening) & new.keys
+    return bool(new_relatives) and not new_names & old.keys
 
 
 def _relatives_said(text: _Analysis) -> tuple[set[str], set[str]]:
