@@ -1213,6 +1213,12 @@ _PHRASES: list[tuple[_Regex, Any]] = [
     (_Regex(r"\b(\d+(?:\.\d+)?)(fps|ms|[kmgt]b|px|[kmg]?hz|rpm|kg|km|cm|mm|mi|mg|ml|mph|gib|ft|lbs?|m)\b", re.IGNORECASE),
      r"\1 \2"),
     (_Regex(r"\bmiles? (?:per|an) hour\b", re.IGNORECASE), "mph"),
+    (_Regex(r"(?<=\d)%(?=\s?(?:[-–]|to)\s?\d+(?:\.\d+)?\s?%)"), ""),  # "45%-55%" is "45-55%"
+    (_Regex(r"(?<=\d)\s?%"), " percent"),  # "1%" is "1 percent"
+    # "20 degrees Celsius", "20 °C" and "20ºC" (NFKC's "20oC") are "20 °C"; Fahrenheit likewise
+    (_Regex(r"(?<=\d)\s?(?:°\s?|o(?=[CF]\b)|degrees? (?=(?:Celsius|Fahrenheit|C|F)\b))(?:(C)(?:elsius)?|(F)(?:ahrenheit)?)\b"),
+     lambda match: " °C" if match.group(1) else " °F"),
+    (_Regex(r"\bnet[- ](\d{1,3})(?!\d|[.,:/]\d| days?\b)", re.IGNORECASE), r"net \1 days"),  # payment terms: "net-30"
     # "920 Mb/s" is "920 Mbps"; a capital B is bytes: "920 MB/s" is no "920 Mbps"
     (_Regex(r"\b(\d+(?:\.\d+)?) ?([kKmMgGtT])(?:b/s|bit/s|bits/s|bps)\b"), r"\1 \2bit"),
     # "50wt" is "50 wt", "11pt" "11 pt", "5yo" "5 yo", "500mcg" "500 mcg" (a unit, as "mg" is); other letters
@@ -1227,7 +1233,7 @@ _PHRASES: list[tuple[_Regex, Any]] = [
     (_Regex(r"(?<!\d[.,])\b(\d{1,9}(?:\.\d{1,6})?) ?(kg|kilograms?|g|grams?|ms|milliseconds?)\b"), _metric),
     (_Regex(r"\bend-to-end\b", re.IGNORECASE), "e2e"),
     (_Regex(r"\bkick(?:s|ed|ing)? off\b", re.IGNORECASE), "starts"),  # no "off" of "on" / "off"
-    (_Regex(r"\bbetween (\d+(?:[.:]\d+)?) and (?=\d)", re.IGNORECASE), r"\1-"),  # "between 2 and 3 weeks" is "2-3 weeks"
+    (_Regex(r"\bbetween (\d+(?:[.:]\d+)?)(?:%| percent)? and (?=\d)", re.IGNORECASE), r"\1-"),  # "between 2 and 3 weeks" is "2-3 weeks"
     # A bound is "max" or "min", opposites: "under £500" is no "over £500". Before its number, the
     # negated ones first ("no less than 3" and "not under 3" are "min 3", and "no more than 3" says
     # no "no"), as a sign ("≤ 3", "> 3") or after it ("3 or less", "3 or more", "3+"); "over" and
@@ -1356,7 +1362,7 @@ def _word_key(word: str) -> str:
 _OPENING_WORDS = frozenset(_word_key(word) for word in """
 prefer want like love use write keep give make put show send ask tell call check read record decode summarize
 summarise explain report share follow treat mention include add always usually often mostly sometimes typically
-generally please do run work need require
+generally please do run work need require every each
 """.split())
 _VERBS = frozenset(_word_key(word) for word in """
 take remove get go goes come have hold make set store save see handle manage bring receive accept carry

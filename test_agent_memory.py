@@ -1906,6 +1906,8 @@ class FeaturesReadValuesOneWay(unittest.TestCase):
             with self.subTest(written=written):
                 self.assertIn("27 inch", am._analyse(f"Uses a {written} monitor").keys)
         self.assertNotIn("2 inch", am._analyse("Put 2 in the box.").keys)
+        self.assertNotIn("every", am._analyse("Every night at 2:30 the kiosks pull content.").specific)
+        self.assertIn("10.41.0.0/24", am._analyse("Cluster net 10.41.0.0/24.").keys)  # no payment terms
         am._analyse("We do one-week sprints.")  # no error
         # Found by a review: "30m" split from its "m" (no unit: metres, minutes or millions) met any
         # other 30; weeks read as days made "14 backups for 2 weeks" say "2 backups for 14 days".
@@ -1914,6 +1916,7 @@ class FeaturesReadValuesOneWay(unittest.TestCase):
                          ("Keep 14 backups for 2 weeks.", "Keep 2 backups for 14 days."),
                          ("Shelf height is 2 ft.", "Shelf height is 2 in."),  # review: inches
                          ("CAN bus runs at 1 Mbit/s.", "CAN bus runs at 1 kbit/s."),
+                         ("The greenhouse is kept at 20\u00b0C.", "The greenhouse is kept at 20\u00b0F."),
                          ("Sprints last 14 days.", "Sprints last one to two weeks.")):
             with self.subTest(new=new):
                 self.assertTrue(am._conflict(old, new))
@@ -2513,6 +2516,12 @@ class ContradictionsAreNeverMerged(unittest.TestCase):
                          # a unit touching its number, a rate of bits however written (held-out 24)
                          ("Line is Community Fibre, 920 Mb/s both ways.", "Line is Community Fibre at 920Mbps both ways."),
                          ("Piecing thread: Aurifil 50 wt cotton.", "Piecing thread: Aurifil 50wt cotton."),
+                         # temperatures, percentages and payment terms however written (held-out 25)
+                         ("Specimens are stored frozen at minus 20 degrees Celsius.",
+                          "Specimens are stored frozen at \u221220 \u00b0C."),
+                         ("Peptide-level FDR threshold: 1 percent.", "FDR cutoff is 1% at the peptide level."),
+                         ("Studio humidity is kept at 45\u201355%.", "Studio humidity is kept between 45% and 55%."),
+                         ("Invoices: FreeAgent, payment terms net-30.", "Invoices go out through FreeAgent, net 30 days."),
                          # seconds in whole minutes or hours (held-out 14, 18, 23)
                          ("Kiosks send heartbeats every 60 seconds.", "Kiosks send heartbeats once a minute."),
                          ("Default expiry is 3600 s.", "Default expiry is 1 hour."),
