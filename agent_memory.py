@@ -1243,8 +1243,8 @@ _PHRASES: list[tuple[_Regex, Any]] = [
     (_Regex(rf"\b(?:(?:no|not|never) (?:more|higher|greater|longer|later|larger|bigger) than|"
             rf"(?:less|fewer|lower|shorter) than|under|below|at most|up to|not (?:over|above|exceeding)){_BOUNDED}",
             re.IGNORECASE), "max "),
-    (_Regex(rf"\b(?:(?:more|higher|greater|longer) than|over|above|at least|exceeding){_BOUNDED}", re.IGNORECASE),
-     "min "),
+    (_Regex(rf"\b(?:(?:more|higher|greater|longer) than|(?<!spread )(?<!split )(?<!paid )(?<!spaced )over|above|at least|"
+            rf"exceeding){_BOUNDED}", re.IGNORECASE), "min "),  # "spread over 6 weekends" is no bound
     (_Regex(r"(?<![-=<>~])(?:<=|=<|≤|<)\s*(?=(?:[A-Z]{3} )?-?\d)"), " max "),
     (_Regex(r"(?<![-=<>~])(?:>=|=>|≥|>)\s*(?=(?:[A-Z]{3} )?-?\d)"), " min "),
     (_Regex(r"\b((?:[A-Z]{3} )?\d+(?:[.:]\d+)?(?: ?%| [a-z]{1,12})?) or (?:less|fewer|under|below|lower|earlier)\b"),

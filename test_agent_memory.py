@@ -2401,6 +2401,7 @@ class ContradictionsAreNeverMerged(unittest.TestCase):
         ("User drives a white Ford Transit.", "Our CTO Dana drives a white Ford Transit."),
         ("Window seats preferred to aisle seats.", "Aisle seats preferred to window seats."),
         ("Team sync is every fortnight on Monday.", "Team sync is every Monday."),
+        ("The migration is spread over 6 weekends.", "The migration will take at least 6 weekends."),
         # held-out 24: "prefers to get" is no "prefers X to Y", so the choices turned round were found
         ("User prefers to get protocol summaries as a bulleted list, not a table.",
          "User prefers to get rota swaps as a table, not a bulleted list."),
