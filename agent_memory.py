@@ -1307,7 +1307,8 @@ _UPDATE_MARKERS = _Regex(
 _SAME_MARKER = {"anymore": "no longer", "any more": "no longer"}  # "doesn't ... anymore" / "no longer ..."
 _UNITS = frozenset("ms millisecond s second sec minute min hour day workday week month year time kb mb gb tb px fps "
                    "mcg iu mpg psi kw kwh kva oz tsp tbsp "  # "500 mcg" is no "500 mg", "13 kwh" no "13 kw"
-                   "hz rpm gram kg km cm mm m mi ft inch lb mg ml mph gib kbit mbit gbit tbit percent thousand million billion trillion bn"
+                   "hz rpm gram kg km cm mm m mi ft inch lb mg ml mph gib kbit mbit gbit tbit "
+                   "percent thousand million billion trillion bn"
                    .split())
 _KIND_WEIGHTS = {"word": 10, "name": 20, "code": 20, "number": 30}  # integers keep the sums exact
 _BUCKET_BITS = 20
