@@ -992,8 +992,8 @@ _BE_NOT = frozenset(("isn't", "aren't", "wasn't", "weren't", "isnt", "arent", "w
 _CONTRAST_WORDS = frozenset(("rather", "than", "over", "instead", "versus", "vs"))  # "rather than", "X over Y"
 _PREFERRING = frozenset(("prefer", "prefers", "preferred", "preferring", "preferable"))  # "... X to Y" is "X over Y"
 # who prefers: "user preferred to work" denies nothing, "window seats preferred to aisle" denies the aisle
-_PREFERRERS = (["user"], ["i"], ["we"], ["they"], ["he"], ["she"], ["who"], ["always"], ["usually"], ["had"], ["has"],
-               ["have"], ["would"], ["'d"])
+_PREFERRERS = frozenset(("user", "i", "we", "they", "he", "she", "who", "always", "usually", "had", "has", "have",
+                         "would", "'d"))
 _RANGE_BEFORE = _Regex(r"\d\s*(?:[-–—]|\bto|\band|\bor)\s*$", re.IGNORECASE)  # "30 to 60 minutes", not "set to 60"
 _CURRENCIES = {"$": "USD", "US$": "USD", "A$": "AUD", "C$": "CAD", "NZ$": "NZD", "HK$": "HKD", "€": "EUR", "£": "GBP",
                "¥": "JPY", "₹": "INR", "₩": "KRW", "₽": "RUB", "₺": "TRY", "₪": "ILS", "₫": "VND", "฿": "THB"}
@@ -1007,7 +1007,7 @@ def _one_unit(match: re.Match[str]) -> str:
     return "1 " + match.group(1)
 
 
-def _whole_hours(match: re.Match[str]) -> str:
+def _in_larger_unit(match: re.Match[str]) -> str:
     """"120 minutes" is "2 hours", "60 seconds" "1 minutes"; the end of a range ("30-60 minutes")
     stays, or the range would change."""
     count = int(match.group(1))
@@ -1258,10 +1258,10 @@ _PHRASES: list[tuple[_Regex, Any]] = [
     (_Regex(r"\bat the latest\b", re.IGNORECASE), "max"), (_Regex(r"\bat the earliest\b", re.IGNORECASE), "min"),
     (_Regex(r"(?<=\d)/(?:h|hrs?)\b"), " per hour"),  # "£38/hr", no "HR"
     # "60 s" and "60-second" are "1 minutes"; "the 60s" and "her 60s" are decades
-    (_Regex(r"(?<!the )(?<!her )(?<!his )(?<!their )(?<!mid-)\b(\d{1,9})[- ]?(s|secs?|seconds?)\b"), _whole_hours),
+    (_Regex(r"(?<!the )(?<!her )(?<!his )(?<!their )(?<!mid-)\b(\d{1,9})[- ]?(s|secs?|seconds?)\b"), _in_larger_unit),
     (_Regex(r"\b(\d+)\s?-?(?:h|hrs?|hours?)\b", re.IGNORECASE), r"\1 hours"),  # "12h", "12-hour"
     (_Regex(r"\b(\d+)\s?-?(?:mins?|minutes?)\b", re.IGNORECASE), r"\1 minutes"),
-    (_Regex(r"\b(\d{1,9}) (minutes)\b"), _whole_hours),
+    (_Regex(r"\b(\d{1,9}) (minutes)\b"), _in_larger_unit),
     (_Regex(r"\b(?:business|working|work) days?\b", re.IGNORECASE), "workdays"),  # "2 business days" is no 48 hours
     # an offset from UTC is signed: "UTC-5" and "UTC −5" are "UTC -5", no "UTC+5"
     (_Regex(r"\b(UTC|GMT)\s?([-−+])\s?(?=\d)"), r"\1 \2"),
@@ -1865,7 +1865,7 @@ def _contrasted(words: list[str]) -> tuple[str, ...]:
         elif word == "rather" and words[at + 1:at + 2] != ["than"]:
             mark = ""  # "would rather use X than Y" denies Y, at "than"
         elif (word == "to" and (0 <= preferring < len(keys) - 1 or previous == "preferable"
-                                or previous == "preferred" and words[at - 2:at - 1] not in _PREFERRERS
+                                or previous == "preferred" and (words[at - 2] if at >= 2 else "") not in _PREFERRERS
                                 or previous in _PREFERRING and "which" in words[max(at - 4, 0):at - 1])
               and at + 1 < len(words) and words[at + 1] not in _STOP_WORDS and words[at + 1][0].isalpha()):
             mark = "¬"  # "prefers tea to coffee" and "tea is preferred to coffee" deny coffee; "prefers to

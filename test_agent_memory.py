@@ -1933,7 +1933,7 @@ class FeaturesReadValuesOneWay(unittest.TestCase):
         for text, numbers in (("Ports 8000-8010", {"8000", "8010"}), ("Runs on UTC-5.", {"-5"}),
                               ("Start with mpirun -np 4.", {"4"}), ("Cooled to -10°C.", {"-10"})):
             with self.subTest(text=text):  # a hyphen after a word or a number is no sign
-                self.assertEqual({key for key in am._analyse(text).keys if key[-1].isdigit()} - {"utc-5"}, numbers)
+                self.assertEqual({key for key in am._analyse(text).keys if key[-1].isdigit()}, numbers)
 
     def test_a_title_or_an_initial_ends_no_sentence(self):
         self.assertIn("helen", am._analyse("Site director is Dr. Helen Marsh.").names)
