@@ -636,6 +636,12 @@ def _threat_uncached(text: str) -> Optional[str]:
 _threat_cached = functools.lru_cache(maxsize=2048)(_threat_uncached)
 
 
+def _scan(text: str) -> None:
+    """``scan_content`` through the cache of verdicts: placing an entry in the prompt scans it again."""
+    if _threat(text) is not None:
+        scan_content(text)  # raises, with its message
+
+
 def _threat_whole(text: str) -> Optional[str]:
     """``_threat`` for a text of any length: one longer than the scan takes (large caps, a long
     buffer) is scanned in overlapping pieces, so no phrase escapes at a seam."""
@@ -788,10 +794,13 @@ def _check_prompt_order(entries: list[str], updated: list[str], index: int) -> N
     """``ScanError`` unless the prompt would show ``updated[index]``, the entry an add or
     replace wrote, and every other entry it showed before: a write may not make an attack
     with the entries around it, which would leave it, or them, out of the prompt."""
-    before = Counter(entries[i] for i in _prompt_order(entries)[0])
+    shown_before = _prompt_order(entries)[0]  # first, so that the next call picks up where it ends
     shown, hidden = _prompt_order(updated)
-    after = Counter(updated[i] for i in shown)
-    lost = {text for text, count in before.items() if text in updated and after[text] < count}
+    lost: set[str] = set()
+    if updated[:-1] != entries:  # after an append, the entries before it are read as they were
+        before = Counter(entries[i] for i in shown_before)
+        after = Counter(updated[i] for i in shown)
+        lost = {text for text, count in before.items() if text in updated and after[text] < count}
     culprit = next((h for h in hidden if h.at == index or updated[h.at] in lost), None)
     if culprit is None:
         return
@@ -4660,7 +4669,7 @@ class MemoryManager:
         entries = self._facts.entries(target)
         if len(content) > self._facts._caps[target]:  # no removal can make room: refuse before any work
             self._facts._check_size(target, entries, entries + [content])
-        scan_content(content)
+        _scan(content)
         if content in entries:
             return WriteResult("duplicate", content, entries.index(content), 1.0)
         if _size(entries) > self._facts._caps[target]:  # over-full (edited by hand): no write that grows it can
@@ -4762,7 +4771,7 @@ class MemoryManager:
         self._check_writable()
         _check_target(target)
         content = _check_entry(content)
-        scan_content(content)
+        _scan(content)
         index, previous = self._facts._replace(target, old_text, content, _check_prompt_order)
         return WriteResult("replaced", content, index, None, previous)
 
