@@ -1762,7 +1762,12 @@ def _analyse_text(text: str) -> _Analysis:
             elif (periodical and kind == "word" and every is None and not atom.lower().startswith("bi")
                   and not _PRICE_AFTER.match(text, match.end())):
                 measures.add(f"1 {key}")  # no rate of a number: "weekly" is "every week"; no "hourly rate"
-        last_kind = "number" if rate_times else kind
+        if rate_times:
+            last_kind = "number"
+        elif kind == "number" and key[0].isalpha():  # "P01 daily", "MT940 monthly": a name, no count
+            last_kind = "name"
+        else:
+            last_kind = kind
         if kind == "name":
             names.add(key)
         # A date weighs as its day, month and year did before they were one atom; a range as its two ends.

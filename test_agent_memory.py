@@ -1768,6 +1768,9 @@ class FeaturesReadValuesOneWay(unittest.TestCase):
             ("Max class size is fourteen.", "Max class size is 14.", "14"),  # held-out 22
             ("Default scale is forty covers.", "Default scale is 40 covers.", "40"),
             ("Backups run daily at 15:00.", "Backups run at 15:00 daily.", "1 day"),
+            # held-out 26: letters before the digits make a name, which no unit counts
+            ("Job runs in P01 daily.", "Job runs in P01 every day.", "1 day"),
+            ("Upload MT940 monthly.", "Upload MT940 every month.", "1 month"),
             ("Docs: [handbook](https://hb.example.com).", "Docs: https://hb.example.com", "https://hb.example.com"),
             # held-out 20: a host with its port names the host; a compound in backticks or not is one
             ("Registry is `registry.lan:5000`.", "Registry is registry.lan on port 5000.", "registry.lan"),
