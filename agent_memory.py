@@ -1196,8 +1196,11 @@ _PHRASES: list[tuple[_Regex, Any]] = [
      lambda match: _CURRENCIES[match.group(1) or match.group(2)] + " -"),  # "-£120" is "GBP -120", no "£120"
     (_Regex(rf"(?<![\w$])({_CURRENCY})\s?(?=\d)"), lambda match: _CURRENCIES[match.group(1)] + " "),  # "USD 90"
     (_Regex(rf"(?<=\d)\s?({_CURRENCY})(?![\w$])"), lambda match: " " + _CURRENCIES[match.group(1)]),  # "90 €"
-    # "DE>EN" is "German>English", "EN/ES" "English/Spanish": language codes only in a pair
+    # "DE>EN" is "German>English", "EN/ES" "English/Spanish": language codes only in a pair, or three
+    # or more in a list ("IT, DE and EN"), never alone ("IT" is a department, "DE" a state)
     (_Regex(rf"\b{_LANGUAGE}(?:{_LANGUAGE_GAP}{_LANGUAGE})+\b"), _language_names),
+    (_Regex(rf"\b{_LANGUAGE}(?:,\s?{_LANGUAGE})+(?:,?\s(?:and|or|&)\s{_LANGUAGE}|(?:,\s?{_LANGUAGE}))\b"),
+     _language_names),
     (_Regex(r"(?<![\w-])(?:[CM]-)+(?=[a-z](?![\w-]))"),  # Emacs's "C-a", "C-M-f"
      lambda match: match.group().replace("C-", "Ctrl-").replace("M-", "Alt-")),
     # "Austin, TX" is "Austin, Texas": a state's code only after a town, where it can be nothing else

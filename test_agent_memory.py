@@ -1771,6 +1771,8 @@ class FeaturesReadValuesOneWay(unittest.TestCase):
             # held-out 26: letters before the digits make a name, which no unit counts
             ("Job runs in P01 daily.", "Job runs in P01 every day.", "1 day"),
             ("Upload MT940 monthly.", "Upload MT940 every month.", "1 month"),
+            ("Answers guests in IT, DE and EN.", "Answers guests in Italian, German and English.", "italian"),
+            ("Docs in EN, FR, DE.", "Docs in English, French, German.", "french"),
             ("Docs: [handbook](https://hb.example.com).", "Docs: https://hb.example.com", "https://hb.example.com"),
             # held-out 20: a host with its port names the host; a compound in backticks or not is one
             ("Registry is `registry.lan:5000`.", "Registry is registry.lan on port 5000.", "registry.lan"),
@@ -1885,7 +1887,9 @@ class FeaturesReadValuesOneWay(unittest.TestCase):
     def test_a_short_code_is_read_only_where_it_can_be_nothing_else(self):
         # "CA" is a certificate authority, "OK" a word, "MD" Markdown: only "Austin, TX" names a state
         for text, code in (("Uses Postgres, CA certs.", "ca"), ("Is it ok, OK?", "ok"), ("Notes go in a file, MD.", "md"),
-                           ("The AR/VR team.", "ar"), ("Works in the C-suite.", "c"), ("Studied CS/IT.", "cs")):  # a language's code in a pair only, "C-a" a chord
+                           ("The AR/VR team.", "ar"), ("Works in the C-suite.", "c"), ("Studied CS/IT.", "cs"),
+                           ("Supports the IT, DE and HR teams.", "it"), ("Sales in DE, AT", "de")):
+            # a language's code in a pair or a list of three only, "C-a" a chord
             with self.subTest(text=text):
                 self.assertIn(code, am._analyse(text).keys)
 
