@@ -1245,6 +1245,8 @@ _PHRASES: list[tuple[_Regex, Any]] = [
     (_Regex(r"(?<!\d[.,])\b(\d{1,9}(?:\.\d{1,6})?) ?(kg|kilograms?|g|grams?|ms|milliseconds?)\b"), _metric),
     (_Regex(r"\bend-to-end\b", re.IGNORECASE), "e2e"),
     (_Regex(r"\bkick(?:s|ed|ing)? off\b", re.IGNORECASE), "starts"),  # no "off" of "on" / "off"
+    (_Regex(r"\b(?:steer(?:s|ed|ing)? clear of|(?:stay(?:s|ed|ing)?|keeps?|keeping|kept) away from)\b", re.IGNORECASE),
+     "avoids"),  # a negation, as "avoids" is
     (_Regex(r"\bbetween (\d+(?:[.:]\d+)?)(?:%| percent)? and (?=\d)", re.IGNORECASE), r"\1-"),  # "between 2 and 3 weeks" is "2-3 weeks"
     # A bound is "max" or "min", opposites: "under £500" is no "over £500". Before its number, the
     # negated ones first ("no less than 3" and "not under 3" are "min 3", and "no more than 3" says

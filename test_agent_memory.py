@@ -2692,7 +2692,11 @@ class ContradictionsAreNeverMerged(unittest.TestCase):
                          ("Site is at 40.71,-74.01.", "Site is at 40.71, -74.01."),
                          # a path from here is the path ("./logs" is "logs/"), review
                          ("Logs go to ./logs in the repo.", "Logs go to logs/ in the repo."),
-                         ("Deploy with ./scripts/deploy.sh.", "Deploy with scripts/deploy.sh.")]:
+                         ("Deploy with ./scripts/deploy.sh.", "Deploy with scripts/deploy.sh."),
+                         # "steer clear of" and "stay away from" say "avoid" (held-out 26)
+                         ("User avoids Arashiyama in November.", "Steer clear of Arashiyama in November."),
+                         ("Avoid the A9 on Fridays.", "Stay away from the A9 on Fridays."),
+                         ("Avoid the A9 on Fridays.", "Keep away from the A9 on Fridays.")]:
             with self.subTest(new=new):
                 self.assertFalse(am._conflict(old, new))
 
