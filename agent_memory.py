@@ -2724,6 +2724,11 @@ def _days_differ(old: _Analysis, new: _Analysis) -> bool:
     return bool(old.day_ranges and new.day_ranges and old.day_ranges != new.day_ranges)
 
 
+def _updating_keys(analysis: _Analysis) -> frozenset[str]:
+    """The keys of the words saying that something changed ("moved" is "move")."""
+    return frozenset(_word_key(word) for marker in analysis.updating for word in marker.split())
+
+
 class MergeDetector:
     """Decides whether a new fact restates a stored one, by random projections.
 
@@ -2739,8 +2744,8 @@ class MergeDetector:
     - ``"judge"``, a question for an LLM: a conflicting pair however similar; a
       new fact that says something changed about a name or number of its best
       match however dissimilar, or, if its best match shares none, of another
-      entry (whose index and similarity are returned); the rest of the band
-      between the thresholds;
+      entry (whose index and similarity are returned), or in two or more of
+      its best match's words; the rest of the band between the thresholds;
     - ``"add"``: similarity <= add_threshold, or a sibling fact between the
       thresholds (a different name or identifier on each side, nothing saying
       "changed");
@@ -2801,6 +2806,8 @@ class MergeDetector:
         elif (similarity > self.add_threshold and new.keys <= old.keys and not one_more
               and not _conflicting(old, new)):
             action = "merge"  # "gRPC listens on 9090": its entry says all that and more
+        elif new.updating and len(old.keys & new.keys - _updating_keys(new)) >= 2:
+            action = "judge"  # "Minimum booking is now 50 guests": a change told in the entry's own words
         elif similarity <= self.add_threshold or _specifics_differ(old, new, surest=True):
             action = "add"
         else:

@@ -3005,6 +3005,22 @@ class TheJudgeBandAsksTheLLM(ManagerTestCase):
         self.assertEqual((result.action, result.index, result.previous), ("replaced", 0, django))
         self.assertIn(django, llm.calls[0][1])
 
+    def test_a_change_told_in_the_entrys_plain_words_is_asked_about(self):
+        # No name or number in common (the values outweigh the words, so the cosine is low), but a
+        # word of change and the entry's own words (held-out 16, 18, 19): an update, which an add
+        # would leave beside its old value
+        entries = ["User's minimum booking is 40 guests.", "User cooks in a rented kitchen in Leith."]
+        detector = am.MergeDetector()
+        detector.fit(entries)
+        for new in ("User's minimum booking is now 50 guests.", "Minimum booking raised to 50 guests."):
+            with self.subTest(new=new):
+                self.assertEqual(detector.classify(new)[:2], ("judge", 0))
+        self.assertEqual(detector.classify("Guests now get a printed menu.")[0], "add")  # one word in common
+        memory = self.manager()  # without an LLM it is added, naming the entry it may update
+        self.seed(memory, "user", entries)
+        result = memory.add_fact("user", "User's minimum booking is now 50 guests.")
+        self.assertEqual((result.action, result.close_to), ("added", entries[0]))
+
     def test_add(self):
         memory, result = self.add_with(scripted_llm("add"))
         self.assertEqual((result.action, result.close_to), ("added", None))  # the LLM decided
