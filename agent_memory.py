@@ -1307,6 +1307,8 @@ _SUBJECT = _Regex(rf"\s*(?:(?:Dr|Mr|Mrs|Ms|Prof)\.?\s+|(?:Our|My|Their)\s+(?:[a-
                   rf"({_NAME})(?:\s+{_NAME})?(?:,[^,.;]{{3,40}},)?\s+(?:is|was|has|had|does|did|will|can|works|lives|"
                   r"prefers|likes|wants|needs|loves|hates|owns|uses|drives|runs|plays|takes|teaches|speaks|manages|"
                   r"handles|leaves|starts|studies|coaches|walks|picks|collects|cooks|eats|goes|gets|makes|sings)\b")
+# or a name owning what the fact is about: "Tomasz's shoes", "Clubmate Sam's target event"
+_OWNER = _Regex(rf"\s*(?:(?:Dr|Mr|Mrs|Ms|Prof)\.?\s+|{_NAME}\s+)?(?!User['’])({_NAME})['’]s\b")
 _ADDING_MARKERS = _Regex(r"\b(?:also|too|as well|another|one more|an? (?:second|third|extra|additional|new))\b",
                          re.IGNORECASE)  # "... is also in the notebook"
 _UPDATE_MARKERS = _Regex(
@@ -1532,6 +1534,7 @@ class _Analysis(NamedTuple):
     clauses: tuple[frozenset[str], ...]  # the keys of each clause
     about_user: bool  # opens with the user as its subject: "User is ...", "The user ...", "I ..."
     subject: str  # the key of the name it opens with as a subject: "kasia" of "Kasia is allergic to PPD"
+    owner: str  # the key of the name it opens with as an owner: "tomasz" of "Tomasz's shoes are size 9"
 
 
 def _analyse(text: str) -> _Analysis:
@@ -1833,6 +1836,8 @@ def _analyse_text(text: str) -> _Analysis:
         about_user=bool(_ABOUT_USER.match(text)),
         subject=(_word_key(subject.group(1).casefold()) if (subject := _SUBJECT.match(text))
                  and subject.group(1).casefold() not in _STOP_WORDS else ""),
+        owner=(_word_key(owner.group(1).casefold()) if (owner := _OWNER.match(text))
+               and owner.group(1).casefold() not in _STOP_WORDS else ""),
         words=words,
         word_keys=tuple(map(_word_key, words)),
         polar=frozenset(word for word in polar_words if word in _OPPOSITES),
@@ -2563,8 +2568,11 @@ def _conflicting(old: _Analysis, new: _Analysis) -> bool:
 
 def _someone_else(old: _Analysis, new: _Analysis) -> bool:
     """Does one text tell of the user and the other of someone it names, whom the first does not
-    ("User is allergic to PPD" / "Kasia is allergic to PPD")?"""
+    ("User is allergic to PPD" / "Kasia is allergic to PPD"), or one open with no one and the other
+    with a name owning the thing ("Target event is the Birmingham International" / "Clubmate Sam's
+    target event ...")?"""
     return any(one.about_user and other.subject and other.subject not in one.keys
+               or not (one.subject or one.owner) and other.owner and other.owner not in one.keys
                for one, other in ((old, new), (new, old)))
 
 

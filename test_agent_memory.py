@@ -2406,6 +2406,10 @@ class ContradictionsAreNeverMerged(unittest.TestCase):
         ("User is allergic to penicillin.", "In\u00eas is allergic to penicillin."),
         ("User teaches yoga on Tuesdays.", "Kasia teaches yoga on Tuesdays."),
         ("User drives a white Ford Transit.", "Our CTO Dana drives a white Ford Transit."),
+        # held-out 27: someone named as the owner of what an entry about the user tells
+        ("Target event this season is the Birmingham International on 15\u201316 March 2025.",
+         "Clubmate Sam's target event this season is the Birmingham International on 15\u201316 March 2025."),
+        ("User's Latin shoes are Supadance size 7.", "Tomasz's Latin shoes are Supadance size 7."),
         ("Window seats preferred to aisle seats.", "Aisle seats preferred to window seats."),
         ("Team sync is every fortnight on Monday.", "Team sync is every Monday."),
         ("The migration is spread over 6 weekends.", "The migration will take at least 6 weekends."),
@@ -2693,6 +2697,8 @@ class ContradictionsAreNeverMerged(unittest.TestCase):
                          # a path from here is the path ("./logs" is "logs/"), review
                          ("Logs go to ./logs in the repo.", "Logs go to logs/ in the repo."),
                          ("Deploy with ./scripts/deploy.sh.", "Deploy with scripts/deploy.sh."),
+                         ("Sam's school pickup is at 15:30.", "School pickup for Sam is at 15:30."),  # the owner named
+                         ("Pickup for Sam is at 15:30.", "Sam's pickup is at 15:30."),
                          # "steer clear of" and "stay away from" say "avoid" (held-out 26)
                          ("User avoids Arashiyama in November.", "Steer clear of Arashiyama in November."),
                          ("Avoid the A9 on Fridays.", "Stay away from the A9 on Fridays."),
