@@ -2682,17 +2682,19 @@ def _common_ends(one: tuple[str, ...], other: tuple[str, ...]) -> tuple[int, int
 
 
 def _middle_swapped(old: _Analysis, new: _Analysis) -> bool:
-    """Are the two texts the same words around a middle of one to three words on each side (two at
+    """Are the two texts the same words around a middle of one to four words on each side (two at
     least on one), words the other text lacks, not all verbs or small words ("Galleries with
-    textiles are kept at 50 lux" / "with works on paper")? The one-word swap, wider: a slot of the
-    same template filled with another thing. The same words open and close both, and make most
-    of each."""
+    textiles are kept at 50 lux" / "with works on paper", "HSE first aid at work certificate
+    expires ..." / "HSE commercial diving medical")? The one-word swap, wider: a slot of the same
+    template filled with another thing. The same words open and close both, and make two fifths
+    of each at least (numbers and small words are not counted: "User's passport expires 3 June" /
+    "User's provisional driving licence expires 3 June")."""
     one, other = old.word_keys, new.word_keys
     start, end = _common_ends(one, other)
     middles = one[start:len(one) - end], other[start:len(other) - end]
-    if not all(1 <= len(middle) <= 3 for middle in middles) or max(map(len, middles)) < 2:
+    if not all(1 <= len(middle) <= 4 for middle in middles) or max(map(len, middles)) < 2:
         return False
-    if not start or not end or start + end < 3 or start + end < 0.6 * max(len(one), len(other)):
+    if not start or not end or start + end < 0.4 * max(len(one), len(other)):
         return False
     if any(len(middle) == 1 and middle[0] in text.acronyms for middle, text in zip(middles, (old, new))):
         return False  # "CFI" / "flight instructor": an acronym may stand for the other's words

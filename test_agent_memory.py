@@ -2406,6 +2406,10 @@ class ContradictionsAreNeverMerged(unittest.TestCase):
         ("User is allergic to penicillin.", "In\u00eas is allergic to penicillin."),
         ("User teaches yoga on Tuesdays.", "Kasia teaches yoga on Tuesdays."),
         ("User drives a white Ford Transit.", "Our CTO Dana drives a white Ford Transit."),
+        # held-out 27: a longer middle, or a short frame, of plain words around a shared value
+        ("User's HSE commercial diving medical expires 14 May 2026.",
+         "User's HSE first aid at work certificate expires 14 May 2026."),
+        ("User's passport expires 3 June 2027.", "User's provisional driving licence expires 3 June 2027."),
         # held-out 27: someone named as the owner of what an entry about the user tells
         ("Target event this season is the Birmingham International on 15\u201316 March 2025.",
          "Clubmate Sam's target event this season is the Birmingham International on 15\u201316 March 2025."),
