@@ -921,6 +921,7 @@ _SYNONYM_GROUPS = [
     "m metre meter", "mi mile", "mg milligram", "ml millilitre milliliter", "gib gibibyte",
     "reply answer response",
     "british uk", "american us usa",
+    "street st", "road rd", "avenue ave",
     "email mail",
     "message dm",
     "deploy deployment",

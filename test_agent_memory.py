@@ -1773,6 +1773,8 @@ class FeaturesReadValuesOneWay(unittest.TestCase):
             ("Upload MT940 monthly.", "Upload MT940 every month.", "1 month"),
             ("Answers guests in IT, DE and EN.", "Answers guests in Italian, German and English.", "italian"),
             ("Docs in EN, FR, DE.", "Docs in English, French, German.", "french"),
+            ("Workshop is at 14 Sackville St.", "Workshop is at 14 Sackville Street.", "street"),  # held-out 24, 27
+            ("Tests at the Marlborough Rd centre.", "Tests at the Marlborough Road centre.", "road"),
             ("Docs: [handbook](https://hb.example.com).", "Docs: https://hb.example.com", "https://hb.example.com"),
             # held-out 20: a host with its port names the host; a compound in backticks or not is one
             ("Registry is `registry.lan:5000`.", "Registry is registry.lan on port 5000.", "registry.lan"),
