@@ -1245,6 +1245,7 @@ _PHRASES: list[tuple[_Regex, Any]] = [
     # "0.72 kg" is "720 gram", "8000 ms" "8 s": a whole number, not the end of "0.0000005 kg"
     (_Regex(r"(?<!\d[.,])\b(\d{1,9}(?:\.\d{1,6})?) ?(kg|kilograms?|g|grams?|ms|milliseconds?)\b"), _metric),
     (_Regex(r"\bend-to-end\b", re.IGNORECASE), "e2e"),
+    (_Regex(r"\bno\.\s?(?=[A-Z]*-?\d)", re.IGNORECASE), "number "),  # "membership no. BF-118204": no negation
     (_Regex(r"\bkick(?:s|ed|ing)? off\b", re.IGNORECASE), "starts"),  # no "off" of "on" / "off"
     (_Regex(r"\b(?:steer(?:s|ed|ing)? clear of|(?:stay(?:s|ed|ing)?|keeps?|keeping|kept) away from)\b", re.IGNORECASE),
      "avoids"),  # a negation, as "avoids" is

@@ -2703,6 +2703,7 @@ class ContradictionsAreNeverMerged(unittest.TestCase):
                          # a path from here is the path ("./logs" is "logs/"), review
                          ("Logs go to ./logs in the repo.", "Logs go to logs/ in the repo."),
                          ("Deploy with ./scripts/deploy.sh.", "Deploy with scripts/deploy.sh."),
+                         ("Membership number is BF-118204.", "Membership no. BF-118204."),  # "no." no "no" (held-out 27)
                          ("Sam's school pickup is at 15:30.", "School pickup for Sam is at 15:30."),  # the owner named
                          ("Pickup for Sam is at 15:30.", "Sam's pickup is at 15:30."),
                          # "steer clear of" and "stay away from" say "avoid" (held-out 26)
