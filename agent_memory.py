@@ -1317,7 +1317,7 @@ _UPDATE_MARKERS = _Regex(
     r"\b(?:now|moved|switched|changed|upgraded|downgraded|bumped|raised|increased|decreased|reduced|lowered|cut|"
     r"replaced|swapped|renamed|migrated|no longer|instead(?! of)|anymore|any more|has started|have started|started using|"
     r"stopped|updated|extended|shortened|postponed|rescheduled|delayed|slipped|pushed back|brought forward|"
-    r"(?<!the )(?<!on )(?<!top )(?<!bottom )left(?! (?:side|hand|knee|foot|ankle|leg|arm|shoulder|hip|eye|ear|"
+    r"(?<!the )(?<!on )(?<!top )(?<!bottom )(?<!is )(?<!are )(?<!be )(?<!been )(?<!was )(?<!were )left(?! (?:side|hand|knee|foot|ankle|leg|arm|shoulder|hip|eye|ear|"
     r"wrist|elbow|ring|index|middle|little|pinky|thumb|big toe|achilles|calf|hamstring|quad|lung|click|pane|panel|"
     r"column|margin|sidebar|corner|lane|turn))|took over|from (?!\d)\S+ to)\b",  # "Sam left Google", not "left knee"
     re.IGNORECASE,

