@@ -2421,6 +2421,9 @@ class ContradictionsAreNeverMerged(unittest.TestCase):
         ("User's HSE commercial diving medical expires 14 May 2026.",
          "User's HSE first aid at work certificate expires 14 May 2026."),
         ("User's passport expires 3 June 2027.", "User's provisional driving licence expires 3 June 2027."),
+        # held-out 28: a name in single quotes is a value, as a backticked one is
+        ("Cinder uses the Ceph RBD backend, pool 'volumes', with cephx user 'cinder'.",
+         "Cinder backup uses the Ceph RBD backend, pool 'backups', with cephx user 'cinder-backup'."),
         # held-out 27: someone named as the owner of what an entry about the user tells
         ("Target event this season is the Birmingham International on 15\u201316 March 2025.",
          "Clubmate Sam's target event this season is the Birmingham International on 15\u201316 March 2025."),
@@ -2713,6 +2716,7 @@ class ContradictionsAreNeverMerged(unittest.TestCase):
                          ("Logs go to ./logs in the repo.", "Logs go to logs/ in the repo."),
                          ("Deploy with ./scripts/deploy.sh.", "Deploy with scripts/deploy.sh."),
                          ("Membership number is BF-118204.", "Membership no. BF-118204."),  # "no." no "no" (held-out 27)
+                         ("Sam's and Alex's cars are in bay 4.", "Alex's and Sam's cars are in bay 4."),  # no quotes
                          ("Sam's school pickup is at 15:30.", "School pickup for Sam is at 15:30."),  # the owner named
                          ("Pickup for Sam is at 15:30.", "Sam's pickup is at 15:30."),
                          # "steer clear of" and "stay away from" say "avoid" (held-out 26)
