@@ -921,7 +921,7 @@ _SYNONYM_GROUPS = [
     "m metre meter", "mi mile", "mg milligram", "ml millilitre milliliter", "gib gibibyte",
     "reply answer response",
     "british uk", "american us usa",
-    "street st", "road rd", "avenue ave",
+    "street st", "road rd", "avenue ave", "grey gray",
     "email mail",
     "message dm",
     "deploy deployment",
@@ -939,6 +939,9 @@ _SYNONYM_GROUPS = [
     "80 eighty eightieth", "90 ninety ninetieth",
 ]
 _SYNONYMS = {word: group.split()[0] for group in _SYNONYM_GROUPS for word in group.split()}
+# Colours are values: "a black Peli case" is not "a yellow Peli case"
+_COLOURS = frozenset("black white red green blue yellow orange purple pink brown grey gray silver gold navy beige "
+                     "teal maroon turquoise".split())  # "grey" and "gray" are one (see _SYNONYM_GROUPS)
 # Days and seasons are values, however they are written: "every monday", "opens in autumn".
 _CALENDAR_WORDS = frozenset("monday tuesday wednesday thursday friday saturday sunday spring summer autumn winter"
                             .split())
@@ -1596,7 +1599,8 @@ def _atom_kind_and_key(atom: str, in_code: bool, sentence_start: bool) -> tuple[
         return "code", key
     if atom[0].islower() and not atom.islower():  # "iOS", "macOS", "eSUN": specific, though no sure name
         return "code", key
-    if atom[0].isupper() and not sentence_start or key in _CALENDAR_WORDS or lowered in _CALENDAR_WORDS:
+    if (atom[0].isupper() and not sentence_start or key in _CALENDAR_WORDS or lowered in _CALENDAR_WORDS
+            or lowered in _COLOURS):
         return "name", key
     return "word", key
 
@@ -2709,7 +2713,7 @@ _NO_VALUE_WORDS = _OPENING_WORDS | _USE_VERBS | _VERBS | _STOP_WORDS | _NEGATION
 # Words a one-word swap reads as the same, though they are no synonyms for the projections (where
 # a group of their own shifted the cosines of other facts): spellings, short forms, everyday pairs.
 _INTERCHANGEABLE = frozenset(frozenset(map(_word_key, pair.split("/"))) for pair in """
-grey/gray mum/mom mould/mold paediatrician/pediatrician programme/program aluminium/aluminum
+mum/mom mould/mold paediatrician/pediatrician programme/program aluminium/aluminum
 tyre/tire kerb/curb msg/message bday/birthday pkg/package pic/picture photo/picture info/information
 kid/child kids/children holiday/vacation big/large small/little casual/informal bug/defect job/task
 lives/resides leads/heads quick/fast begin/start

@@ -2421,6 +2421,9 @@ class ContradictionsAreNeverMerged(unittest.TestCase):
         ("User's HSE commercial diving medical expires 14 May 2026.",
          "User's HSE first aid at work certificate expires 14 May 2026."),
         ("User's passport expires 3 June 2027.", "User's provisional driving licence expires 3 June 2027."),
+        # held-out 28: a colour is a value; a name in single quotes is a value, as a backticked one is
+        ("User keeps the road book and time card in a yellow Peli 1150 case clipped under the co-driver seat.",
+         "User keeps the spare intercom headset in a black Peli 1150 case in the boot of the service van."),
         # held-out 28: a name in single quotes is a value, as a backticked one is
         ("Cinder uses the Ceph RBD backend, pool 'volumes', with cephx user 'cinder'.",
          "Cinder backup uses the Ceph RBD backend, pool 'backups', with cephx user 'cinder-backup'."),
@@ -2717,6 +2720,7 @@ class ContradictionsAreNeverMerged(unittest.TestCase):
                          ("Deploy with ./scripts/deploy.sh.", "Deploy with scripts/deploy.sh."),
                          ("Membership number is BF-118204.", "Membership no. BF-118204."),  # "no." no "no" (held-out 27)
                          ("Sam's and Alex's cars are in bay 4.", "Alex's and Sam's cars are in bay 4."),  # no quotes
+                         ("User drives a grey Vivaro.", "User drives a gray Vivaro."),  # one colour
                          ("Sam's school pickup is at 15:30.", "School pickup for Sam is at 15:30."),  # the owner named
                          ("Pickup for Sam is at 15:30.", "Sam's pickup is at 15:30."),
                          # "steer clear of" and "stay away from" say "avoid" (held-out 26)
