@@ -2721,6 +2721,9 @@ class ContradictionsAreNeverMerged(unittest.TestCase):
                          ("Membership number is BF-118204.", "Membership no. BF-118204."),  # "no." no "no" (held-out 27)
                          ("Sam's and Alex's cars are in bay 4.", "Alex's and Sam's cars are in bay 4."),  # no quotes
                          ("User drives a grey Vivaro.", "User drives a gray Vivaro."),  # one colour
+                         ("User is a banker mason on the Lincoln Cathedral works team, carving replacement stones "
+                          "for the west front.",  # "carving" and "carves" are one verb (held-out 28)
+                          "Banker mason at Lincoln Cathedral, carves the replacement stones for the west front."),
                          ("Sam's school pickup is at 15:30.", "School pickup for Sam is at 15:30."),  # the owner named
                          ("Pickup for Sam is at 15:30.", "Sam's pickup is at 15:30."),
                          # "steer clear of" and "stay away from" say "avoid" (held-out 26)
