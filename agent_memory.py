@@ -2706,7 +2706,7 @@ def _middle_swapped(old: _Analysis, new: _Analysis) -> bool:
     if any(len(middle) == 1 and middle[0] in text.acronyms for middle, text in zip(middles, (old, new))):
         return False  # "CFI" / "flight instructor": an acronym may stand for the other's words
     def forms(keys: Iterable[str]) -> set[str]:  # "carves" is "carve", "carving" "carv": one word
-        return {key[:-1] if key[-1] == "e" else key for key in keys}
+        return {key[:-1] if key.endswith("e") else key for key in keys}
     return (forms(middles[0]).isdisjoint(forms(other)) and forms(middles[1]).isdisjoint(forms(one))
             and all(set(middle) - _NO_VALUE_WORDS for middle in middles))
 
