@@ -1059,6 +1059,7 @@ _US_STATES = dict(pair.split(":") for pair in (
 _US_STATE = f"(?:{'|'.join(_US_STATES)})"
 
 
+_SMALL_NUMBER_WORDS = "(?:one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve)"
 _LANGUAGES = dict(pair.split(":") for pair in (
     "EN:English ES:Spanish DE:German FR:French IT:Italian PT:Portuguese NL:Dutch PL:Polish RU:Russian "
     "ZH:Chinese JA:Japanese KO:Korean AR:Arabic SV:Swedish DA:Danish FI:Finnish CS:Czech EL:Greek TR:Turkish "
@@ -1249,6 +1250,8 @@ _PHRASES: list[tuple[_Regex, Any]] = [
     (_Regex(r"(?<!\d[.,])\b(\d{1,9}(?:\.\d{1,6})?) ?(kg|kilograms?|g|grams?|ms|milliseconds?)\b"), _metric),
     (_Regex(r"\bend-to-end\b", re.IGNORECASE), "e2e"),
     (_Regex(r"\bno\.\s?(?=[A-Z]*-?\d)", re.IGNORECASE), "number "),  # "membership no. BF-118204": no negation
+    (_Regex(rf"\b(\d+(?:\.\d+)?|{_SMALL_NUMBER_WORDS})-to-(?=(?:\d|{_SMALL_NUMBER_WORDS})\b)", re.IGNORECASE),
+     r"\1 to "),  # "a three-to-four-week turnaround" is "three to four weeks"
     (_Regex(r"\bkick(?:s|ed|ing)? off\b", re.IGNORECASE), "starts"),  # no "off" of "on" / "off"
     (_Regex(r"\b(?:steer(?:s|ed|ing)? clear of|(?:stay(?:s|ed|ing)?|keeps?|keeping|kept) away from)\b", re.IGNORECASE),
      "avoids"),  # a negation, as "avoids" is
