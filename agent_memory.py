@@ -1400,7 +1400,7 @@ _CODE_NAME = _Regex(r"[^\W_]+(?:[-._][^\W_]+)+")
 _FOLDED_WORD = _Regex(r"[a-z'’]+")
 _TOKEN = _Regex(r"\S+")
 # Code: backticked, or a short name in single quotes ("pool 'backups'"), not an apostrophe ("Sam's", "don't")
-_BACKTICKS = _Regex(r"`[^`]*`|(?<![\w'’])['‘](?=[^\W_])[\w.-]{1,40}(?<![.-])['’](?!\w)")
+_BACKTICKS = _Regex(r"`[^`]*`|(?<![\w'’])['‘](?=[^\W_])[\w. -]{1,40}(?<![. -])['’](?!\w)")
 _WEB_SCHEME = _Regex(r"^https?://(?=[^/])")
 _HOST_PORT = _Regex(r"[^\W\d_][\w-]*(?:\.[\w-]+)*:\d{2,5}")  # "registry.lan:5000"; no "10:30"
 # A hyphenated word standing alone ("rostr-api"), not part of a host, path, channel or version ("ledger-api.dev")

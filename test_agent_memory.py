@@ -2428,6 +2428,9 @@ class ContradictionsAreNeverMerged(unittest.TestCase):
         # held-out 28: a name in single quotes is a value, as a backticked one is
         ("Cinder uses the Ceph RBD backend, pool 'volumes', with cephx user 'cinder'.",
          "Cinder backup uses the Ceph RBD backend, pool 'backups', with cephx user 'cinder-backup'."),
+        ("Firebird SYSDBA password is in KeePass `pos-infra.kdbx`, entry 'Firebird SYSDBA pos-db01'.",  # held-out 29
+         "Firebird SYSDBA password for staging server pos-db-stg is in KeePass `pos-infra.kdbx` under "
+         "'Firebird SYSDBA pos-db-stg'."),
         # held-out 27: someone named as the owner of what an entry about the user tells
         ("Target event this season is the Birmingham International on 15\u201316 March 2025.",
          "Clubmate Sam's target event this season is the Birmingham International on 15\u201316 March 2025."),
