@@ -1283,6 +1283,9 @@ _PHRASES: list[tuple[_Regex, Any]] = [
     (_Regex(r"(?<!the )(?<!her )(?<!his )(?<!their )(?<!mid-)\b(\d{1,9})[- ]?(s|secs?|seconds?)\b"), _in_larger_unit),
     (_Regex(r"\b(\d+)\s?-?(?:h|hrs?|hours?)\b", re.IGNORECASE), r"\1 hours"),  # "12h", "12-hour"
     (_Regex(r"\b(\d+)\s?-?(?:mins?|minutes?)\b", re.IGNORECASE), r"\1 minutes"),
+    # "30d", "6w", "1y" (retention, TTLs); "2d" and "3d" are dimensions
+    (_Regex(r"\b(1|[4-9]|\d{2,})d\b"), r"\1 days"), (_Regex(r"\b(\d+)w\b"), r"\1 weeks"),
+    (_Regex(r"\b(\d+)y\b"), r"\1 years"),
     (_Regex(r"\b(\d{1,9}) (minutes)\b"), _in_larger_unit),
     (_Regex(r"\b(?:business|working|work) days?\b", re.IGNORECASE), "workdays"),  # "2 business days" is no 48 hours
     # an offset from UTC is signed: "UTC-5" and "UTC −5" are "UTC -5", no "UTC+5"

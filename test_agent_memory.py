@@ -1776,6 +1776,8 @@ class FeaturesReadValuesOneWay(unittest.TestCase):
             ("Workshop is at 14 Sackville St.", "Workshop is at 14 Sackville Street.", "street"),  # held-out 24, 27
             ("Tests at the Marlborough Rd centre.", "Tests at the Marlborough Road centre.", "road"),
             ("Quotes a three-to-four-week turnaround.", "Quotes a 3\u20134 week turnaround.", "3-4 week"),  # held-out 28
+            ("Fulls are kept 1y, incrementals 30d.", "Fulls are kept 1 year, incrementals 30 days.", "30 day"),  # 29
+            ("Snapshots are kept 6w.", "Snapshots are kept 6 weeks.", "6 week"),
             ("Docs: [handbook](https://hb.example.com).", "Docs: https://hb.example.com", "https://hb.example.com"),
             # held-out 20: a host with its port names the host; a compound in backticks or not is one
             ("Registry is `registry.lan:5000`.", "Registry is registry.lan on port 5000.", "registry.lan"),
