@@ -3963,8 +3963,10 @@ class _HTTPClient:
                     "certificate, point SSL_CERT_FILE at the CA bundle or pass ssl_context"), None) from None
             raise _Retryable(f"cannot reach {where}: {reason}", None) from None
         except (OSError, http.client.HTTPException) as error:  # timeouts, resets mid-reply
-            raise _Retryable(late if watch.expired else f"{where} failed: {type(error).__name__}: "
-                                                         f"{error or 'timed out'}", None) from None
+            # The socket's own timeout is the call's too: on a busy machine it may fire before the watch
+            if watch.expired or isinstance(error, (TimeoutError, socket.timeout)):
+                raise _Retryable(late, None) from None
+            raise _Retryable(f"{where} failed: {type(error).__name__}: {error or 'no detail given'}", None) from None
         finally:
             timer.cancel()
         try:
