@@ -872,6 +872,10 @@ forbidden prohibited disallowed cannot n't don't doesn't isn't aren't won't can'
 wasnt werent wont cant couldnt shouldnt wouldnt hasnt havent hadnt mustnt
 """.split())
 _CONTRAST = _Regex(r"\b(?:rather than|instead of|other than|apart from)\b")  # "grams rather than cups": "not cups"
+# A negating verb negated negates nothing: "doesn't avoid dairy" (and "doesn't stay away from", read as
+# "avoid") is no "avoids dairy"; "doesn't really avoid" neither
+_NEGATED_NEGATION = _Regex(r"\b(?:no longer|not|never|cannot|[a-z]+n't|(?:do|does|did|is|are|was|were|wo|ca|could|"
+                           r"should|would|has|have|had|must)nt)\s+(?:[a-z]+\s+)?(?:avoids?|dislikes?|disliked|hates?)\b")
 # Words whose opposite flips a fact: "lint before every commit" is not "lint after every commit".
 _OPPOSITE_PAIRS = [
     ("before", "after"), ("up", "down"), ("on", "off"), ("in", "out"), ("more", "less"), ("more", "fewer"),
@@ -1068,6 +1072,7 @@ _LANGUAGE = f"(?:{'|'.join(_LANGUAGES)})"
 _LANGUAGE_GAP = r"\s?(?:/|>|→|->|<>|–|-)\s?"
 _NOT_ONLY_LANGUAGES = frozenset(("CS", "IT", "PT", "AR"))  # "CS/IT" is computing, "PT/OT" therapy
 _LANGUAGE_NAME = f"(?:{'|'.join(_LANGUAGES.values())})"
+_LANGUAGE_ITEM = f"(?:{_LANGUAGE}|{_LANGUAGE_NAME})"
 _LANGUAGE_DIRECTION = _Regex(rf"\b({_LANGUAGE_NAME})\s?(?:>|→|->|\sto\s|\sinto\s)\s?({_LANGUAGE_NAME})\b",
                              re.IGNORECASE)  # "German to English", "DE>EN" once read
 
@@ -1204,8 +1209,9 @@ _PHRASES: list[tuple[_Regex, Any]] = [
     # "DE>EN" is "German>English", "EN/ES" "English/Spanish": language codes only in a pair, or three
     # or more in a list ("IT, DE and EN"), never alone ("IT" is a department, "DE" a state)
     (_Regex(rf"\b{_LANGUAGE}(?:{_LANGUAGE_GAP}{_LANGUAGE})+\b"), _language_names),
-    (_Regex(rf"\b{_LANGUAGE}(?:,\s?{_LANGUAGE})+(?:,?\s(?:and|or|&)\s{_LANGUAGE}|(?:,\s?{_LANGUAGE}))\b"),
-     _language_names),
+    # a name among them, "English, DE and FR", takes the codes for languages too
+    (_Regex(rf"\b{_LANGUAGE_ITEM}(?:,\s?{_LANGUAGE_ITEM})+"
+            rf"(?:,?\s(?:and|or|&)\s{_LANGUAGE_ITEM}|(?:,\s?{_LANGUAGE_ITEM}))\b"), _language_names),
     (_Regex(r"(?<![\w-])(?:[CM]-)+(?=[a-z](?![\w-]))"),  # Emacs's "C-a", "C-M-f"
      lambda match: match.group().replace("C-", "Ctrl-").replace("M-", "Alt-")),
     # "Austin, TX" is "Austin, Texas": a state's code only after a town, where it can be nothing else
@@ -1253,8 +1259,8 @@ _PHRASES: list[tuple[_Regex, Any]] = [
     (_Regex(rf"\b(\d+(?:\.\d+)?|{_SMALL_NUMBER_WORDS})-to-(?=(?:\d|{_SMALL_NUMBER_WORDS})\b)", re.IGNORECASE),
      r"\1 to "),  # "a three-to-four-week turnaround" is "three to four weeks"
     (_Regex(r"\bkick(?:s|ed|ing)? off\b", re.IGNORECASE), "starts"),  # no "off" of "on" / "off"
-    (_Regex(r"\b(?:steer(?:s|ed|ing)? clear of|(?:stay(?:s|ed|ing)?|keeps?|keeping|kept) away from)\b", re.IGNORECASE),
-     "avoids"),  # a negation, as "avoids" is
+    (_Regex(r"\b(?:(?:steer|stay)(?:s|ed|ing)?|keeps?|keeping|kept) (?:well |far )?(?:clear of|away from)\b",
+            re.IGNORECASE), "avoids"),  # a negation, as "avoids" is; "stays well clear of" too
     (_Regex(r"\bbetween (\d+(?:[.:]\d+)?)(?:%| percent)? and (?=\d)", re.IGNORECASE), r"\1-"),  # "between 2 and 3 weeks" is "2-3 weeks"
     # A bound is "max" or "min", opposites: "under £500" is no "over £500". Before its number, the
     # negated ones first ("no less than 3" and "not under 3" are "min 3", and "no more than 3" says
@@ -1698,6 +1704,7 @@ def _analyse_text(text: str) -> _Analysis:
     measures: set[str] = set()  # "24 hour", "2-3 week", "1 week" for "every week", "every morn"
     every: Optional[list[str]] = None  # the words after "every", until a unit
     numbers_end = 0
+    named = False  # the last number has letters before its digits: "P01", "MT940", "v2"
     for match in _ATOM.finditer(text):
         atom, gap = match.group(), text[previous_end:match.start()]
         previous_end = match.end()
@@ -1770,10 +1777,12 @@ def _analyse_text(text: str) -> _Analysis:
             else:
                 numbers = [number]
             numbers_end = match.end()
+            named = atom[0].isalpha()
         elif key in _UNITS:
             periodical = atom.lower().endswith("ly")  # "daily", "weekly"
             if (last_kind == "number" and not rate_times and _UNIT_GAP.fullmatch(text, numbers_end, match.start())
-                    and not (periodical and numbers[-1].startswith("#"))  # "the 20th monthly"
+                    # "the 20th monthly" is no rate, nor are "P01 daily" and "MT940 monthly" (a name's schedule)
+                    and not (periodical and (numbers[-1][0] == "#" or named))
                     and not (periodical and _CLOCK_END.search(text, 0, numbers_end))):  # "at 15:00 daily"
                 # "24 hours" and "24 minutes" are two values; "a tenth of an hour" gives no "10 hours";
                 # a rate is no span: "3 a day" and "3 daily" are "3 per day"; "3 days" and "3-daily" are "3 day"
@@ -1783,12 +1792,10 @@ def _analyse_text(text: str) -> _Analysis:
             elif (periodical and kind == "word" and every is None and not atom.lower().startswith("bi")
                   and not _PRICE_AFTER.match(text, match.end())):
                 measures.add(f"1 {key}")  # no rate of a number: "weekly" is "every week"; no "hourly rate"
-        if rate_times:
-            last_kind = "number"
-        elif kind == "number" and key[0].isalpha():  # "P01 daily", "MT940 monthly": a name, no count
-            last_kind = "name"
-        else:
-            last_kind = kind
+        if (kind == "word" and last_kind == "number" and named and atom.lower().endswith("ly")
+                and (key in _UNITS or key in _PERIODS) and clause and clause[-1] == key):
+            clause[-1] = "#" + key  # a value paired with its name: "P01 daily, Q01 nightly" swapped is another fact
+        last_kind = "number" if rate_times else kind
         if kind == "name":
             names.add(key)
         # A date weighs as its day, month and year did before they were one atom; a range as its two ends.
@@ -1857,8 +1864,8 @@ def _analyse_text(text: str) -> _Analysis:
         polar_places=_polar_places(polar_words),
         skeleton=tuple(skeleton),
         slots=tuple(slots),
-        negated=(any(word in _NEGATIONS or word.endswith("n't") for word in folded_words)
-                 or bool(_CONTRAST.search(text.casefold()))),
+        negated=(sum(word in _NEGATIONS or word.endswith("n't") for word in folded_words)
+                 > 2 * len(_NEGATED_NEGATION.findall(text.casefold())) or bool(_CONTRAST.search(text.casefold()))),
         updating=frozenset(_SAME_MARKER.get(marker.casefold(), marker.casefold())
                            for marker in _UPDATE_MARKERS.findall(text)),
         adding=bool(_ADDING_MARKERS.search(text)),
@@ -2576,7 +2583,17 @@ def _conflicting(old: _Analysis, new: _Analysis) -> bool:
             or _hyphenated_siblings(old, new) or _identifier_extended(old, new)
             or _swapped_around_negation(old, new) or _negations_crossed(old, new) or _days_differ(old, new)
             or _one_word_swapped(old, new) or _middle_swapped(old, new) or _grades_differ(old, new)
-            or _words_exchanged(old, new) or _relatives_differ(old, new) or _someone_else(old, new))
+            or _words_exchanged(old, new) or _relatives_differ(old, new) or _someone_else(old, new)
+            or _exception_added(old, new) or _exception_added(new, old))
+
+
+def _exception_added(one: _Analysis, other: _Analysis) -> bool:
+    """Does ``one`` narrow with "except" a rule that negates without it, as ``other`` does ("Never deploy
+    on Fridays" / "... except hotfixes", "Sam avoids dairy" / "... except at weekends")? Both are
+    negated, so ``negated`` tells them apart no more."""
+    return (other.negated and _EXCEPTING.isdisjoint(other.words) and "unless" not in other.words
+            and not _EXCEPTING.isdisjoint(one.words)
+            and any(word.endswith("n't") or word in _NEGATIONS and word not in _EXCEPTING for word in one.words))
 
 
 def _someone_else(old: _Analysis, new: _Analysis) -> bool:

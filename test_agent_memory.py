@@ -2435,6 +2435,13 @@ class ContradictionsAreNeverMerged(unittest.TestCase):
         ("Firebird SYSDBA password is in KeePass `pos-infra.kdbx`, entry 'Firebird SYSDBA pos-db01'.",  # held-out 29
          "Firebird SYSDBA password for staging server pos-db-stg is in KeePass `pos-infra.kdbx` under "
          "'Firebird SYSDBA pos-db-stg'."),
+        # found by the review of "P01 daily", language lists and "stay away from": schedules swapped
+        # between names, an "avoid" negated, an exception added to a rule that negates
+        ("Sync Q01 daily and T2 yearly.", "Sync Q01 yearly and T2 daily."),
+        ("Sam keeps away from gluten.", "Sam doesn't keep away from gluten."),
+        ("Sam steers clear of dairy.", "Sam never steers clear of dairy."),
+        ("Sam avoids dairy.", "Sam doesn't avoid dairy."),
+        ("Never deploy on Fridays.", "Never deploy on Fridays except hotfixes."),
         # held-out 27: someone named as the owner of what an entry about the user tells
         ("Target event this season is the Birmingham International on 15\u201316 March 2025.",
          "Clubmate Sam's target event this season is the Birmingham International on 15\u201316 March 2025."),
@@ -2732,6 +2739,9 @@ class ContradictionsAreNeverMerged(unittest.TestCase):
                          ("User is a banker mason on the Lincoln Cathedral works team, carving replacement stones "
                           "for the west front.",  # "carving" and "carves" are one verb (held-out 28)
                           "Banker mason at Lincoln Cathedral, carves the replacement stones for the west front."),
+                         ("Patch V8 weekly.", "Patch V8 every week."),  # review: a name's schedule
+                         ("Speaks English, DE and FR.", "Speaks English, German and French."),
+                         ("User avoids the M25 at rush hour.", "User stays well clear of the M25 at rush hour."),
                          ("Sam's school pickup is at 15:30.", "School pickup for Sam is at 15:30."),  # the owner named
                          ("Pickup for Sam is at 15:30.", "Sam's pickup is at 15:30."),
                          # "steer clear of" and "stay away from" say "avoid" (held-out 26)
