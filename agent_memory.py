@@ -1024,6 +1024,28 @@ def _one_unit(match: re.Match[str]) -> str:
     return "1 " + match.group(1)
 
 
+_LABEL_NOUNS = frozenset("seat flat apt apartment room unit suite gate bay locker row platform pitch plot berth cabin "
+                         "desk table bed ward block stall stand slot box house door number".split())
+_SPAN_UNITS = {"d": "days", "w": "weeks", "y": "years"}
+_LOWER_WORD = _Regex(r"[a-z]+")
+
+
+def _span_unless_label(match: re.Match[str]) -> str:
+    """"30d" is "30 days", "6w" "6 weeks", "1y" "1 year"; but a label's number keeps its letter: "seat 14d",
+    "Sam's flat is 12d" (a label among the three words before)."""
+    before = match.string[max(0, match.start() - 40):match.start()].lower()
+    if _LABEL_NOUNS.intersection(_LOWER_WORD.findall(before)[-3:]):
+        return match.group()
+    return f"{match.group(1)} {_SPAN_UNITS[match.group(2)]}"
+
+
+def _saint_or_street(match: re.Match[str]) -> str:
+    """"St" before a name is a saint ("on St John Street", "12 St Mary's Road"), after one a street ("Church St
+    Leeds"): "street" only there, or "St John Street" would be "John Street"."""
+    before = match.string[max(0, match.start() - 30):match.start()].split()
+    return match.group() if before and before[-1][0].isupper() and before[-1][-1].isalpha() else "Saint"
+
+
 def _in_larger_unit(match: re.Match[str]) -> str:
     """"120 minutes" is "2 hours", "60 seconds" "1 minutes"; the end of a range ("30-60 minutes")
     stays, or the range would change."""
@@ -1255,9 +1277,12 @@ _PHRASES: list[tuple[_Regex, Any]] = [
     # "0.72 kg" is "720 gram", "8000 ms" "8 s": a whole number, not the end of "0.0000005 kg"
     (_Regex(r"(?<!\d[.,])\b(\d{1,9}(?:\.\d{1,6})?) ?(kg|kilograms?|g|grams?|ms|milliseconds?)\b"), _metric),
     (_Regex(r"\bend-to-end\b", re.IGNORECASE), "e2e"),
-    (_Regex(r"\bno\.\s?(?=[A-Z]*-?\d)", re.IGNORECASE), "number "),  # "membership no. BF-118204": no negation
-    (_Regex(rf"\b(\d+(?:\.\d+)?|{_SMALL_NUMBER_WORDS})-to-(?=(?:\d|{_SMALL_NUMBER_WORDS})\b)", re.IGNORECASE),
-     r"\1 to "),  # "a three-to-four-week turnaround" is "three to four weeks"
+    (_Regex(r"\bSt\b\.?(?= [A-Z][a-z])"), _saint_or_street),  # "St John Street" is no "John Street"
+    # "membership no. BF-118204", "(No. 14)": no negation; an answer ("Allergies? No. 2 EpiPens ...") still is one
+    (_Regex(r"(?:(?<=\w )|(?<=\())no\.\s?(?=[A-Z]*-?\d)", re.IGNORECASE), "number "),
+    (_Regex(rf"\b(\d+(?:\.\d+)?|{_SMALL_NUMBER_WORDS})-to-(?=(?:\d+(?:\.\d+)?|{_SMALL_NUMBER_WORDS})[- ]"
+            r"(?:sec|second|min|minute|hour|hr|day|night|week|wk|month|year|yr|workday)s?\b)", re.IGNORECASE),
+     r"\1 to "),  # "a three-to-four-week turnaround" is "three to four weeks"; "5-to-1 odds" stays a ratio
     (_Regex(r"\bkick(?:s|ed|ing)? off\b", re.IGNORECASE), "starts"),  # no "off" of "on" / "off"
     (_Regex(r"\b(?:(?:steer|stay)(?:s|ed|ing)?|keeps?|keeping|kept) (?:well |far )?(?:clear of|away from)\b",
             re.IGNORECASE), "avoids"),  # a negation, as "avoids" is; "stays well clear of" too
@@ -1290,8 +1315,8 @@ _PHRASES: list[tuple[_Regex, Any]] = [
     (_Regex(r"\b(\d+)\s?-?(?:h|hrs?|hours?)\b", re.IGNORECASE), r"\1 hours"),  # "12h", "12-hour"
     (_Regex(r"\b(\d+)\s?-?(?:mins?|minutes?)\b", re.IGNORECASE), r"\1 minutes"),
     # "30d", "6w", "1y" (retention, TTLs); "2d" and "3d" are dimensions
-    (_Regex(r"\b(1|[4-9]|\d{2,})d\b"), r"\1 days"), (_Regex(r"\b(\d+)w\b"), r"\1 weeks"),
-    (_Regex(r"\b(\d+)y\b"), r"\1 years"),
+    (_Regex(r"\b(1|[4-9]|\d{2,})(d)\b(?!-\d)"), _span_unless_label),  # no "5w-30" oil either
+    (_Regex(r"\b(\d+)([wy])\b(?!-\d)"), _span_unless_label),
     (_Regex(r"\b(\d{1,9}) (minutes)\b"), _in_larger_unit),
     (_Regex(r"\b(?:business|working|work) days?\b", re.IGNORECASE), "workdays"),  # "2 business days" is no 48 hours
     # an offset from UTC is signed: "UTC-5" and "UTC −5" are "UTC -5", no "UTC+5"
@@ -2728,9 +2753,11 @@ def _middle_swapped(old: _Analysis, new: _Analysis) -> bool:
         return False
     if any(len(middle) == 1 and middle[0] in text.acronyms for middle, text in zip(middles, (old, new))):
         return False  # "CFI" / "flight instructor": an acronym may stand for the other's words
-    def forms(keys: Iterable[str]) -> set[str]:  # "carves" is "carve", "carving" "carv": one word
-        return {key[:-1] if key.endswith("e") else key for key in keys}
-    return (forms(middles[0]).isdisjoint(forms(other)) and forms(middles[1]).isdisjoint(forms(one))
+    def forms(text: _Analysis, at: int, to: int) -> set[str]:  # "carves" is "carve", "carving" "carv": one word
+        return {form for word, key in zip(text.words[at:to], text.word_keys[at:to])  # no "car" of "care"
+                for form in ((key, key + "e") if word.endswith(("ing", "ed")) else (key,))}
+    return (forms(old, start, len(one) - end).isdisjoint(forms(new, 0, len(other)))
+            and forms(new, start, len(other) - end).isdisjoint(forms(old, 0, len(one)))
             and all(set(middle) - _NO_VALUE_WORDS for middle in middles))
 
 

@@ -2442,6 +2442,13 @@ class ContradictionsAreNeverMerged(unittest.TestCase):
         ("Sam steers clear of dairy.", "Sam never steers clear of dairy."),
         ("Sam avoids dairy.", "Sam doesn't avoid dairy."),
         ("Never deploy on Fridays.", "Never deploy on Fridays except hotfixes."),
+        # found by the review of the newest readings: a label's letter is no unit, odds are no range,
+        # "care" is no "car", an answer "No." is a negation
+        ("Sam's seat is 14d.", "Sam's seat is 14."),
+        ("Bet placed at 5-to-1 odds on the favourite.", "Bet placed at 1-to-5 odds on the favourite."),
+        ("Priya's care delivery is booked for Friday 3 May.", "Priya's car review is booked for Friday 3 May."),
+        ("Any allergies? No. 2 EpiPens are kept in the kitchen anyway.",
+         "Any allergies? 2 EpiPens are kept in the kitchen anyway."),
         # held-out 27: someone named as the owner of what an entry about the user tells
         ("Target event this season is the Birmingham International on 15\u201316 March 2025.",
          "Clubmate Sam's target event this season is the Birmingham International on 15\u201316 March 2025."),
@@ -2508,6 +2515,13 @@ class ContradictionsAreNeverMerged(unittest.TestCase):
             with self.subTest(new=new):
                 self.assertNotEqual(action, "merge", f"{similarity:.2f}")
                 self.assertTrue(am._conflict(old, new))
+
+    def test_a_saint_is_no_street(self):
+        self.assertIn("saint", am._analyse("The clinic is on St John Street.").keys)
+        self.assertIn("street", am._analyse("The clinic is on Church St, Leeds.").keys)
+        detector = am.MergeDetector()
+        detector.fit(["The clinic is on St John Street.", "An unrelated entry about the office coffee machine."])
+        self.assertNotEqual(detector.classify("The clinic is on John Street.")[0], "merge")
 
     def test_a_second_of_a_kind_or_a_shared_number_alone_is_not_merged(self):
         for old, new in (("The lab has a Raspberry Pi 4 for sensors.",
