@@ -1350,6 +1350,8 @@ _SUBJECT = _Regex(rf"\s*(?:(?:Dr|Mr|Mrs|Ms|Prof)\.?\s+|(?:Our|My|Their)\s+(?:[a-
                   r"prefers|likes|wants|needs|loves|hates|owns|uses|drives|runs|plays|takes|teaches|speaks|manages|"
                   r"handles|leaves|starts|studies|coaches|walks|picks|collects|cooks|eats|goes|gets|makes|sings)\b")
 # or a name owning what the fact is about: "Tomasz's shoes", "Clubmate Sam's target event"
+_NO_OWNERS = _STOP_WORDS | _CALENDAR_WORDS | frozenset(
+    "today tonight tomorrow yesterday everyone everybody someone somebody anyone nobody".split())  # "Today's plan"
 _OWNER = _Regex(rf"\s*(?:(?:Dr|Mr|Mrs|Ms|Prof)\.?\s+|{_NAME}\s+)?(?!User['’])({_NAME})['’]s\b")
 _ADDING_MARKERS = _Regex(r"\b(?:also|too|as well|another|one more|an? (?:second|third|extra|additional|new))\b",
                          re.IGNORECASE)  # "... is also in the notebook"
@@ -1882,7 +1884,7 @@ def _analyse_text(text: str) -> _Analysis:
         subject=(_word_key(subject.group(1).casefold()) if (subject := _SUBJECT.match(text))
                  and subject.group(1).casefold() not in _STOP_WORDS else ""),
         owner=(_word_key(owner.group(1).casefold()) if (owner := _OWNER.match(text))
-               and owner.group(1).casefold() not in _STOP_WORDS else ""),
+               and owner.group(1).casefold() not in _NO_OWNERS else ""),
         words=words,
         word_keys=tuple(map(_word_key, words)),
         polar=frozenset(word for word in polar_words if word in _OPPOSITES),
@@ -2626,8 +2628,10 @@ def _someone_else(old: _Analysis, new: _Analysis) -> bool:
     ("User is allergic to PPD" / "Kasia is allergic to PPD"), or one open with no one and the other
     with a name owning the thing ("Target event is the Birmingham International" / "Clubmate Sam's
     target event ...")?"""
+    def of_no_one(text: _Analysis, beside: _Analysis) -> bool:  # no owner, and no subject but a thing both
+        return not text.owner and (not text.subject or text.subject in beside.keys)  # name ("Standup is at 9")
     return any(one.about_user and other.subject and other.subject not in one.keys
-               or not (one.subject or one.owner) and other.owner and other.owner not in one.keys
+               or of_no_one(one, other) and other.owner and other.owner not in one.keys
                for one, other in ((old, new), (new, old)))
 
 

@@ -2453,6 +2453,7 @@ class ContradictionsAreNeverMerged(unittest.TestCase):
         ("Target event this season is the Birmingham International on 15\u201316 March 2025.",
          "Clubmate Sam's target event this season is the Birmingham International on 15\u201316 March 2025."),
         ("User's Latin shoes are Supadance size 7.", "Tomasz's Latin shoes are Supadance size 7."),
+        ("Standup is at 9.", "Sam's standup is at 9."),  # "Standup" opens as a subject, but names no one
         ("Window seats preferred to aisle seats.", "Aisle seats preferred to window seats."),
         ("Team sync is every fortnight on Monday.", "Team sync is every Monday."),
         ("The migration is spread over 6 weekends.", "The migration will take at least 6 weekends."),
@@ -2754,6 +2755,7 @@ class ContradictionsAreNeverMerged(unittest.TestCase):
                           "for the west front.",  # "carving" and "carves" are one verb (held-out 28)
                           "Banker mason at Lincoln Cathedral, carves the replacement stones for the west front."),
                          ("Patch V8 weekly.", "Patch V8 every week."),  # review: a name's schedule
+                         ("Standup is at 9.", "Today's standup is at 9."),  # a day owns nothing
                          ("Speaks English, DE and FR.", "Speaks English, German and French."),
                          ("User avoids the M25 at rush hour.", "User stays well clear of the M25 at rush hour."),
                          ("Sam's school pickup is at 15:30.", "School pickup for Sam is at 15:30."),  # the owner named
