@@ -946,6 +946,8 @@ _SYNONYMS = {word: group.split()[0] for group in _SYNONYM_GROUPS for word in gro
 # Colours are values: "a black Peli case" is not "a yellow Peli case"
 _COLOURS = frozenset("black white red green blue yellow orange purple pink brown grey gray silver gold navy beige "
                      "teal maroon turquoise".split())  # "grey" and "gray" are one (see _SYNONYM_GROUPS)
+# Environments are values: "the prod GKE cluster" is not "the staging GKE cluster"
+_ENVIRONMENTS = frozenset("prod production staging qa uat preprod".split())  # no "stage", "dev": "local dev"
 # Days and seasons are values, however they are written: "every monday", "opens in autumn".
 _CALENDAR_WORDS = frozenset("monday tuesday wednesday thursday friday saturday sunday spring summer autumn winter"
                             .split())
@@ -1639,7 +1641,7 @@ def _atom_kind_and_key(atom: str, in_code: bool, sentence_start: bool) -> tuple[
     if atom[0].islower() and not atom.islower():  # "iOS", "macOS", "eSUN": specific, though no sure name
         return "code", key
     if (atom[0].isupper() and not sentence_start or key in _CALENDAR_WORDS or lowered in _CALENDAR_WORDS
-            or lowered in _COLOURS):
+            or lowered in _COLOURS or lowered in _ENVIRONMENTS):
         return "name", key
     return "word", key
 

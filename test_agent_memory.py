@@ -2442,6 +2442,9 @@ class ContradictionsAreNeverMerged(unittest.TestCase):
         ("Sam steers clear of dairy.", "Sam never steers clear of dairy."),
         ("Sam avoids dairy.", "Sam doesn't avoid dairy."),
         ("Never deploy on Fridays.", "Never deploy on Fridays except hotfixes."),
+        # held-out 30: an environment is a value, as a colour is
+        ("Temporal Server 1.22 runs in the prod GKE cluster; frontend at temporal-frontend:7233.",
+         "Staging Temporal Server 1.22 runs in the staging GKE cluster; frontend at temporal-frontend.staging:7233."),
         # found by the review of the newest readings: a label's letter is no unit, odds are no range,
         # "care" is no "car", an answer "No." is a negation
         ("Sam's seat is 14d.", "Sam's seat is 14."),
@@ -2756,6 +2759,8 @@ class ContradictionsAreNeverMerged(unittest.TestCase):
                           "Banker mason at Lincoln Cathedral, carves the replacement stones for the west front."),
                          ("Patch V8 weekly.", "Patch V8 every week."),  # review: a name's schedule
                          ("Standup is at 9.", "Today's standup is at 9."),  # a day owns nothing
+                         ("Errors in staging and prod go to Sentry.", "Sentry gets errors from staging and production."),
+                         ("The Docker builder stage is swift:5.10.", "Docker builder stage: swift:5.10."),  # no staging
                          ("Speaks English, DE and FR.", "Speaks English, German and French."),
                          ("User avoids the M25 at rush hour.", "User stays well clear of the M25 at rush hour."),
                          ("Sam's school pickup is at 15:30.", "School pickup for Sam is at 15:30."),  # the owner named
