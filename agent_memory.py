@@ -2630,8 +2630,9 @@ def _someone_else(old: _Analysis, new: _Analysis) -> bool:
     ("User is allergic to PPD" / "Kasia is allergic to PPD"), or one open with no one and the other
     with a name owning the thing ("Target event is the Birmingham International" / "Clubmate Sam's
     target event ...")?"""
-    def of_no_one(text: _Analysis, beside: _Analysis) -> bool:  # no owner, and no subject but a thing both
-        return not text.owner and (not text.subject or text.subject in beside.keys)  # name ("Standup is at 9")
+    def of_no_one(text: _Analysis, beside: _Analysis) -> bool:
+        # no owner, and no subject but a thing the other text names too ("Standup is at 9")
+        return not text.owner and (not text.subject or text.subject in beside.keys)
     return any(one.about_user and other.subject and other.subject not in one.keys
                or of_no_one(one, other) and other.owner and other.owner not in one.keys
                for one, other in ((old, new), (new, old)))
