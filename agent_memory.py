@@ -1867,7 +1867,9 @@ def _analyse_text(text: str) -> _Analysis:
     for feature, weight in counts.items():
         bucket = zlib.crc32(feature.encode("utf-8")) & mask
         weights[bucket] = weights.get(bucket, 0) + weight
-    folded_words = _FOLDED_WORD.findall(text.casefold())
+    folded = text.casefold()
+    folded_words = _FOLDED_WORD.findall(folded)
+    negations = sum(word in _NEGATIONS or word.endswith("n't") for word in folded_words)
     words = tuple(word for word in folded_words if word not in _STOP_WORDS)
     polar_words = [word[:-1] if word[-1] == "s" and word not in _OPPOSITES and word[:-1] in _OPPOSITES else word
                    for word in folded_words]  # "mornings" / "afternoons" are opposites too
@@ -1893,8 +1895,8 @@ def _analyse_text(text: str) -> _Analysis:
         polar_places=_polar_places(polar_words),
         skeleton=tuple(skeleton),
         slots=tuple(slots),
-        negated=(sum(word in _NEGATIONS or word.endswith("n't") for word in folded_words)
-                 > 2 * len(_NEGATED_NEGATION.findall(text.casefold())) or bool(_CONTRAST.search(text.casefold()))),
+        negated=(negations > 0 and negations > 2 * len(_NEGATED_NEGATION.findall(folded))  # "doesn't avoid": none
+                 or bool(_CONTRAST.search(folded))),
         updating=frozenset(_SAME_MARKER.get(marker.casefold(), marker.casefold())
                            for marker in _UPDATE_MARKERS.findall(text)),
         adding=bool(_ADDING_MARKERS.search(text)),
