@@ -1436,6 +1436,9 @@ _PERIODS = frozenset(_word_key(word) for word in "quarter morning afternoon even
 _COMPOUND = _Regex(r"[^\W_]+(?:[-.][^\W_]+)+")
 _CODE_NAME = _Regex(r"[^\W_]+(?:[-._][^\W_]+)+")
 _FOLDED_WORD = _Regex(r"[a-z'’]+")
+_JOINABLE_RUN = _Regex(r"\w+(?:[-./ ]\w+)*")  # words one space, hyphen, dot or slash apart
+_WORD_RUN = _Regex(r"\w+")  # "letter_opener" is one
+_JOINED_RUNS = 4  # "php 8.1-fpm" joins four runs into "php81fpm"
 _TOKEN = _Regex(r"\S+")
 # Code: backticked, or a short name in single quotes ("pool 'backups'"), not an apostrophe ("Sam's", "don't")
 _BACKTICKS = _Regex(r"`[^`]*`|(?<![\w'’])['‘](?=[^\W_])[\w. -]{1,40}(?<![. -])['’](?!\w)")
@@ -1575,6 +1578,7 @@ class _Analysis(NamedTuple):
     day_ranges: frozenset[frozenset[str]]  # its ranges of three days or more: "Mon–Thu, Fridays off" has one
     hyphenated: frozenset[tuple[str, ...]]  # the keys of its hyphenated words: ("acme", "io") for "acme-io"
     code_words: frozenset[str]  # its identifiers in backticks: "analytics" for "`analytics`"
+    joined: frozenset[str]  # its words, alone and up to four in a row, joined: "2:php81fpm" for "php8.1-fpm"
     contrasted: tuple[str, ...]  # its words in order, "not", "than", "over", "instead" as "¬": "use ruff ¬ black"
     graded: frozenset[str]  # its small words of obligation, time, quantity or order: "must", "was", "most", "next"
     pairings: Counter[frozenset[str]]  # its clauses of two values or more: {chen, friday} in "Chen on Fri, ..."
@@ -1905,12 +1909,37 @@ def _analyse_text(text: str) -> _Analysis:
         hyphenated=frozenset(tuple(_word_key(part) for part in word.split("-"))
                              for word in _HYPHENATED.findall(text.casefold())),
         code_words=frozenset(span.casefold() for span in _BACKTICKED_WORD.findall(text)),
+        joined=_joined_runs(folded),
         contrasted=_contrasted(_WORD_OR_MARK.findall(text.casefold())),
         graded=_graded(folded_words),
         pairings=Counter(pairing for pairing in (frozenset(key[1:] for key in clause if key[0] == "#")
                                                  for clause in clauses) if len(pairing) >= 2),
         clauses=tuple(frozenset(key.lstrip("#") for key in clause) for clause in clauses),
     )
+
+
+def _joined_runs(folded: str) -> frozenset[str]:
+    """The words of ``folded`` (runs of letters, digits and underscores), each alone and joined with
+    up to three that follow it one space, hyphen, dot or slash apart, as "count:letters": "PHP 8.1-FPM"
+    holds "4:php81fpm", and "StartToClose timeout" "2:starttoclosetimeout". Numbers are left out."""
+    joined = set()
+    for stretch in _JOINABLE_RUN.findall(folded):
+        runs = [run.replace("_", "") for run in _WORD_RUN.findall(stretch)]
+        for start in range(len(runs)):
+            for end in range(start + 1, min(len(runs), start + _JOINED_RUNS) + 1):
+                word = "".join(runs[start:end])
+                if not word.isdigit():
+                    joined.add(f"{end - start}:{word}")
+    return frozenset(joined)
+
+
+def _respelled(key: str, other: _Analysis) -> bool:
+    """Does ``other`` write ``key`` with its words parted otherwise: "UFQFPN-48" / "UFQFPN48", "php8.1-fpm"
+    / "PHP 8.1-FPM", "StartToCloseTimeout" / "StartToClose timeout"? A word of one is never part of a
+    longer one in the other ("/letter_opener" / "letter_opener_web"), nor a command a longer one."""
+    runs = _WORD_RUN.findall(key)
+    letters = "".join(runs).replace("_", "")
+    return any(f"{count}:{letters}" in other.joined for count in range(1, _JOINED_RUNS + 1) if count != len(runs))
 
 
 def _graded(words: list[str]) -> frozenset[str]:
@@ -2220,6 +2249,9 @@ def _unmatched(tokens: frozenset[str], one: _Analysis, other: _Analysis) -> set[
     covered.update(letter for letter, following in one.initialled if (letter, following) in run_initials)
     unmatched = {key for key in tokens if (key not in other.keys or key in other.derived) and key not in covered
                  and not (key in initialisms and key in one.acronyms) and not _written_bare(key, other)}
+    respelled = [key for key in unmatched if _respelled(key, other) or _parts_named(key, other)]
+    if respelled:
+        unmatched.difference_update(respelled, *(_WORD_RUN.findall(key) for key in respelled))
     if unmatched & one.acronyms:  # words the acronym's own text holds too do not spell it ("holiday requests": "HR")
         own = set(one.words)
         plain = [word if word not in own else "" for word in other.words]
@@ -2227,6 +2259,18 @@ def _unmatched(tokens: frozenset[str], one: _Analysis, other: _Analysis) -> set[
                       for end in range(start + 2, min(len(plain), start + _INITIALS_MAX) + 1)
                       if all(plain[start:end])} & one.acronyms
     return unmatched
+
+
+def _parts_named(key: str, other: _Analysis) -> bool:
+    """Is ``key`` words joined by slashes that ``other`` names each, in no other order of its own
+    ("voice/dialect" in "dialect and voice", "Tue/Wed" in "Tuesdays and Wednesdays", "Assets/Scenes"
+    in "Assets/Scenes/Boot.unity"; not "src/lib" in "lib/src")? No date or ratio."""
+    parts = key.split("/")
+    if len(parts) < 2 or not all(part.isalpha() and _atom_kind_and_key(part, False, False)[1] in other.keys
+                                 for part in parts):
+        return False
+    return not any([part for part in name.split("/") if part in parts] not in ([], parts)
+                   for name in other.names if "/" in name)
 
 
 def _written_bare(url: str, other: _Analysis) -> bool:

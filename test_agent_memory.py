@@ -2520,6 +2520,33 @@ class ContradictionsAreNeverMerged(unittest.TestCase):
                 self.assertNotEqual(action, "merge", f"{similarity:.2f}")
                 self.assertTrue(am._conflict(old, new))
 
+    def test_a_name_written_with_its_words_parted_otherwise_is_the_same_name(self):
+        def unmatched(one, other):
+            one, other = am._analyse(one), am._analyse(other)
+            return am._unmatched(one.names, one, other)
+
+        for old, new in (  # held-out 28 to 30: added beside the entry they restate
+                ("MCU is an STM32G431CBU6 (UFQFPN48); SWD header is a Tag-Connect.",
+                 "Microcontroller: STM32G431CBU6 in UFQFPN-48; SWD via Tag-Connect."),
+                ("The wiki runs on PHP 8.1-FPM behind nginx on wiki-app01.",
+                 "The wiki runs on php8.1-fpm and nginx, host wiki-app01."),
+                ("Default StartToCloseTimeout is 30s, backoff coefficient 2.0.",
+                 "Activities default to a 30-second StartToClose timeout, backoff x2."),
+                ("User is a freelance dialect and voice coach, mostly theatre and some TV.",
+                 "Freelance voice/dialect coach, mainly stage, occasionally television."),
+                ("Docs are in Assets/Scenes/Boot.unity.", "Docs are in Assets/Scenes.")):
+            with self.subTest(new=new):
+                self.assertFalse(am._specifics_differ(am._analyse(old), am._analyse(new), surest=True))
+        self.assertEqual(unmatched("User works from home Tue/Wed; quiet 9-12 for calls.",
+                                   "Needs quiet on Tuesdays and Wednesdays for calls while WFH."), set())
+        for old, new in (  # a longer name or command, or the same words in another order, is another name
+                ("Run tests with `bazel test //...`.", "Nightly CI runs `bazel test //... --runs_per_test=5`."),
+                ("Mail in development is caught at /letter_opener.",
+                 "Staging mail goes to Mailpit; letter_opener_web is dev-only."),
+                ("Sources live in src/lib.", "Sources live in lib/src.")):
+            with self.subTest(new=new):
+                self.assertTrue(am._specifics_differ(am._analyse(old), am._analyse(new), surest=True))
+
     def test_a_saint_is_no_street(self):
         self.assertIn("saint", am._analyse("The clinic is on St John Street.").keys)
         self.assertIn("street", am._analyse("The clinic is on Church St, Leeds.").keys)
