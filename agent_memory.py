@@ -121,7 +121,7 @@ _TARGETS = ("user", "env")
 class _Regex:
     """A regular expression compiled on first use, so that importing the module compiles nothing."""
 
-    _METHODS = ("search", "match", "fullmatch", "finditer", "findall", "sub", "split")
+    _METHODS = ("search", "match", "fullmatch", "finditer", "findall", "sub", "subn", "split")
     __slots__ = ("_pattern", "_flags", *_METHODS)
 
     def __init__(self, pattern: str, flags: int = 0) -> None:
@@ -1172,23 +1172,27 @@ _SIGN_BEFORE = r"(?<![\w.:/+\-−])"  # what may stand before a number's sign: n
 # (a comma may: "40.71,-74.01" is a latitude and a signed longitude)
 _OF_THE_CALENDAR = r"(?=\s+(?:mon|tue|wed|thu|fri|sat|sun|week|day|working|business)\w*"  # "the 2nd Tuesday"
 # re.ASCII: with IGNORECASE alone, "ı" (a dotless i) would match "i", and "Frı" name no day.
-_PHRASES: list[tuple[_Regex, Any]] = [
+# Each phrase ends with what the case-folded text must hold for it to match at all (any of them; none:
+# always tried), a cheap test that skips most of the 82 patterns for a given text.
+_DIGITS, _YEAR = tuple("0123456789"), ("19", "20")
+_CURRENCY_SIGNS = ("$", "€", "£", "¥", "₹", "₩", "₽", "₺", "₪", "₫", "฿")
+_PHRASES: list[tuple[_Regex, Any, tuple[str, ...]]] = [
     # One spelling per date, one atom: "2026-03-31", "31.03.2026", "March 31st, 2026" are "2026.03.31".
     (_Regex(rf"\b(\d{{1,2}}) ?(?:[-–]|to) ?(\d{{1,2}})(?:st|nd|rd|th)?(?: of)? {_MONTH},? ((?:19|20)\d\d)\b",
             re.IGNORECASE), lambda match: _date_range(match.group(4), match.group(3), match.group(1), match.group(2),
-                                                      match.group())),  # "1-14 July 2026"
+                                                      match.group()), _YEAR),  # "1-14 July 2026"
     (_Regex(rf"\b{_MONTH} (\d{{1,2}})(?:st|nd|rd|th)? ?(?:[-–]|to) ?(\d{{1,2}})(?:st|nd|rd|th)?,? ((?:19|20)\d\d)\b",
             re.IGNORECASE), lambda match: _date_range(match.group(4), match.group(1), match.group(2), match.group(3),
-                                                      match.group())),  # "July 1-14, 2026"
+                                                      match.group()), _YEAR),  # "July 1-14, 2026"
     (_Regex(rf"{_DATE_START}((?:19|20)\d\d)([-/.])(\d{{1,2}})\2(\d{{1,2}}){_DATE_END}"),
-     lambda match: _iso_date(match.group(1), match.group(3), match.group(4), match.group())),
-    (_Regex(rf"{_DATE_START}(\d{{1,2}})([-/.])(\d{{1,2}})\2((?:19|20)\d\d){_DATE_END}"), _year_last_date),
+     lambda match: _iso_date(match.group(1), match.group(3), match.group(4), match.group()), _YEAR),
+    (_Regex(rf"{_DATE_START}(\d{{1,2}})([-/.])(\d{{1,2}})\2((?:19|20)\d\d){_DATE_END}"), _year_last_date, _YEAR),
     (_Regex(rf"{_NO_RANGE_END}\b(\d{{1,2}})(?:st|nd|rd|th)?(?: of)? {_MONTH},? ((?:19|20)\d\d)\b", re.IGNORECASE),
      lambda match: _iso_date(match.group(3), str(_MONTH_NUMBERS[match.group(2).lower()]), match.group(1),
-                             match.group())),
+                             match.group()), _YEAR),
     (_Regex(rf"\b{_MONTH} (\d{{1,2}})(?:st|nd|rd|th)?,? ((?:19|20)\d\d)\b", re.IGNORECASE),
      lambda match: _iso_date(match.group(3), str(_MONTH_NUMBERS[match.group(1).lower()]), match.group(2),
-                             match.group())),
+                             match.group()), _YEAR),
     # A month of a year: "March 2026", "March of 2026", "03/2026" and "2026-03" are "2026m03"; "March to
     # May 2026" is "2026m03 to 2026m05", as "March 2026 to May 2026" is.
     (_Regex(rf"\b{_MONTH} ?((?:[-–]|to|through|until|and|or) ?){_MONTH},? (?:of )?((?:19|20)\d\d)\b", re.IGNORECASE),
@@ -1196,136 +1200,147 @@ _PHRASES: list[tuple[_Regex, Any]] = [
                                             match.group(1)),
                              match.group(2).strip(),
                              _month_of_year(match.group(4), str(_MONTH_NUMBERS[match.group(3).lower()]),
-                                            match.group(3))))),
+                                            match.group(3)))), _YEAR),
     (_Regex(rf"\b{_MONTH},? (?:of )?((?:19|20)\d\d)\b", re.IGNORECASE),
-     lambda match: _month_of_year(match.group(2), str(_MONTH_NUMBERS[match.group(1).lower()]), match.group())),
+     lambda match: _month_of_year(match.group(2), str(_MONTH_NUMBERS[match.group(1).lower()]), match.group()), _YEAR),
     (_Regex(rf"\b{_MONTH} ['’](\d\d)\b", re.IGNORECASE),  # "Mar '26"
      lambda match: _month_of_year(("19" if int(match.group(2)) > 40 else "20") + match.group(2),  # "Sep '98"
-                                  str(_MONTH_NUMBERS[match.group(1).lower()]), match.group())),
+                                  str(_MONTH_NUMBERS[match.group(1).lower()]), match.group()), ("'",)),
     (_Regex(rf"{_DATE_START}(\d{{1,2}})/((?:19|20)\d\d){_DATE_END}"),
-     lambda match: _month_of_year(match.group(2), match.group(1), match.group())),
+     lambda match: _month_of_year(match.group(2), match.group(1), match.group()), _YEAR),
     (_Regex(rf"{_DATE_START}((?:19|20)\d\d)-(\d\d){_DATE_END}"),
-     lambda match: _month_of_year(match.group(1), match.group(2), match.group())),
-    (_Regex(rf"\b({_ISO_DATE}) ?(?:[-–]|\.\.|to|until|through) ?({_ISO_DATE})\b", re.IGNORECASE), r"\1/\2"),  # "2026-07-01 to 2026-07-14", one value like "1-14 July 2026"
+     lambda match: _month_of_year(match.group(1), match.group(2), match.group()), _YEAR),
+    # "2026-07-01 to 2026-07-14", one value like "1-14 July 2026"
+    (_Regex(rf"\b({_ISO_DATE}) ?(?:[-–]|\.\.|to|until|through) ?({_ISO_DATE})\b", re.IGNORECASE), r"\1/\2", _YEAR),
     # "800 × 600" and "800 by 600" are "800x600"; "3 × 12h" and "Node 22 by 2026" stay
-    (_Regex(r"(?<=\d\d)(?: ?[×✕] ?| x |(?<=\d\d\d) by (?=\d\d\d(?!\d)))(?=\d\d)"), "x"),
+    (_Regex(r"(?<=\d\d)(?: ?[×✕] ?| x |(?<=\d\d\d) by (?=\d\d\d(?!\d)))(?=\d\d)"), "x", _DIGITS),
     (_Regex(rf"\b(\d{{1,3}})[xX](?= (?:(?:a|an|per|each|every) (?:other |second )?{_TIME_UNIT}|{_PERIODICAL})\b)"),
-     r"\1 times"),  # "3x a week", "3x daily"
+     r"\1 times", _DIGITS),  # "3x a week", "3x daily"
     # "once a day" is "every day", "once daily" "daily"; "twice a day" is "2 times a day", no "once a day"
     (_Regex(rf"\bonce (?:(?:a|an|per|each|every) (?=(?:{_TIME_UNIT}|fortnight)\b)|(?={_PERIODICAL}\b))",
             re.IGNORECASE),
-     lambda match: "every " if match.group().count(" ") == 2 else ""),
+     lambda match: "every " if match.group().count(" ") == 2 else "", ("once",)),
     (_Regex(rf"\b(twice|thrice)(?= (?:(?:a|an|per|each|every) {_TIME_UNIT}|{_PERIODICAL})\b)", re.IGNORECASE),
-     lambda match: "2 times" if match.group(1).lower() == "twice" else "3 times"),
+     lambda match: "2 times" if match.group(1).lower() == "twice" else "3 times", ("twice", "thrice")),
     (_Regex(rf"\b(\d{{1,3}}) ?(?:times|[xX])(?: every |/)(?={_TIME_UNIT}\b)"),
-     r"\1 times a "),  # "3x/day" and "3 times every day" are "3 times a day"; "3 times every other day" stays
-    (_Regex(r"\bM ?[–-] ?F\b"), "Monday–Tuesday–Wednesday–Thursday–Friday"),  # "M–F"
+     r"\1 times a ", _DIGITS),  # "3x/day" and "3 times every day" are "3 times a day"; "3 times every other day" stays
+    (_Regex(r"\bM ?[–-] ?F\b"), "Monday–Tuesday–Wednesday–Thursday–Friday", ("-f", "–f", "- f", "– f")),  # "M–F"
     # "the second Tuesday" is "the 2nd Tuesday", no unit of time; "every second Tuesday" is biweekly
     (_Regex(rf"(?<!every )\b(first|second|third|fourth|fifth){_OF_THE_CALENDAR}\b)", re.IGNORECASE),
-     lambda match: _ORDINALS[match.group(1).lower()]),
+     lambda match: _ORDINALS[match.group(1).lower()], ("first", "second", "third", "fourth", "fifth")),
     (_Regex(rf"\b(?:last|final){_OF_THE_CALENDAR}(?:\s+day)?\s+of\b)", re.IGNORECASE),
-     "0th"),  # "the last Monday of the month", an ordinal too
-    (_Regex(r"(?<=\w )[Nn]o\.\s?(?=\d)"), "number "),  # "Invoice No. 7" says no "no"; "No. 3 failed" does
+     "0th", ("last", "final")),  # "the last Monday of the month", an ordinal too
+    (_Regex(r"(?<=\w )[Nn]o\.\s?(?=\d)"), "number ", ("no.",)),  # "Invoice No. 7" says no "no"; "No. 3 failed" does
     (_Regex(rf"{_SIGN_BEFORE}[-−–]({_CURRENCY})\s?(?=\d)|(?<![\w$])({_CURRENCY})\s?[-−–](?=\d)"),
-     lambda match: _CURRENCIES[match.group(1) or match.group(2)] + " -"),  # "-£120" is "GBP -120", no "£120"
-    (_Regex(rf"(?<![\w$])({_CURRENCY})\s?(?=\d)"), lambda match: _CURRENCIES[match.group(1)] + " "),  # "USD 90"
-    (_Regex(rf"(?<=\d)\s?({_CURRENCY})(?![\w$])"), lambda match: " " + _CURRENCIES[match.group(1)]),  # "90 €"
+     lambda match: _CURRENCIES[match.group(1) or match.group(2)] + " -",  # "-£120" is "GBP -120", no "£120"
+     _CURRENCY_SIGNS),
+    (_Regex(rf"(?<![\w$])({_CURRENCY})\s?(?=\d)"), lambda match: _CURRENCIES[match.group(1)] + " ",  # "USD 90"
+     _CURRENCY_SIGNS),
+    (_Regex(rf"(?<=\d)\s?({_CURRENCY})(?![\w$])"), lambda match: " " + _CURRENCIES[match.group(1)],  # "90 €"
+     _CURRENCY_SIGNS),
     # "DE>EN" is "German>English", "EN/ES" "English/Spanish": language codes only in a pair, or three
     # or more in a list ("IT, DE and EN"), never alone ("IT" is a department, "DE" a state)
-    (_Regex(rf"\b{_LANGUAGE}(?:{_LANGUAGE_GAP}{_LANGUAGE})+\b"), _language_names),
+    (_Regex(rf"\b{_LANGUAGE}(?:{_LANGUAGE_GAP}{_LANGUAGE})+\b"), _language_names, ()),
     # a name among them, "English, DE and FR", takes the codes for languages too
     (_Regex(rf"\b{_LANGUAGE_ITEM}(?:,\s?{_LANGUAGE_ITEM})+"
-            rf"(?:,?\s(?:and|or|&)\s{_LANGUAGE_ITEM}|(?:,\s?{_LANGUAGE_ITEM}))\b"), _language_names),
+            rf"(?:,?\s(?:and|or|&)\s{_LANGUAGE_ITEM}|(?:,\s?{_LANGUAGE_ITEM}))\b"), _language_names, ()),
     (_Regex(r"(?<![\w-])(?:[CM]-)+(?=[a-z](?![\w-]))"),  # Emacs's "C-a", "C-M-f"
-     lambda match: match.group().replace("C-", "Ctrl-").replace("M-", "Alt-")),
+     lambda match: match.group().replace("C-", "Ctrl-").replace("M-", "Alt-"), ("c-", "m-")),
     # "Austin, TX" is "Austin, Texas": a state's code only after a town, where it can be nothing else
     # (but "Ping Alex, OK?" asks)
     (_Regex(rf"\b([A-Z][a-z]+, )({_US_STATE})(?!(?<=OK)\s*[?!])(?=\s*(?:$|[.,;:()!?]|\b(?:and|or)\b))"),
-     lambda match: match.group(1) + _US_STATES[match.group(2)]),
-    (_Regex(rf"{_DAY}\s?(?:–|—|-|to|through|thru|till|until)\s?{_DAY}", re.IGNORECASE | re.ASCII), _day_range),
-    (_Regex(rf"\bbetween\s{_DAY}\sand\s{_DAY}", re.IGNORECASE | re.ASCII), _day_range),
-    (_Regex(r"\bweekends?\b", re.IGNORECASE), "Saturday–Sunday"),
-    (_Regex(r"\bweekdays?\b", re.IGNORECASE), "Monday–Tuesday–Wednesday–Thursday–Friday"),
+     lambda match: match.group(1) + _US_STATES[match.group(2)], (", ",)),
+    (_Regex(rf"{_DAY}\s?(?:–|—|-|to|through|thru|till|until)\s?{_DAY}", re.IGNORECASE | re.ASCII), _day_range,
+     ("mon", "tue", "wed", "thu", "fri", "sat", "sun")),
+    (_Regex(rf"\bbetween\s{_DAY}\sand\s{_DAY}", re.IGNORECASE | re.ASCII), _day_range, ("between",)),
+    (_Regex(r"\bweekends?\b", re.IGNORECASE), "Saturday–Sunday", ("weekend",)),
+    (_Regex(r"\bweekdays?\b", re.IGNORECASE), "Monday–Tuesday–Wednesday–Thursday–Friday", ("weekday",)),
     (_Regex(r"\bevery (?:other|second)\b|\b(?:alternate|fortnightly)\b|\b(?:every|once a) fortnight\b|"
-            r"\bevery (?:two|2) weeks\b", re.IGNORECASE), "biweekly"),
-    (_Regex(r"(?<![\w.])(?:[A-Z]\.){2,}(?![\w.])"), lambda match: match.group().replace(".", "")),  # "N.I.N.A."
-    (_Regex(r"\bhalf(?: an |-)hour\b", re.IGNORECASE), "30 minutes"),
-    (_Regex(r"\b(?:a )?quarter(?: of an |-| )hour\b", re.IGNORECASE), "15 minutes"),
-    (_Regex(r"\b(?:an?|one)\s(hour|day|week|month|year)\b", re.IGNORECASE), _one_unit),
+            r"\bevery (?:two|2) weeks\b", re.IGNORECASE), "biweekly", ("every", "alternate", "fortnight")),
+    (_Regex(r"(?<![\w.])(?:[A-Z]\.){2,}(?![\w.])"), lambda match: match.group().replace(".", ""), (".",)),  # "N.I.N.A."
+    (_Regex(r"\bhalf(?: an |-)hour\b", re.IGNORECASE), "30 minutes", ("half",)),
+    (_Regex(r"\b(?:a )?quarter(?: of an |-| )hour\b", re.IGNORECASE), "15 minutes", ("quarter",)),
+    (_Regex(r"\b(?:an?|one)\s(hour|day|week|month|year)\b", re.IGNORECASE), _one_unit,
+     ("hour", "day", "week", "month", "year")),
     # "2,500" is 2500 (and "1,500g" 1500g), so "2,500-3,500" is a range of two numbers
-    (_Regex(r"(?<=\d),(?=\d{3}(?!\d))"), ""),
-    (_Regex(r"\b(\d{1,15}(?:\.\d{1,3})?)[kK]\b"), _thousands),  # int() refuses 4,300 digits and more
+    (_Regex(r"(?<=\d),(?=\d{3}(?!\d))"), "", (",",)),
+    (_Regex(r"\b(\d{1,15}(?:\.\d{1,3})?)[kK]\b"), _thousands, _DIGITS),  # int() refuses 4,300 digits and more
     (_Regex(r"(?<=\b[A-Z]{3} )(\d{1,9}(?:\.\d{1,6})?) ?(?:m|M|mn|million)\b"),  # "£1m" is 1000000, as "£1,000,000"
-     lambda match: _point_moved(match.group(1), 6)),
+     lambda match: _point_moved(match.group(1), 6), _DIGITS),
     (_Regex(r"\b(\d+(?:\.\d+)?)(fps|ms|[kmgt]b|px|[kmg]?hz|rpm|kg|km|cm|mm|mi|mg|ml|mph|gib|ft|lbs?|m)\b", re.IGNORECASE),
-     r"\1 \2"),
-    (_Regex(r"\bmiles? (?:per|an) hour\b", re.IGNORECASE), "mph"),
-    (_Regex(r"(?<=\d)%(?=\s?(?:[-–]|to)\s?\d+(?:\.\d+)?\s?%)"), ""),  # "45%-55%" is "45-55%"
-    (_Regex(r"(?<=\d)\s?%"), " percent"),  # "1%" is "1 percent"
+     r"\1 \2", _DIGITS),
+    (_Regex(r"\bmiles? (?:per|an) hour\b", re.IGNORECASE), "mph", ("mile",)),
+    (_Regex(r"(?<=\d)%(?=\s?(?:[-–]|to)\s?\d+(?:\.\d+)?\s?%)"), "", ("%",)),  # "45%-55%" is "45-55%"
+    (_Regex(r"(?<=\d)\s?%"), " percent", ("%",)),  # "1%" is "1 percent"
     # "20 degrees Celsius", "20 °C" and "20ºC" (NFKC's "20oC") are "20 °C"; Fahrenheit likewise
     (_Regex(r"(?<=\d)\s?(?:°\s?|o(?=[CF]\b)|degrees? (?=(?:Celsius|Fahrenheit|C|F)\b))(?:(C)(?:elsius)?|(F)(?:ahrenheit)?)\b"),
-     lambda match: " °C" if match.group(1) else " °F"),
-    (_Regex(r"\bnet[- ](\d{1,3})(?!\d|[.,:/]\d| days?\b)", re.IGNORECASE), r"net \1 days"),  # payment terms: "net-30"
+     lambda match: " °C" if match.group(1) else " °F", _DIGITS),
+    (_Regex(r"\bnet[- ](\d{1,3})(?!\d|[.,:/]\d| days?\b)", re.IGNORECASE), r"net \1 days", ("net",)),  # payment terms: "net-30"
     # "920 Mb/s" is "920 Mbps"; a capital B is bytes: "920 MB/s" is no "920 Mbps"
-    (_Regex(r"\b(\d+(?:\.\d+)?) ?([kKmMgGtT])(?:b/s|bit/s|bits/s|bps)\b"), r"\1 \2bit"),
+    (_Regex(r"\b(\d+(?:\.\d+)?) ?([kKmMgGtT])(?:b/s|bit/s|bits/s|bps)\b"), r"\1 \2bit", _DIGITS),
     # "50wt" is "50 wt", "11pt" "11 pt", "5yo" "5 yo", "500mcg" "500 mcg" (a unit, as "mg" is); other letters
     # stay on their number, or "RTX 4070ti" / "RTX 4070" and "13kwh" / "13kw" would differ by a plain word only
-    (_Regex(r"\b(\d+(?:\.\d+)?)(wt|pt|yo|mcg|iu|psi|kwh|kw|kva|mpg|oz|tsp|tbsp)\b"), r"\1 \2"),
-    (_Regex(r"\b(\d+) ?yrs?\b"), r"\1 years"), (_Regex(r"\b(\d+) ?wks?\b"), r"\1 weeks"),  # "5yrs", "12 wks"
+    (_Regex(r"\b(\d+(?:\.\d+)?)(wt|pt|yo|mcg|iu|psi|kwh|kw|kva|mpg|oz|tsp|tbsp)\b"), r"\1 \2", _DIGITS),
+    (_Regex(r"\b(\d+) ?yrs?\b"), r"\1 years", _DIGITS), (_Regex(r"\b(\d+) ?wks?\b"), r"\1 weeks", _DIGITS),  # "5yrs", "12 wks"
     # "2 inches", "2-inch", "2 in." and 27" are "2 inch"; "2 in the box" is no length
     (_Regex(r"(?<![\w\".])(\d+(?:\.\d+)?)(?:[- ]?inch(?:es)?\b| in\b(?=\.?\s*$|[.,;:)]| (?:wide|long|tall|high|deep|thick)\b)|"
-            r"\"(?=\s|$|[.,;:)]))", re.IGNORECASE), r"\1 inch"),
-    (_Regex(r"\b(\d{1,3}(?:\.\d+)?)s\b"), r"\1 s"),  # "30s" is "30 s"; "1990s" stays
+            r"\"(?=\s|$|[.,;:)]))", re.IGNORECASE), r"\1 inch", _DIGITS),
+    (_Regex(r"\b(\d{1,3}(?:\.\d+)?)s\b"), r"\1 s", _DIGITS),  # "30s" is "30 s"; "1990s" stays
     # "0.72 kg" is "720 gram", "8000 ms" "8 s": a whole number, not the end of "0.0000005 kg"
-    (_Regex(r"(?<!\d[.,])\b(\d{1,9}(?:\.\d{1,6})?) ?(kg|kilograms?|g|grams?|ms|milliseconds?)\b"), _metric),
-    (_Regex(r"\bend-to-end\b", re.IGNORECASE), "e2e"),
-    (_Regex(r"\bSt\b\.?(?= [A-Z][a-z])"), _saint_or_street),  # "St John Street" is no "John Street"
+    (_Regex(r"(?<!\d[.,])\b(\d{1,9}(?:\.\d{1,6})?) ?(kg|kilograms?|g|grams?|ms|milliseconds?)\b"), _metric, _DIGITS),
+    (_Regex(r"\bend-to-end\b", re.IGNORECASE), "e2e", ("end-to-end",)),
+    (_Regex(r"\bSt\b\.?(?= [A-Z][a-z])"), _saint_or_street, ("st",)),  # "St John Street" is no "John Street"
     # "membership no. BF-118204", "(No. 14)": no negation; an answer ("Allergies? No. 2 EpiPens ...") still is one
-    (_Regex(r"(?:(?<=\w )|(?<=\())no\.\s?(?=[A-Z]*-?\d)", re.IGNORECASE), "number "),
+    (_Regex(r"(?:(?<=\w )|(?<=\())no\.\s?(?=[A-Z]*-?\d)", re.IGNORECASE), "number ", ("no.",)),
     (_Regex(rf"\b(\d+(?:\.\d+)?|{_SMALL_NUMBER_WORDS})-to-(?=(?:\d+(?:\.\d+)?|{_SMALL_NUMBER_WORDS})[- ]"
             r"(?:sec|second|min|minute|hour|hr|day|night|week|wk|month|year|yr|workday)s?\b)", re.IGNORECASE),
-     r"\1 to "),  # "a three-to-four-week turnaround" is "three to four weeks"; "5-to-1 odds" stays a ratio
-    (_Regex(r"\bkick(?:s|ed|ing)? off\b", re.IGNORECASE), "starts"),  # no "off" of "on" / "off"
+     r"\1 to ", ("-to-",)),  # "a three-to-four-week turnaround" is "three to four weeks"; "5-to-1 odds" stays a ratio
+    (_Regex(r"\bkick(?:s|ed|ing)? off\b", re.IGNORECASE), "starts", ("kick",)),  # no "off" of "on" / "off"
     (_Regex(r"\b(?:(?:steer|stay)(?:s|ed|ing)?|keeps?|keeping|kept) (?:well |far )?(?:clear of|away from)\b",
-            re.IGNORECASE), "avoids"),  # a negation, as "avoids" is; "stays well clear of" too
-    (_Regex(r"\bbetween (\d+(?:[.:]\d+)?)(?:%| percent)? and (?=\d)", re.IGNORECASE), r"\1-"),  # "between 2 and 3 weeks" is "2-3 weeks"
+            re.IGNORECASE), "avoids", ("clear of", "away from")),  # a negation, as "avoids" is; "stays well clear of" too
+    # "between 2 and 3 weeks" is "2-3 weeks"
+    (_Regex(r"\bbetween (\d+(?:[.:]\d+)?)(?:%| percent)? and (?=\d)", re.IGNORECASE), r"\1-", ("between",)),
     # A bound is "max" or "min", opposites: "under £500" is no "over £500". Before its number, the
     # negated ones first ("no less than 3" and "not under 3" are "min 3", and "no more than 3" says
     # no "no"), as a sign ("≤ 3", "> 3") or after it ("3 or less", "3 or more", "3+"); "over" and
     # "under" before no number are left alone
     (_Regex(rf"\b(?:(?:no|not|never) (?:less|fewer|lower|shorter|smaller) than|(?:not|never) (?:under|below)|"
-            rf"no lower than){_BOUNDED}", re.IGNORECASE), "min "),
+            rf"no lower than){_BOUNDED}", re.IGNORECASE), "min ", ("than", "under", "below")),
     (_Regex(rf"\b(?:(?:no|not|never) (?:more|higher|greater|longer|later|larger|bigger) than|"
             rf"(?:less|fewer|lower|shorter) than|under|below|at most|up to|not (?:over|above|exceeding)){_BOUNDED}",
-            re.IGNORECASE), "max "),
+            re.IGNORECASE), "max ", ("than", "under", "below", "at most", "up to", "not ")),
     (_Regex(rf"\b(?:(?:more|higher|greater|longer) than|(?<!spread )(?<!split )(?<!paid )(?<!spaced )over|above|at least|"
-            rf"exceeding){_BOUNDED}", re.IGNORECASE), "min "),  # "spread over 6 weekends" is no bound
-    (_Regex(r"(?<![-=<>~])(?:<=|=<|≤|<)\s*(?=(?:[A-Z]{3} )?-?\d)"), " max "),
-    (_Regex(r"(?<![-=<>~])(?:>=|=>|≥|>)\s*(?=(?:[A-Z]{3} )?-?\d)"), " min "),
+            rf"exceeding){_BOUNDED}", re.IGNORECASE), "min ",  # "spread over 6 weekends" is no bound
+     ("than", "over", "above", "at least", "exceeding")),
+    (_Regex(r"(?<![-=<>~])(?:<=|=<|≤|<)\s*(?=(?:[A-Z]{3} )?-?\d)"), " max ", ("<", "≤")),
+    (_Regex(r"(?<![-=<>~])(?:>=|=>|≥|>)\s*(?=(?:[A-Z]{3} )?-?\d)"), " min ", (">", "≥")),
     (_Regex(r"\b((?:[A-Z]{3} )?\d+(?:[.:]\d+)?(?: ?%| [a-z]{1,12})?) or (?:less|fewer|under|below|lower|earlier)\b"),
-     r"max \1"),
+     r"max \1", (" or ",)),
     (_Regex(r"\b((?:[A-Z]{3} )?\d+(?:[.:]\d+)?(?: ?%| [a-z]{1,12})?) or (?:more|over|above|greater|higher|later)\b"),
-     r"min \1"),
-    (_Regex(r"\b((?:[A-Z]{3} )?\d+(?:\.\d+)?)\+(?![\w+])"), r"min \1"),  # "5+ years", "£500+"; no "C++", "1+1"
+     r"min \1", (" or ",)),
+    (_Regex(r"\b((?:[A-Z]{3} )?\d+(?:\.\d+)?)\+(?![\w+])"), r"min \1", ("+",)),  # "5+ years", "£500+"; no "C++", "1+1"
     # "at the latest" after a time is "max" before it: "9:00 min" would read as 9:00 minutes
-    (_Regex(r"\b(\d+(?:[.:]\d+)?) at the latest\b", re.IGNORECASE), r"max \1"),
-    (_Regex(r"\b(\d+(?:[.:]\d+)?) at the earliest\b", re.IGNORECASE), r"min \1"),
-    (_Regex(r"\bat the latest\b", re.IGNORECASE), "max"), (_Regex(r"\bat the earliest\b", re.IGNORECASE), "min"),
-    (_Regex(r"(?<=\d)/(?:h|hrs?)\b"), " per hour"),  # "£38/hr", no "HR"
+    (_Regex(r"\b(\d+(?:[.:]\d+)?) at the latest\b", re.IGNORECASE), r"max \1", ("at the latest",)),
+    (_Regex(r"\b(\d+(?:[.:]\d+)?) at the earliest\b", re.IGNORECASE), r"min \1", ("at the earliest",)),
+    (_Regex(r"\bat the latest\b", re.IGNORECASE), "max", ("at the latest",)),
+    (_Regex(r"\bat the earliest\b", re.IGNORECASE), "min", ("at the earliest",)),
+    (_Regex(r"(?<=\d)/(?:h|hrs?)\b"), " per hour", ("/h",)),  # "£38/hr", no "HR"
     # "60 s" and "60-second" are "1 minutes"; "the 60s" and "her 60s" are decades
-    (_Regex(r"(?<!the )(?<!her )(?<!his )(?<!their )(?<!mid-)\b(\d{1,9})[- ]?(s|secs?|seconds?)\b"), _in_larger_unit),
-    (_Regex(r"\b(\d+)\s?-?(?:h|hrs?|hours?)\b", re.IGNORECASE), r"\1 hours"),  # "12h", "12-hour"
-    (_Regex(r"\b(\d+)\s?-?(?:mins?|minutes?)\b", re.IGNORECASE), r"\1 minutes"),
+    (_Regex(r"(?<!the )(?<!her )(?<!his )(?<!their )(?<!mid-)\b(\d{1,9})[- ]?(s|secs?|seconds?)\b"), _in_larger_unit,
+     _DIGITS),
+    (_Regex(r"\b(\d+)\s?-?(?:h|hrs?|hours?)\b", re.IGNORECASE), r"\1 hours", _DIGITS),  # "12h", "12-hour"
+    (_Regex(r"\b(\d+)\s?-?(?:mins?|minutes?)\b", re.IGNORECASE), r"\1 minutes", _DIGITS),
     # "30d", "6w", "1y" (retention, TTLs); "2d" and "3d" are dimensions
-    (_Regex(r"\b(1|[4-9]|\d{2,})(d)\b(?!-\d)"), _span_unless_label),  # no "5w-30" oil either
-    (_Regex(r"\b(\d+)([wy])\b(?!-\d)"), _span_unless_label),
-    (_Regex(r"\b(\d{1,9}) (minutes)\b"), _in_larger_unit),
-    (_Regex(r"\b(?:business|working|work) days?\b", re.IGNORECASE), "workdays"),  # "2 business days" is no 48 hours
+    (_Regex(r"\b(1|[4-9]|\d{2,})(d)\b(?!-\d)"), _span_unless_label, _DIGITS),  # no "5w-30" oil either
+    (_Regex(r"\b(\d+)([wy])\b(?!-\d)"), _span_unless_label, _DIGITS),
+    (_Regex(r"\b(\d{1,9}) (minutes)\b"), _in_larger_unit, _DIGITS),
+    (_Regex(r"\b(?:business|working|work) days?\b", re.IGNORECASE), "workdays", ("day",)),  # "2 business days" is no 48 hours
     # an offset from UTC is signed: "UTC-5" and "UTC −5" are "UTC -5", no "UTC+5"
-    (_Regex(r"\b(UTC|GMT)\s?([-−+])\s?(?=\d)"), r"\1 \2"),
+    (_Regex(r"\b(UTC|GMT)\s?([-−+])\s?(?=\d)"), r"\1 \2", ("utc", "gmt")),
     # the minus sign, a dash before a number, the word: "−16", "–16" and "minus 16" are "-16" (no "10 minus 4")
-    (_Regex(rf"{_SIGN_BEFORE}(?:[−–‒˗]|(?<![\d.] )\bminus )(?=\d)", re.IGNORECASE), "-"),
+    (_Regex(rf"{_SIGN_BEFORE}(?:[−–‒˗]|(?<![\d.] )\bminus )(?=\d)", re.IGNORECASE), "-", ("−", "–", "‒", "˗", "minus")),
 ]
+_PHRASE_NEEDS = frozenset(part for _, _, needs in _PHRASES for part in needs)
 # "3:30-4:30pm" is "15:30-16:30"; "7pm" is "19:00".
 _TIME_RANGE_12H = _Regex(r"\b(\d{1,2})(?::(\d\d))?(\s?[–-]\s?|\s to\s)(?=\d{1,2}(?::\d\d)?\s?([ap])\.?m\b)",
                              re.IGNORECASE)
@@ -1409,6 +1424,7 @@ def _american(word: str) -> str:
     return _AMERICAN.sub(lambda match: _AMERICAN_SPELLING[match.group()], word)
 
 
+@functools.lru_cache(maxsize=8192)  # the same words come back in every fact
 def _word_key(word: str) -> str:
     """The key of a lower-case word: its synonym group's first word, or its stem ("prefers" and
     "preferred" give "prefer"), unless the stem is a stop word or a negation ("noted" is not "not")."""
@@ -1578,7 +1594,7 @@ class _Analysis(NamedTuple):
     day_ranges: frozenset[frozenset[str]]  # its ranges of three days or more: "Mon–Thu, Fridays off" has one
     hyphenated: frozenset[tuple[str, ...]]  # the keys of its hyphenated words: ("acme", "io") for "acme-io"
     code_words: frozenset[str]  # its identifiers in backticks: "analytics" for "`analytics`"
-    joined: frozenset[str]  # its words, alone and up to four in a row, joined: "2:php81fpm" for "php8.1-fpm"
+    folded: str  # the text normalised and case-folded, for the rare rule that reads it whole
     contrasted: tuple[str, ...]  # its words in order, "not", "than", "over", "instead" as "¬": "use ruff ¬ black"
     graded: frozenset[str]  # its small words of obligation, time, quantity or order: "must", "was", "most", "next"
     pairings: Counter[frozenset[str]]  # its clauses of two values or more: {chen, friday} in "Chen on Fri, ..."
@@ -1608,17 +1624,29 @@ def _analyse_long(text: str) -> _Analysis:
     return _analyse_text(text)
 
 
+def _present(text: str) -> set[str]:
+    """Which of the phrases' cheap tests ``text`` passes: the strings its case-folded form holds."""
+    folded = text.casefold()
+    return {part for part in _PHRASE_NEEDS if part in folded}
+
+
 def _normalise(text: str) -> str:
     """NFKC, and one spelling for times and a few phrases: "3:30-4:30pm" is "15:30-16:30"."""
     text = unicodedata.normalize("NFKC", text).replace("\u2019", "'")  # "don’t" is "don't"
     text = _TIME_12H.sub(_twenty_four_hour, _TIME_RANGE_12H.sub(_range_start, text))
-    for pattern, replacement in _PHRASES:
-        text = pattern.sub(replacement, text)
+    present = _present(text)
+    for pattern, replacement, needs in _PHRASES:
+        if needs and present.isdisjoint(needs):
+            continue
+        text, changes = pattern.subn(replacement, text)
+        if changes:
+            present = _present(text)
     if len(_DURATION.findall(text)) == 1:  # with two ("1 hour ... 24 hours"), "1 day" could stand for the other
         text = _TIME_LIMIT.sub(_time_limit, text)
     return text
 
 
+@functools.lru_cache(maxsize=8192)  # the same words come back in every fact
 def _atom_kind_and_key(atom: str, in_code: bool, sentence_start: bool) -> tuple[str, str]:
     """What an atom is (number, name, code or word) and its normalised key."""
     lowered = _CONTRACTION.sub("", atom.casefold())
@@ -1909,7 +1937,7 @@ def _analyse_text(text: str) -> _Analysis:
         hyphenated=frozenset(tuple(_word_key(part) for part in word.split("-"))
                              for word in _HYPHENATED.findall(text.casefold())),
         code_words=frozenset(span.casefold() for span in _BACKTICKED_WORD.findall(text)),
-        joined=_joined_runs(folded),
+        folded=folded,
         contrasted=_contrasted(_WORD_OR_MARK.findall(text.casefold())),
         graded=_graded(folded_words),
         pairings=Counter(pairing for pairing in (frozenset(key[1:] for key in clause if key[0] == "#")
@@ -1918,6 +1946,7 @@ def _analyse_text(text: str) -> _Analysis:
     )
 
 
+@functools.lru_cache(maxsize=1024)  # read only for a name one text lacks: most texts never
 def _joined_runs(folded: str) -> frozenset[str]:
     """The words of ``folded`` (runs of letters, digits and underscores), each alone and joined with
     up to three that follow it one space, hyphen, dot or slash apart, as "count:letters": "PHP 8.1-FPM"
@@ -1939,7 +1968,8 @@ def _respelled(key: str, other: _Analysis) -> bool:
     longer one in the other ("/letter_opener" / "letter_opener_web"), nor a command a longer one."""
     runs = _WORD_RUN.findall(key)
     letters = "".join(runs).replace("_", "")
-    return any(f"{count}:{letters}" in other.joined for count in range(1, _JOINED_RUNS + 1) if count != len(runs))
+    joined = _joined_runs(other.folded)
+    return any(f"{count}:{letters}" in joined for count in range(1, _JOINED_RUNS + 1) if count != len(runs))
 
 
 def _graded(words: list[str]) -> frozenset[str]:

@@ -1958,6 +1958,32 @@ class FeaturesReadValuesOneWay(unittest.TestCase):
         lots = am._analyse("Bob parks in lot A."), am._analyse("Parks in lot B.")  # "B" is no initial of Bob
         self.assertEqual(am._unmatched(lots[1].names, lots[1], lots[0]), {"b"})
 
+    def test_a_phrase_is_skipped_only_where_it_cannot_match(self):
+        """Each phrase's cheap test (what the case-folded text must hold) passes wherever its pattern
+        matches, all along the way the phrases rewrite a text; the examples reach every phrase."""
+        examples = [
+            "Away 1-14 July 2026, back July 20-24, 2026.", "Due 2026-03-31, or 31/03/2026; from 14th of March, 2026.",
+            "Since March 31st, 2026; March to May 2026; June 2026; Mar '26; 03/2026 and 2026-03.",
+            "Trip 2026.07.01 to 2026.07.14; screen 800 \u00d7 600.", "Runs 3x a week, once a day, twice daily, 3x/day.",
+            "Open M-F; the second Tuesday and the last Friday of the month.", "Invoice No. 7 costs -\u00a3120, $90, 90 \u20ac.",
+            "Translates DE>EN; speaks English, DE and FR.", "Emacs: C-a and C-M-f.", "Lives in Austin, TX.",
+            "Mon-Wed and between Tue and Thu; weekends and weekdays; every other week.", "Uses N.I.N.A. for half an hour.",
+            "A quarter of an hour, an hour, 2,500 files, 4k video, GBP 1.5m, 50kg, 30 miles per hour.",
+            "45%-55% and 1%; 20 \u00b0C; net-30; 920 Mb/s; 50wt; 5yrs and 12 wks; 2-inch; 30s; 0.72 kg.",
+            "Tests end-to-end; St John Street; membership no. BF-118204; a three-to-four-week wait; kicks off at 9.",
+            "Steer clear of the A9; between 2 and 3 weeks; no less than 3; no more than 5; over 6 days.",
+            "Size <= 4 and >= 2; 3 or less; 3 or more; 5+ years; 9:00 at the latest; 8:00 at the earliest.",
+            "Done at the latest; open at the earliest; \u00a338/hr; 60 seconds; 12h; 30 mins; 30d; 6w; 90 minutes.",
+            "Two business days; UTC-5; minus 16."]
+        reached = set()
+        for text in examples:
+            for number, (pattern, replacement, needs) in enumerate(am._PHRASES):
+                if pattern.search(text):
+                    reached.add(number)
+                    self.assertTrue(not needs or any(part in text.casefold() for part in needs), (number, text))
+                text = pattern.sub(replacement, text)
+        self.assertEqual(reached, set(range(len(am._PHRASES))))
+
     def test_a_date_is_one_date_however_written(self):
         in_words = am._analyse("Recertification is due 31 March 2026.").keys
         for written in ("2026-03-31", "31.03.2026", "3/31/2026", "31/3/2026", "March 31st, 2026"):
