@@ -1462,7 +1462,9 @@ _CODE_NAME = _Regex(r"[^\W_]+(?:[-._][^\W_]+)+")
 _FOLDED_WORD = _Regex(r"[a-z'’]+")
 _JOINABLE_RUN = _Regex(r"\w+(?:[-./ ]\w+)*")  # words one space, hyphen, dot or slash apart
 _WORD_RUN = _Regex(r"\w+")  # "letter_opener" is one
-_JOINED_RUNS = 4  # "php 8.1-fpm" joins four runs into "php81fpm"
+_JOINED_RUNS = 4  # "php 8.1-fpm" joins four runs into "php8.1fpm"
+_RUN_MARK = _Regex(r"[-./ ]")
+_DIGITS_AND_DOTS = _Regex(r"[\d.]+")
 _TOKEN = _Regex(r"\S+")
 # Code: backticked, or a short name in single quotes ("pool 'backups'"), not an apostrophe ("Sam's", "don't")
 _BACKTICKS = _Regex(r"`[^`]*`|(?<![\w'’])['‘](?=[^\W_])[\w. -]{1,40}(?<![. -])['’](?!\w)")
@@ -1958,16 +1960,29 @@ def _analyse_text(text: str) -> _Analysis:
 def _joined_runs(folded: str) -> frozenset[str]:
     """The words of ``folded`` (runs of letters, digits and underscores), each alone and joined with
     up to three that follow it one space, hyphen, dot or slash apart, as "count:letters": "PHP 8.1-FPM"
-    holds "4:php81fpm", and "StartToClose timeout" "2:starttoclosetimeout". Numbers are left out."""
+    holds "4:php8.1fpm", and "StartToClose timeout" "2:starttoclosetimeout". Numbers are left out, and
+    runs cut out of a longer name ("gpt-4" of "gpt-4-turbo"): only whole words, or words a space apart."""
     joined = set()
     for stretch in _JOINABLE_RUN.findall(folded):
         runs = [run.replace("_", "") for run in _WORD_RUN.findall(stretch)]
+        marks = _RUN_MARK.findall(stretch)  # marks[i] parts runs[i] and runs[i + 1]
         for start in range(len(runs)):
+            if start and marks[start - 1] != " ":
+                continue  # the tail of a longer name: "gpt4" is no "gpt-4-turbo", "web01" no "web-01-old"
             for end in range(start + 1, min(len(runs), start + _JOINED_RUNS) + 1):
-                word = "".join(runs[start:end])
-                if not word.isdigit():
+                if end < len(runs) and marks[end - 1] != " ":
+                    continue  # its head
+                word = _run_join(runs[start:end])
+                if not _DIGITS_AND_DOTS.fullmatch(word):
                     joined.add(f"{end - start}:{word}")
     return frozenset(joined)
+
+
+def _run_join(runs: list[str]) -> str:
+    """``runs`` joined, with a dot kept between two numbers: "7.5 mg" is no "75mg", "B1 2" no "B12",
+    "v1.2.0" no "v12.0"; "php 8.1-fpm" joins into "php8.1fpm", as "php8.1-fpm" does."""
+    return "".join(run if not index or not (runs[index - 1][-1:].isdigit() and run[:1].isdigit()) else "." + run
+                   for index, run in enumerate(runs))
 
 
 def _respelled(key: str, other: _Analysis) -> bool:
@@ -1975,7 +1990,7 @@ def _respelled(key: str, other: _Analysis) -> bool:
     / "PHP 8.1-FPM", "StartToCloseTimeout" / "StartToClose timeout"? A word of one is never part of a
     longer one in the other ("/letter_opener" / "letter_opener_web"), nor a command a longer one."""
     runs = _WORD_RUN.findall(key)
-    letters = "".join(runs).replace("_", "")
+    letters = _run_join([run.replace("_", "") for run in runs])
     joined = _joined_runs(other.folded)
     return any(f"{count}:{letters}" in joined for count in range(1, _JOINED_RUNS + 1) if count != len(runs))
 
@@ -2304,11 +2319,27 @@ def _parts_named(key: str, other: _Analysis) -> bool:
     ("voice/dialect" in "dialect and voice", "Tue/Wed" in "Tuesdays and Wednesdays", "Assets/Scenes"
     in "Assets/Scenes/Boot.unity"; not "src/lib" in "lib/src")? No date or ratio."""
     parts = key.split("/")
-    if len(parts) < 2 or not all(part.isalpha() and _atom_kind_and_key(part, False, False)[1] in other.keys
-                                 for part in parts):
+    if len(parts) < 2 or not all(part.isalpha() for part in parts):
         return False
-    return not any([part for part in name.split("/") if part in parts] not in ([], parts)
-                   for name in other.names if "/" in name)
+    keys = [_atom_kind_and_key(part, False, False)[1] for part in parts]
+    if not all(part_key in other.keys for part_key in keys):
+        return False
+    # named together, as a list ("dialect and voice"), not apart ("read access in prod and write access in
+    # staging", "frontend ...; backend goes to Lee")
+    if not any(sorted(other.word_keys[start:start + len(keys)]) == sorted(keys)
+               for start in range(len(other.word_keys) - len(keys) + 1)):
+        return False
+    for name in other.names:
+        if "/" not in name:
+            continue
+        named = name.split("/")
+        held = [part for part in named if part in parts]
+        if held not in ([], parts):
+            return False  # another order: "lib/src"
+        if held and any("." not in part for part in named if part not in parts):
+            return False  # a longer list or path: "read/write/delete", "admin/read/write", "src/api/legacy"
+            # (a file in it is the place it names: "Assets/Scenes/Boot.unity")
+    return True
 
 
 def _written_bare(url: str, other: _Analysis) -> bool:

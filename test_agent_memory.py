@@ -2588,6 +2588,18 @@ class ContradictionsAreNeverMerged(unittest.TestCase):
                 ("Sources live in src/lib.", "Sources live in lib/src.")):
             with self.subTest(new=new):
                 self.assertTrue(am._specifics_differ(am._analyse(old), am._analyse(new), surest=True))
+        for old, new in (  # a decimal point is no word break, nor a longer name or list the same one
+                ("User takes 7.5mg of warfarin every evening.", "User takes 75mg of warfarin every evening."),
+                ("The NAS has a 2.5GbE port.", "The NAS has a 25GbE port."),
+                ("User takes vitamin B12 2 times a week.", "User takes vitamin B1 2 times a week."),
+                ("Summaries use gpt4.", "Summaries use gpt-4-turbo."),
+                ("The deploy account has read/write access.", "The deploy account has read/write/delete access."),
+                ("The deploy account has read/write access.", "The deploy account has admin/read/write access."),
+                ("Handlers live in src/api.", "Handlers live in src/api/legacy."),
+                ("Sam owns the frontend/backend code reviews.", "Sam owns the frontend code reviews; backend goes to Lee.")):
+            with self.subTest(new=new):
+                self.assertTrue(am._conflict(old, new))
+                self.assertTrue(am._conflict(new, old))
 
     def test_a_saint_is_no_street(self):
         self.assertIn("saint", am._analyse("The clinic is on St John Street.").keys)
