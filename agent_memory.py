@@ -1464,6 +1464,7 @@ _JOINABLE_RUN = _Regex(r"\w+(?:[-./ ]\w+)*")  # words one space, hyphen, dot or 
 _WORD_RUN = _Regex(r"\w+")  # "letter_opener" is one
 _JOINED_RUNS = 4  # "php 8.1-fpm" joins four runs into "php8.1fpm"
 _RUN_MARK = _Regex(r"[-./ ]")
+_NUMBER_THEN_NAME = _Regex(r"(?<!\S)([^\W\d_]*\d[\w.]*) ([^\W\d_]+)")  # "4070 ti", "s24 ultra"
 _DIGITS_AND_DOTS = _Regex(r"[\d.]+")
 _TOKEN = _Regex(r"\S+")
 # Code: backticked, or a short name in single quotes ("pool 'backups'"), not an apostrophe ("Sam's", "don't")
@@ -2670,6 +2671,23 @@ def _identifier_extended(a: _Analysis, b: _Analysis) -> bool:
     return False
 
 
+def _variant_named(a: _Analysis, b: _Analysis) -> bool:
+    """Does one text name a model's variant, a name right after a number, where the other names the
+    model alone ("RTX 4070 Ti" / "RTX 4070", "iPhone 15 Pro" / "iPhone 15")? A fact adding a value is
+    merged; a name after the number makes another thing."""
+    for one, other in ((a, b), (b, a)):
+        numbers = {number for number, _ in _NUMBER_THEN_NAME.findall(one.folded)}
+        if not numbers:
+            continue
+        tokens = {token.strip(".,;:!?()[]'\"") for token in other.folded.split()}
+        for number, word in _NUMBER_THEN_NAME.findall(one.folded):
+            key = _word_key(word)  # a name, no unit or acronym ("120 Hz", "16 CE hours")
+            if (key in one.names and key not in one.acronyms and key not in _UNITS and number in tokens
+                    and _unmatched(frozenset((key,)), one, other)):  # no "British" of "BNG"
+                return True
+    return False
+
+
 def _part_unmatched(word: tuple[str, ...], other: tuple[str, ...]) -> bool:
     """Has hyphenated ``word`` a part that is no small word and names nothing ``other`` names?"""
     counterparts = [part for part in other if part not in word]
@@ -2724,7 +2742,7 @@ def _conflicting(old: _Analysis, new: _Analysis) -> bool:
     return (_specifics_differ(old, new) or old.negated != new.negated or _opposed(old, new)
             or bool(new.updating - old.updating)
             or _values_swapped(old, new) or _pairings_exchanged(old, new) or _values_regrouped(old, new)
-            or _hyphenated_siblings(old, new) or _identifier_extended(old, new)
+            or _hyphenated_siblings(old, new) or _identifier_extended(old, new) or _variant_named(old, new)
             or _swapped_around_negation(old, new) or _negations_crossed(old, new) or _days_differ(old, new)
             or _one_word_swapped(old, new) or _middle_swapped(old, new) or _grades_differ(old, new)
             or _words_exchanged(old, new) or _relatives_differ(old, new) or _someone_else(old, new)
