@@ -1564,8 +1564,11 @@ def _composite_values(text: str) -> set[str]:
 
 
 def _number_key(number: str) -> str:
-    """One spelling per value: "v2.2.1" is "2.2.1", "08:00" is "8", "14th" is "14", "1,000" is "1000"."""
+    """One spelling per value: "v2.2.1" is "2.2.1", "08:00" is "8", "14th" is "14", "1,000" is "1000",
+    "23.0" is "23" (but "1.10" stays: a version)."""
     number = _NUMBER_NOISE.sub("", number.replace(",", ""))
+    if number.endswith(".0") and number[:-2].isdigit():
+        number = number[:-2]
     return _SYNONYMS.get(number, number)
 
 
