@@ -2306,7 +2306,8 @@ def _unmatched(tokens: frozenset[str], one: _Analysis, other: _Analysis) -> set[
     covered.update(letter for letter, following in one.initialled if (letter, following) in run_initials)
     unmatched = {key for key in tokens if (key not in other.keys or key in other.derived) and key not in covered
                  and not (key in initialisms and key in one.acronyms) and not _written_bare(key, other)}
-    respelled = [key for key in unmatched if _respelled(key, other) or _parts_named(key, other)]
+    respelled = [key for key in unmatched if _respelled(key, other) or _parts_named(key, other)
+                 or _qualified_name(key, other)]
     if respelled:
         unmatched.difference_update(respelled, *(_WORD_RUN.findall(key) for key in respelled))
     if unmatched & one.acronyms:  # words the acronym's own text holds too do not spell it ("holiday requests": "HR")
@@ -2344,6 +2345,18 @@ def _parts_named(key: str, other: _Analysis) -> bool:
             return False  # a longer list or path: "read/write/delete", "admin/read/write", "src/api/legacy"
             # (a file in it is the place it names: "Assets/Scenes/Boot.unity")
     return True
+
+
+_RELATING_SUFFIXES = frozenset("issued signed hosted managed based backed powered enabled generated only".split())
+
+
+def _qualified_name(key: str, other: _Analysis) -> bool:
+    """Is ``key`` a name with a word saying how a fact relates to it, the name alone in ``other``
+    ("Auth0-issued JWTs" / "JWTs from Auth0", "EE/Cloud-only" / "an EE/Cloud feature")? No "-free"
+    or "-less": "gluten-free" is no "gluten"."""
+    name, _, suffix = key.rpartition("-")
+    return bool(name) and suffix in _RELATING_SUFFIXES and (name in other.keys or _respelled(name, other)
+                                                            or _parts_named(name, other))
 
 
 def _written_bare(url: str, other: _Analysis) -> bool:

@@ -2606,6 +2606,12 @@ class ContradictionsAreNeverMerged(unittest.TestCase):
                 self.assertTrue(am._conflict(old, new))
                 self.assertTrue(am._conflict(new, old))
 
+    def test_a_name_qualified_by_how_it_relates_names_the_name(self):
+        one, other = am._analyse("Auth0-issued JWTs carry the claims."), am._analyse("JWTs from Auth0 carry the claims.")
+        self.assertEqual(am._unmatched(one.names, one, other), set())  # held-out 32: asked about at 0.98
+        one, other = am._analyse("Menu item: Gluten-free Pasta."), am._analyse("Menu item: Gluten Pasta.")
+        self.assertIn("gluten-free", am._unmatched(one.keys, one, other))  # without it, no kind of it
+
     def test_a_model_s_variant_is_another_model(self):
         variants = [("User's GPU is an RTX 4070.", "User's GPU is an RTX 4070 Ti."),
                     ("User has an iPhone 15 for testing.", "User has an iPhone 15 Pro for testing."),
