@@ -1532,6 +1532,8 @@ def _whole_values(text: str, code_spans: list[tuple[int, int]]) -> set[str]:
             values.add(path)
     for match in _TOKEN.finditer(text):
         token = match.group()
+        if token.strip(".,;:!?()\"'").isalpha():  # a plain word, most of them: no digit, "#" or "@"
+            continue
         handle = _HANDLE.match(token) or _EMAIL.search(token)
         if handle:  # a Slack channel, a handle or an address names one thing: "#data-alerts", "@ops-team"
             values.add(handle.group().casefold())
