@@ -2308,10 +2308,11 @@ def _unmatched(tokens: frozenset[str], one: _Analysis, other: _Analysis) -> set[
     covered.update(letter for letter, following in one.initialled if (letter, following) in run_initials)
     unmatched = {key for key in tokens if (key not in other.keys or key in other.derived) and key not in covered
                  and not (key in initialisms and key in one.acronyms) and not _written_bare(key, other)}
-    respelled = [key for key in unmatched if _respelled(key, other) or _parts_named(key, other)
+    # a name written otherwise: "UFQFPN-48" / "UFQFPN48", "voice/dialect" / "dialect and voice", "Auth0-issued"
+    otherwise = [key for key in unmatched if _respelled(key, other) or _parts_named(key, other)
                  or _qualified_name(key, other)]
-    if respelled:
-        unmatched.difference_update(respelled, *(_WORD_RUN.findall(key) for key in respelled))
+    if otherwise:
+        unmatched.difference_update(otherwise, *(_WORD_RUN.findall(key) for key in otherwise))
     if unmatched & one.acronyms:  # words the acronym's own text holds too do not spell it ("holiday requests": "HR")
         own = set(one.words)
         plain = [word if word not in own else "" for word in other.words]
@@ -2694,11 +2695,11 @@ def _variant_named(a: _Analysis, b: _Analysis) -> bool:
     model alone ("RTX 4070 Ti" / "RTX 4070", "iPhone 15 Pro" / "iPhone 15")? A fact adding a value is
     merged; a name after the number makes another thing."""
     for one, other in ((a, b), (b, a)):
-        numbers = {number for number, _ in _NUMBER_THEN_NAME.findall(one.folded)}
-        if not numbers:
+        pairs = _NUMBER_THEN_NAME.findall(one.folded)
+        if not pairs:
             continue
         tokens = {token.strip(".,;:!?()[]'\"") for token in other.folded.split()}
-        for number, word in _NUMBER_THEN_NAME.findall(one.folded):
+        for number, word in pairs:
             key = _word_key(word)  # a name, no unit or acronym ("120 Hz", "16 CE hours")
             if (key in one.names and key not in one.acronyms and key not in _UNITS and number in tokens
                     and _unmatched(frozenset((key,)), one, other)):  # no "British" of "BNG"
