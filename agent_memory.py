@@ -2902,13 +2902,17 @@ def _middle_swapped(old: _Analysis, new: _Analysis) -> bool:
     expires ..." / "HSE commercial diving medical")? The one-word swap, wider: a slot of the same
     template filled with another thing. The same words open and close both, and make two fifths
     of each at least (numbers and small words are not counted: "User's passport expires 3 June" /
-    "User's provisional driving licence expires 3 June")."""
+    "User's provisional driving licence expires 3 June"), or open three fifths of the longer and
+    its end is swapped ("Buys leeks from Ridley Road market on Mondays for the crew lunch" / "...
+    for bone-break and gore sounds"; a swapped opening is often a restatement: "Launch: ..." / "Run
+    the pipeline with ...")."""
     one, other = old.word_keys, new.word_keys
     start, end = _common_ends(one, other)
     middles = one[start:len(one) - end], other[start:len(other) - end]
     if not all(1 <= len(middle) <= 4 for middle in middles) or max(map(len, middles)) < 2:
         return False
-    if not start or not end or start + end < 0.4 * max(len(one), len(other)):
+    longer = max(len(one), len(other))  # the same words frame the middle, or open three fifths of a text:
+    if not start or start + end < 0.4 * longer or not end and start < 0.6 * longer:  # its end swapped
         return False
     if any(len(middle) == 1 and middle[0] in text.acronyms for middle, text in zip(middles, (old, new))):
         return False  # "CFI" / "flight instructor": an acronym may stand for the other's words

@@ -2612,6 +2612,17 @@ class ContradictionsAreNeverMerged(unittest.TestCase):
         one, other = am._analyse("Menu item: Gluten-free Pasta."), am._analyse("Menu item: Gluten Pasta.")
         self.assertIn("gluten-free", am._unmatched(one.keys, one, other))  # without it, no kind of it
 
+    def test_a_text_s_end_swapped_is_another_fact(self):
+        old = "Buys celery, leeks and cabbages from Ridley Road market on Mondays for bone-break and gore sounds."
+        new = "Buys celery, leeks and cabbages from Ridley Road market on Mondays for the crew lunch."
+        self.assertTrue(am._middle_swapped(am._analyse(old), am._analyse(new)))  # held-out 33: merged at 0.86
+        self.assertTrue(am._middle_swapped(am._analyse(new), am._analyse(old)))
+        shorter = "Buys celery, leeks and cabbages from Ridley Road market on Mondays."
+        self.assertFalse(am._middle_swapped(am._analyse(old), am._analyse(shorter)))  # says less, no other end
+        self.assertFalse(am._middle_swapped(am._analyse("Launch: `snakemake --profile profiles/slurm -j 100`"),
+                                            am._analyse("Run the pipeline with `snakemake --profile profiles/slurm"
+                                                        " -j 100`")))  # an opening reworded
+
     def test_a_model_s_variant_is_another_model(self):
         variants = [("User's GPU is an RTX 4070.", "User's GPU is an RTX 4070 Ti."),
                     ("User has an iPhone 15 for testing.", "User has an iPhone 15 Pro for testing."),
@@ -4907,7 +4918,8 @@ class EntriesAreScannedWithTheirNeighbours(ManagerTestCase):
         memory.add_fact("env", "Staging deploy notes are in docs/deploy.md and we never let")
         before = snapshot(self.mem)
         with self.assertRaises(am.ScanError) as caught:
-            memory.add_fact("env", "Staging deploy notes are in docs/deploy.md; the user see them, not the interns.")
+            memory.add_fact("env", "Staging deploy notes are in docs/deploy.md; the user see them, not the interns, "
+                                   "contractors or auditors.")  # more than a swapped end: merged
         self.assertIn("merged into entry 1, 'Staging deploy notes are in docs/deploy.md and we never let', the "
                       "fact fails the security scan (prompt_injection)", str(caught.exception))
         am.scan_content(str(caught.exception))
