@@ -1566,11 +1566,8 @@ def _composite_values(text: str) -> set[str]:
 
 
 def _number_key(number: str) -> str:
-    """One spelling per value: "v2.2.1" is "2.2.1", "08:00" is "8", "14th" is "14", "1,000" is "1000",
-    "23.0" is "23" (but "1.10" stays: a version)."""
+    """One spelling per value: "v2.2.1" is "2.2.1", "08:00" is "8", "14th" is "14", "1,000" is "1000"."""
     number = _NUMBER_NOISE.sub("", number.replace(",", ""))
-    if number.endswith(".0") and number[:-2].isdigit():
-        number = number[:-2]
     return _SYNONYMS.get(number, number)
 
 
@@ -2308,9 +2305,8 @@ def _unmatched(tokens: frozenset[str], one: _Analysis, other: _Analysis) -> set[
     covered.update(letter for letter, following in one.initialled if (letter, following) in run_initials)
     unmatched = {key for key in tokens if (key not in other.keys or key in other.derived) and key not in covered
                  and not (key in initialisms and key in one.acronyms) and not _written_bare(key, other)}
-    # a name written otherwise: "UFQFPN-48" / "UFQFPN48", "voice/dialect" / "dialect and voice", "Auth0-issued"
-    otherwise = [key for key in unmatched if _respelled(key, other) or _parts_named(key, other)
-                 or _qualified_name(key, other)]
+    # a name written otherwise: "UFQFPN-48" / "UFQFPN48", "voice/dialect" / "dialect and voice"
+    otherwise = [key for key in unmatched if _respelled(key, other) or _parts_named(key, other)]
     if otherwise:
         unmatched.difference_update(otherwise, *(_WORD_RUN.findall(key) for key in otherwise))
     if unmatched & one.acronyms:  # words the acronym's own text holds too do not spell it ("holiday requests": "HR")
@@ -2348,18 +2344,6 @@ def _parts_named(key: str, other: _Analysis) -> bool:
             return False  # a longer list or path: "read/write/delete", "admin/read/write", "src/api/legacy"
             # (a file in it is the place it names: "Assets/Scenes/Boot.unity")
     return True
-
-
-_RELATING_SUFFIXES = frozenset("issued signed hosted managed based backed powered enabled generated only".split())
-
-
-def _qualified_name(key: str, other: _Analysis) -> bool:
-    """Is ``key`` a name with a word saying how a fact relates to it, the name alone in ``other``
-    ("Auth0-issued JWTs" / "JWTs from Auth0", "EE/Cloud-only" / "an EE/Cloud feature")? No "-free"
-    or "-less": "gluten-free" is no "gluten"."""
-    name, _, suffix = key.rpartition("-")
-    return bool(name) and suffix in _RELATING_SUFFIXES and (name in other.keys or _respelled(name, other)
-                                                            or _parts_named(name, other))
 
 
 def _written_bare(url: str, other: _Analysis) -> bool:

@@ -2000,11 +2000,6 @@ class FeaturesReadValuesOneWay(unittest.TestCase):
                 text = pattern.sub(replacement, text)
         self.assertEqual(reached, set(range(len(am._PHRASES))))
 
-    def test_a_whole_number_with_a_zero_decimal_is_the_number(self):
-        self.assertFalse(am._conflict("PaperCut MF 23.0 runs on port 9191.", "PaperCut MF v23 runs on port 9191."))
-        self.assertTrue(am._conflict("Python 3.10 is the minimum.", "Python 3.1 is the minimum."))  # versions
-        self.assertTrue(am._conflict("Backoff coefficient is 2.0.", "Backoff coefficient is 2.5."))
-
     def test_a_date_is_one_date_however_written(self):
         in_words = am._analyse("Recertification is due 31 March 2026.").keys
         for written in ("2026-03-31", "31.03.2026", "3/31/2026", "31/3/2026", "March 31st, 2026"):
@@ -2605,12 +2600,6 @@ class ContradictionsAreNeverMerged(unittest.TestCase):
             with self.subTest(new=new):
                 self.assertTrue(am._conflict(old, new))
                 self.assertTrue(am._conflict(new, old))
-
-    def test_a_name_qualified_by_how_it_relates_names_the_name(self):
-        one, other = am._analyse("Auth0-issued JWTs carry the claims."), am._analyse("JWTs from Auth0 carry the claims.")
-        self.assertEqual(am._unmatched(one.names, one, other), set())  # held-out 32: asked about at 0.98
-        one, other = am._analyse("Menu item: Gluten-free Pasta."), am._analyse("Menu item: Gluten Pasta.")
-        self.assertIn("gluten-free", am._unmatched(one.keys, one, other))  # without it, no kind of it
 
     def test_a_text_s_end_swapped_is_another_fact(self):
         old = "Buys celery, leeks and cabbages from Ridley Road market on Mondays for bone-break and gore sounds."
