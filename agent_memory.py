@@ -1350,9 +1350,10 @@ _PHRASES: list[tuple[_Regex, Any, tuple[str, ...]]] = [
 ]
 _PHRASE_NEEDS = frozenset(part for _, _, needs in _PHRASES for part in needs)
 # "3:30-4:30pm" is "15:30-16:30"; "7pm" is "19:00".
-_TIME_RANGE_12H = _Regex(r"\b(\d{1,2})(?::(\d\d))?(\s?[–-]\s?|\s to\s)(?=\d{1,2}(?::\d\d)?\s?([ap])\.?m\b)",
-                             re.IGNORECASE)
-_TIME_12H = _Regex(r"\b(\d{1,2})(?::(\d\d))?\s?([ap])\.?m\b\.?", re.IGNORECASE)
+# "9.45 am" is "9:45"; no hour starts inside a number ("1.5 pm" is left alone, not "1.17:00")
+_TIME_RANGE_12H = _Regex(r"(?<![\d.:])\b(\d{1,2})(?:[:.](\d\d))?(\s?[–-]\s?|\s to\s)"
+                         r"(?=\d{1,2}(?:[:.]\d\d)?\s?([ap])\.?m\b)", re.IGNORECASE)
+_TIME_12H = _Regex(r"(?<![\d.:])\b(\d{1,2})(?:[:.](\d\d))?\s?([ap])\.?m\b\.?", re.IGNORECASE)
 # A sign is part of its number ("-18 °C" is no "18 °C"), but no hyphen of "10-18", "UTC-5" or "-np 4"
 _ATOM = _Regex(rf"{_SIGN_BEFORE}-\d+(?:[.:/]\d+)*|\b[vV]?\d+(?:[.:/]\d+)+|[^\W_]+(?:'(?:s|t|re|ll|ve|d|m)\b)?")
 _CONTRACTION = _Regex(r"'(?:s|re|ll|ve|d|m)$")  # "they're" is "they"; "don't" stays, a negation

@@ -2000,6 +2000,13 @@ class FeaturesReadValuesOneWay(unittest.TestCase):
                 text = pattern.sub(replacement, text)
         self.assertEqual(reached, set(range(len(am._PHRASES))))
 
+    def test_a_time_with_a_dot_is_a_time(self):
+        self.assertEqual(am._normalise("Standup is at 9.45 am; dinner 7.30pm"), "Standup is at 9:45; dinner 19:30")
+        self.assertEqual(am._normalise("Meet 9.45-10.15 am"), "Meet 9:45-10:15")
+        self.assertEqual(am._normalise("Takes 1.5 pm?"), "Takes 1.5 pm?")  # no hour inside a number
+        self.assertTrue(am._conflict("Standup is at 9.45 am.", "Standup is at 9.21 am."))  # (review: merged at 1.0)
+        self.assertFalse(am._conflict("Standup is at 9.45 am.", "Standup is at 9:45."))
+
     def test_a_date_is_one_date_however_written(self):
         in_words = am._analyse("Recertification is due 31 March 2026.").keys
         for written in ("2026-03-31", "31.03.2026", "3/31/2026", "31/3/2026", "March 31st, 2026"):
