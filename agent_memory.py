@@ -1982,6 +1982,12 @@ def _joined_runs(folded: str) -> frozenset[str]:
     return frozenset(joined)
 
 
+@functools.lru_cache(maxsize=1024)
+def _squeezed(folded: str) -> str:
+    """``folded`` without spaces, marks or underscores: every joined run of it is in it, dots left out."""
+    return _NON_WORD.sub("", folded)
+
+
 def _run_join(runs: list[str]) -> str:
     """``runs`` joined, with a dot kept between two numbers: "7.5 mg" is no "75mg", "B1 2" no "B12",
     "v1.2.0" no "v12.0"; "php 8.1-fpm" joins into "php8.1fpm", as "php8.1-fpm" does."""
@@ -1995,6 +2001,8 @@ def _respelled(key: str, other: _Analysis) -> bool:
     longer one in the other ("/letter_opener" / "letter_opener_web"), nor a command a longer one."""
     runs = _WORD_RUN.findall(key)
     letters = _run_join([run.replace("_", "") for run in runs])
+    if letters.replace(".", "") not in _squeezed(other.folded):  # cheap: most keys are in no spelling of it
+        return False
     joined = _joined_runs(other.folded)
     return any(f"{count}:{letters}" in joined for count in range(1, _JOINED_RUNS + 1) if count != len(runs))
 
