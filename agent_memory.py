@@ -1266,17 +1266,26 @@ _PHRASES: list[tuple[_Regex, Any, tuple[str, ...]]] = [
     (_Regex(r"\bevery (?:other|second)\b|\b(?:alternate|fortnightly)\b|\b(?:every|once a) fortnight\b|"
             r"\bevery (?:two|2) weeks\b", re.IGNORECASE), "biweekly", ("every", "alternate", "fortnight")),
     (_Regex(r"(?<![\w.])(?:[A-Z]\.){2,}(?![\w.])"), lambda match: match.group().replace(".", ""), (".",)),  # "N.I.N.A."
+    (_Regex(r"(?:\b12 ?|(?<=\bat )|(?<=\bby )|(?<=\buntil )|(?<=\btill )|(?<=\bbefore )|(?<=\bafter )|(?<=\bfrom )|"
+            r"(?<=\bto )|(?<=\baround ))(noon|midnight)\b", re.IGNORECASE),
+     lambda match: "12:00" if match.group(1).lower() == "noon" else "0:00", ("noon", "midnight")),  # "12pm", "12am"
     (_Regex(r"\bhalf(?: an |-)hour\b", re.IGNORECASE), "30 minutes", ("half",)),
     (_Regex(r"\b(?:a )?quarter(?: of an |-| )hour\b", re.IGNORECASE), "15 minutes", ("quarter",)),
     (_Regex(r"\b(?:an?|one)\s(hour|day|week|month|year)\b", re.IGNORECASE), _one_unit,
      ("hour", "day", "week", "month", "year")),
     # "2,500" is 2500 (and "1,500g" 1500g), so "2,500-3,500" is a range of two numbers
     (_Regex(r"(?<=\d),(?=\d{3}(?!\d))"), "", (",",)),
+    # a decimal comma before a unit or after a currency: "1,5 kg" is 1.5 kg (no "1" beside "5 kg"), "EUR 12,50" 12.50
+    (_Regex(r"(?<![\d,.])(\d{1,4}),(\d{1,2})(?=\s?(?:[kmcdμ]?[gl]|mcg|[kmc]?m|mi|ft|kwh|kw|[kmgt]b|lbs?|oz|h|hrs?|"
+            r"hours?|mins?|minutes?|s|secs?|seconds?|days?|weeks?|months?|years?|percent|[A-Z]{3})\b|\s?[%°])|"
+            r"(?<=\b[A-Z]{3} )(\d{1,9}),(\d{1,2})(?![\d,]|\.\d)"),
+     lambda match: f"{match.group(1) or match.group(3)}.{match.group(2) or match.group(4)}", (",",)),
     (_Regex(r"\b(\d{1,15}(?:\.\d{1,3})?)[kK]\b"), _thousands, _DIGITS),  # int() refuses 4,300 digits and more
     (_Regex(r"(?<=\b[A-Z]{3} )(\d{1,9}(?:\.\d{1,6})?) ?(?:m|M|mn|million)\b"),  # "£1m" is 1000000, as "£1,000,000"
      lambda match: _point_moved(match.group(1), 6), _DIGITS),
-    (_Regex(r"\b(\d+(?:\.\d+)?)(fps|ms|[kmgt]b|px|[kmg]?hz|rpm|kg|km|cm|mm|mi|mg|ml|mph|gib|ft|lbs?|m)\b", re.IGNORECASE),
-     r"\1 \2", _DIGITS),
+    (_Regex(r"\b(\d+(?:\.\d+)?)(fps|ms|[kmgt]b|px|[kmg]?hz|rpm|kg|km|cm|mm|mi|mg|ml|mph|gib|ft|lbs?|m|[dc]?l)\b",
+            re.IGNORECASE), r"\1 \2", _DIGITS),
+    (_Regex(r"(?<=\d)\s?(?:μg|ug)\b"), " mcg", ("μg", "ug")),  # "5 µg" (NFKC's "μg") is "5 mcg", no "5 g"
     (_Regex(r"\bmiles? (?:per|an) hour\b", re.IGNORECASE), "mph", ("mile",)),
     (_Regex(r"(?<=\d)%(?=\s?(?:[-–]|to)\s?\d+(?:\.\d+)?\s?%)"), "", ("%",)),  # "45%-55%" is "45-55%"
     (_Regex(r"(?<=\d)\s?%"), " percent", ("%",)),  # "1%" is "1 percent"
@@ -1303,6 +1312,7 @@ _PHRASES: list[tuple[_Regex, Any, tuple[str, ...]]] = [
     (_Regex(rf"\b(\d+(?:\.\d+)?|{_SMALL_NUMBER_WORDS})-to-(?=(?:\d+(?:\.\d+)?|{_SMALL_NUMBER_WORDS})[- ]"
             r"(?:sec|second|min|minute|hour|hr|day|night|week|wk|month|year|yr|workday)s?\b)", re.IGNORECASE),
      r"\1 to ", ("-to-",)),  # "a three-to-four-week turnaround" is "three to four weeks"; "5-to-1 odds" stays a ratio
+    (_Regex(r"(?<![\w.-])(\d+(?:\.\d+)?)-to-(?=\d+(?:\.\d+)?(?![\w.-]))"), r"\1 to ", ("-to-",)),  # "a 1-to-6 scale" is 1-6
     (_Regex(r"\bkick(?:s|ed|ing)? off\b", re.IGNORECASE), "starts", ("kick",)),  # no "off" of "on" / "off"
     (_Regex(r"\b(?:(?:steer|stay)(?:s|ed|ing)?|keeps?|keeping|kept) (?:well |far )?(?:clear of|away from)\b",
             re.IGNORECASE), "avoids", ("clear of", "away from")),  # a negation, as "avoids" is; "stays well clear of" too
@@ -1320,12 +1330,13 @@ _PHRASES: list[tuple[_Regex, Any, tuple[str, ...]]] = [
     (_Regex(rf"\b(?:(?:more|higher|greater|longer) than|(?<!spread )(?<!split )(?<!paid )(?<!spaced )over|above|at least|"
             rf"exceeding){_BOUNDED}", re.IGNORECASE), "min ",  # "spread over 6 weekends" is no bound
      ("than", "over", "above", "at least", "exceeding")),
+    (_Regex(r"\s*!=\s*(?=v?\d)"), " not ", ("!=",)),  # "requests!=2.31" excludes what "requests==2.31" pins
     (_Regex(r"(?<![-=<>~])(?:<=|=<|≤|<)\s*(?=(?:[A-Z]{3} )?-?\d)"), " max ", ("<", "≤")),
     (_Regex(r"(?<![-=<>~])(?:>=|=>|≥|>)\s*(?=(?:[A-Z]{3} )?-?\d)"), " min ", (">", "≥")),
-    (_Regex(r"\b((?:[A-Z]{3} )?\d+(?:[.:]\d+)?(?: ?%| [a-z]{1,12})?) or (?:less|fewer|under|below|lower|earlier)\b"),
-     r"max \1", (" or ",)),
-    (_Regex(r"\b((?:[A-Z]{3} )?\d+(?:[.:]\d+)?(?: ?%| [a-z]{1,12})?) or (?:more|over|above|greater|higher|later)\b"),
-     r"min \1", (" or ",)),
+    (_Regex(r"\b((?:[A-Z]{3} )?\d+(?:[.:]\d+)?(?: ?%| [a-z]{1,12})?) (?:or (?:less|fewer|under|below|lower|earlier)|at most)\b"),
+     r"max \1", (" or ", "at most")),
+    (_Regex(r"\b((?:[A-Z]{3} )?\d+(?:[.:]\d+)?(?: ?%| [a-z]{1,12})?) (?:or (?:more|over|above|greater|higher|later)|at least)\b"),
+     r"min \1", (" or ", "at least")),
     (_Regex(r"\b((?:[A-Z]{3} )?\d+(?:\.\d+)?)\+(?![\w+])"), r"min \1", ("+",)),  # "5+ years", "£500+"; no "C++", "1+1"
     # "at the latest" after a time is "max" before it: "9:00 min" would read as 9:00 minutes
     (_Regex(r"\b(\d+(?:[.:]\d+)?) at the latest\b", re.IGNORECASE), r"max \1", ("at the latest",)),
@@ -1393,7 +1404,7 @@ _UPDATE_MARKERS = _Regex(
 _SAME_MARKER = {"anymore": "no longer", "any more": "no longer"}  # "doesn't ... anymore" / "no longer ..."
 _UNITS = frozenset("ms millisecond s second sec minute min hour day workday week month year time kb mb gb tb px fps "
                    "mcg iu mpg psi kw kwh kva oz tsp tbsp "  # "500 mcg" is no "500 mg", "13 kwh" no "13 kw"
-                   "hz rpm gram kg km cm mm m mi ft inch lb mg ml mph gib kbit mbit gbit tbit "
+                   "hz rpm gram kg km cm mm m mi ft inch lb mg ml l dl cl mph gib kbit mbit gbit tbit "
                    "percent thousand million billion trillion bn"
                    .split())
 _KIND_WEIGHTS = {"word": 10, "name": 20, "code": 20, "number": 30}  # integers keep the sums exact
@@ -1572,6 +1583,27 @@ def _number_key(number: str) -> str:
     return _SYNONYMS.get(number, number)
 
 
+_HOURS = "one two three four five six seven eight nine ten eleven twelve".split()
+_CLOCK_MINUTES = {"quarter": 15, "half": 30, "five": 5, "ten": 10, "twenty": 20, "twenty-five": 25, "twenty five": 25}
+_CLOCK_HOUR = rf"(1[0-2]|[1-9]|{'|'.join(_HOURS)})(?![\w:]|\.\d)"
+# "quarter past 7" is 7:15, "quarter to 7" 6:45, "20 minutes past 9" 9:20; a bare "ten to 9" may be a range
+_CLOCK_WORDS = _Regex(rf"\b(?:a )?(?:(quarter|half|five|ten|twenty(?:[- ]five)?|[1-5]?\d)(?: minutes?)? past|"
+                      rf"(quarter) (?:to|of)|(five|ten|twenty(?:[- ]five)?|[1-5]?\d) minutes? to) {_CLOCK_HOUR}",
+                      re.IGNORECASE)
+
+
+def _clock_time(match: re.Match[str]) -> str:
+    after, before, before_minutes, hour_written = match.groups()
+    hour = int(hour_written) if hour_written.isdigit() else _HOURS.index(hour_written.lower()) + 1
+    minutes_written = (after or before or before_minutes).lower()
+    minutes = int(minutes_written) if minutes_written.isdigit() else _CLOCK_MINUTES[minutes_written]
+    if not 0 < minutes < 60:
+        return match.group()
+    if after:
+        return f"{hour}:{minutes:02d}"
+    return f"{(hour - 2) % 12 + 1}:{60 - minutes:02d}"  # "quarter to 1" is 12:45
+
+
 def _twenty_four_hour(match: re.Match[str]) -> str:
     hour = int(match.group(1)) % 12 + (12 if match.group(3).lower() == "p" else 0)
     return f"{hour}:{match.group(2) or '00'}"
@@ -1647,6 +1679,8 @@ def _present(text: str) -> set[str]:
 def _normalise(text: str) -> str:
     """NFKC, and one spelling for times and a few phrases: "3:30-4:30pm" is "15:30-16:30"."""
     text = unicodedata.normalize("NFKC", text).replace("\u2019", "'")  # "don’t" is "don't"
+    if " past " in text or " to " in text or " of " in text:
+        text = _CLOCK_WORDS.sub(_clock_time, text)
     text = _TIME_12H.sub(_twenty_four_hour, _TIME_RANGE_12H.sub(_range_start, text))
     present = _present(text)
     for pattern, replacement, needs in _PHRASES:
@@ -1776,6 +1810,7 @@ def _analyse_text(text: str) -> _Analysis:
     clause: list[str] = []                 # part them; specific ones marked "#": ("#api", "port", "#8080")
     last_kind = last_atom = ""
     numbers: list[str] = []  # the last number, or the numbers of the last range
+    ranges: set[str] = set()  # "3-1", "5-10": two numbers in order
     measures: set[str] = set()  # "24 hour", "2-3 week", "1 week" for "every week", "every morn"
     every: Optional[list[str]] = None  # the words after "every", until a unit
     numbers_end = 0
@@ -1849,6 +1884,8 @@ def _analyse_text(text: str) -> _Analysis:
             number = f"#{key}" if _ORDINAL.search(atom) else key  # "the 2nd week" is no "2 weeks"
             if in_range and numbers:
                 numbers.append(number)
+                if len(numbers) == 2 and text[numbers_end:match.start()].strip().lower() != "or":
+                    ranges.add("-".join(numbers))  # "3-1" is no "1-3": a score, a day and month, a range in order
             else:
                 numbers = [number]
             numbers_end = match.end()
@@ -1884,8 +1921,8 @@ def _analyse_text(text: str) -> _Analysis:
         clauses.append(tuple(clause))
     if every and every[0] in _PERIODS:
         measures.add(f"every {every[0]}")
-    keys |= measures
-    specific |= measures
+    keys |= measures | ranges
+    specific |= measures | ranges
     composite = _composite_values(text)  # a value, but no name: a fact naming another chord goes to the LLM
     keys |= composite
     specific |= composite

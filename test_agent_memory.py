@@ -1918,7 +1918,7 @@ class FeaturesReadValuesOneWay(unittest.TestCase):
 
     def test_a_list_or_a_range_of_numbers_is_its_numbers(self):
         self.assertEqual(am._analyse("Ports 8000,8001").keys, {"port", "8000", "8001"})
-        self.assertEqual(am._analyse("Ports 8000-8010").keys, {"port", "8000", "8010"})
+        self.assertEqual(am._analyse("Ports 8000-8010").keys, {"port", "8000", "8010", "8000-8010"})  # and in order
         self.assertTrue(am._conflict("Released on 2024-05-01", "Released on 2024-05-02"))  # a date is no range
 
     def test_a_unit_may_touch_its_number_and_keeps_it(self):
@@ -1960,7 +1960,7 @@ class FeaturesReadValuesOneWay(unittest.TestCase):
                 self.assertTrue(am._conflict(old, new))
         self.assertFalse(am._conflict("Master to \u221216 LUFS.", "Master to -16 LUFS."))  # the minus sign
         self.assertEqual(am._analyse("Freezer at -18 °C.").keys, am._analyse("Freezer at \u221218°C.").keys)
-        for text, numbers in (("Ports 8000-8010", {"8000", "8010"}), ("Runs on UTC-5.", {"-5"}),
+        for text, numbers in (("Ports 8000-8010", {"8000", "8010", "8000-8010"}), ("Runs on UTC-5.", {"-5"}),
                               ("Start with mpirun -np 4.", {"4"}), ("Cooled to -10°C.", {"-10"})):
             with self.subTest(text=text):  # a hyphen after a word or a number is no sign
                 self.assertEqual({key for key in am._analyse(text).keys if key[-1].isdigit()}, numbers)
@@ -1990,7 +1990,8 @@ class FeaturesReadValuesOneWay(unittest.TestCase):
             "Steer clear of the A9; between 2 and 3 weeks; no less than 3; no more than 5; over 6 days.",
             "Size <= 4 and >= 2; 3 or less; 3 or more; 5+ years; 9:00 at the latest; 8:00 at the earliest.",
             "Done at the latest; open at the earliest; \u00a338/hr; 60 seconds; 12h; 30 mins; 30d; 6w; 90 minutes.",
-            "Two business days; UTC-5; minus 16."]
+            "Two business days; UTC-5; minus 16.", "1,5 kg at noon; 5 \u03bcg; 2L; pins !=2.31; 5 at most, 3 at least.",
+            "A 1-to-6 scale."]
         reached = set()
         for text in examples:
             for number, (pattern, replacement, needs) in enumerate(am._PHRASES):
@@ -2006,6 +2007,31 @@ class FeaturesReadValuesOneWay(unittest.TestCase):
         self.assertEqual(am._normalise("Takes 1.5 pm?"), "Takes 1.5 pm?")  # no hour inside a number
         self.assertTrue(am._conflict("Standup is at 9.45 am.", "Standup is at 9.21 am."))  # (review: merged at 1.0)
         self.assertFalse(am._conflict("Standup is at 9.45 am.", "Standup is at 9:45."))
+
+    def test_a_value_read_whole_and_in_order(self):
+        # Found by a review: each pair merged at 0.75-1.0, its two values read as one
+        for old, new in (("Standup is at quarter past 9.", "Standup is at quarter to 9."),  # "to" a stop word
+                         ("Standup is at half past 9.", "Standup is at 9."),
+                         ("Arsenal beat Spurs 3-1 on Saturday.", "Arsenal beat Spurs 1-3 on Saturday."),  # sorted keys
+                         ("Rent is due on 3-4.", "Rent is due on 4-3."),
+                         ("The parcel weighs 1,5 kg.", "The parcel weighs 5 kg."),  # "1" and "5 kg"
+                         ("The fee is \u20ac12,50 per session.", "The fee is \u20ac12 per session."),
+                         ("Keep retries to 5 at most.", "Keep retries to 5 at least."),
+                         ("Pin requests to ==2.31.", "Pin requests to !=2.31."),
+                         ("Maya takes 400 \u00b5g of folic acid daily.", "Maya takes 400 mg of folic acid daily."),
+                         ("The water bottle holds 750 ml.", "The water bottle holds 750 l."),
+                         ("The gym opens at noon.", "The gym opens at 12:30.")):
+            for one, other in ((old, new), (new, old)):
+                with self.subTest(old=one, new=other):
+                    detector = am.MergeDetector()
+                    detector.fit([one, "An unrelated entry about the office coffee machine."])
+                    self.assertNotEqual(detector.classify(other)[0], "merge")
+        for old, new in (("Standup is at quarter to 7 pm.", "Standup is at 18:45."), ("Due at noon.", "Due at 12pm."),
+                         ("Weighs 1,5 kg.", "Weighs 1.5 kg."), ("Sizes 5-10.", "Sizes 5 to 10."),
+                         ("Takes 5 \u00b5g.", "Takes 5 mcg."), ("A 1-to-6 scale.", "A 1\u20136 scale.")):
+            with self.subTest(old=old):
+                self.assertEqual(am._analyse(old).keys, am._analyse(new).keys)
+        self.assertEqual(am._normalise("from ten to 12 people; 1,2 and 3 days"), "from ten to 12 people; 1,2 and 3 days")
 
     def test_a_date_is_one_date_however_written(self):
         in_words = am._analyse("Recertification is due 31 March 2026.").keys
