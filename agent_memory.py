@@ -1593,6 +1593,7 @@ _CLOCK_WORDS = _Regex(rf"\b(?:a )?(?:(quarter|half|five|ten|twenty(?:[- ]five)?|
 
 
 def _clock_time(match: re.Match[str]) -> str:
+    """A time told in clock words, in figures: "quarter past 7" is "7:15", "quarter to 7" "6:45"."""
     after, before, before_minutes, hour_written = match.groups()
     hour = int(hour_written) if hour_written.isdigit() else _HOURS.index(hour_written.lower()) + 1
     minutes_written = (after or before or before_minutes).lower()
