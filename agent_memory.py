@@ -252,7 +252,7 @@ class MemoryConfig:
                 hint = " (in JSON, true or false without quotes)" if kind is bool else ""
                 raise InvalidInputError(f"config key {field.name!r} must be {kind.__name__}{hint}, "
                                         f"got {type(value).__name__} {value!r}")
-            if kind is float and not math.isfinite(value):
+            if isinstance(value, float) and not math.isfinite(value):
                 raise InvalidInputError(f"config key {field.name!r} must be a finite number, got {value!r}")
         for name, low, high in _INT_RANGES:
             if not low <= getattr(self, name) <= high:
@@ -289,7 +289,7 @@ class MemoryConfig:
         return dataclasses.asdict(self)
 
 
-_FIELD_KINDS = {"bool": bool, "int": int, "float": float}
+_FIELD_KINDS: dict[Any, type] = {"bool": bool, "int": int, "float": float}  # by a field's annotation, a string here
 _INT_RANGES = [("facts_limit_user", 1, 1_000_000), ("facts_limit_env", 1, 1_000_000), ("buffer_lines", 0, 100_000),
                ("min_turns_for_extraction", 0, 1_000_000), ("max_episodes", 0, 10_000_000),
                ("episode_ttl_days", 0, 36_500)]
@@ -3313,7 +3313,7 @@ def _locked(directory: str) -> Iterator[None]:
             _logger().debug("cannot close %s: %s", path, exc)
 
 
-if os.name == "nt":  # pragma: no cover - exercised on Windows only
+if sys.platform == "win32":  # pragma: no cover - exercised on Windows only
 
     def _lock_fd(fd: int) -> None:
         import errno
@@ -4506,7 +4506,7 @@ def llm_from_env() -> Optional[LLMClient]:
         except ValueError:
             raise InvalidInputError("AGENT_MEMORY_LLM_TIMEOUT must be a number of seconds, got "
                                     f"{own['AGENT_MEMORY_LLM_TIMEOUT']!r}") from None
-    where = {"base_url": base_url} if base_url else {}  # else the client's own default
+    where: dict[str, Any] = {"base_url": base_url} if base_url else {}  # else the client's own default
     try:
         return cls(model, api_key=api_key, timeout=timeout, **where)
     except InvalidInputError as exc:  # say which variable holds the bad value
