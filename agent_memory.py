@@ -1028,7 +1028,7 @@ _CURRENCY = r"(?:US|A|C|NZ|HK)?\$|[€£¥₹₩₽₺₪₫฿]"
 
 
 def _one_unit(match: re.Match[str]) -> str:
-    """"an hour" is "1 hour" and "a week" is "1 week"; a rate ("USD 90 an hour", "twice a week") stays."""
+    """"an hour" is "1 hour" and "a (full) week" is "1 week"; a rate ("USD 90 an hour", "twice a week") stays."""
     if _RATE_BEFORE.search(match.string, max(0, match.start() - 40), match.start()):
         return match.group()
     return "1 " + match.group(1)
@@ -1271,7 +1271,7 @@ _PHRASES: list[tuple[_Regex, Any, tuple[str, ...]]] = [
      lambda match: "12:00" if match.group(1).lower() == "noon" else "0:00", ("noon", "midnight")),  # "12pm", "12am"
     (_Regex(r"\bhalf(?: an |-)hour\b", re.IGNORECASE), "30 minutes", ("half",)),
     (_Regex(r"\b(?:a )?quarter(?: of an |-| )hour\b", re.IGNORECASE), "15 minutes", ("quarter",)),
-    (_Regex(r"\b(?:an?|one)\s(hour|day|week|month|year)\b", re.IGNORECASE), _one_unit,
+    (_Regex(r"\b(?:an?|one)\s(?:full\s|whole\s)?(hour|day|week|month|year)\b", re.IGNORECASE), _one_unit,
      ("hour", "day", "week", "month", "year")),
     # "2,500" is 2500 (and "1,500g" 1500g), so "2,500-3,500" is a range of two numbers
     (_Regex(r"(?<=\d),(?=\d{3}(?!\d))"), "", (",",)),
@@ -1289,8 +1289,9 @@ _PHRASES: list[tuple[_Regex, Any, tuple[str, ...]]] = [
     (_Regex(r"\bmiles? (?:per|an) hour\b", re.IGNORECASE), "mph", ("mile",)),
     (_Regex(r"(?<=\d)%(?=\s?(?:[-–]|to)\s?\d+(?:\.\d+)?\s?%)"), "", ("%",)),  # "45%-55%" is "45-55%"
     (_Regex(r"(?<=\d)\s?%"), " percent", ("%",)),  # "1%" is "1 percent"
-    # "20 degrees Celsius", "20 °C" and "20ºC" (NFKC's "20oC") are "20 °C"; Fahrenheit likewise
-    (_Regex(r"(?<=\d)\s?(?:°\s?|o(?=[CF]\b)|degrees? (?=(?:Celsius|Fahrenheit|C|F)\b))(?:(C)(?:elsius)?|(F)(?:ahrenheit)?)\b"),
+    # "20 degrees Celsius", "20-degree-C", "20 °C" and "20ºC" (NFKC's "20oC") are "20 °C"; Fahrenheit likewise
+    (_Regex(r"(?<=\d)(?:\s?(?:°\s?|o(?=[CF]\b))|[\s-]?degrees?[\s-](?=(?:Celsius|Fahrenheit|C|F)\b))"
+            r"(?:(C)(?:elsius)?|(F)(?:ahrenheit)?)\b"),
      lambda match: " °C" if match.group(1) else " °F", _DIGITS),
     (_Regex(r"\bnet[- ](\d{1,3})(?!\d|[.,:/]\d| days?\b)", re.IGNORECASE), r"net \1 days", ("net",)),  # payment terms: "net-30"
     # "920 Mb/s" is "920 Mbps"; a capital B is bytes: "920 MB/s" is no "920 Mbps"
@@ -2911,7 +2912,8 @@ def _one_word_swapped(old: _Analysis, new: _Analysis) -> bool:
         return True  # "over http" / "over https", "ws" / "wss"
     if min(map(len, written)) < 3:  # "s" of "1:1s" is no "second"
         return False
-    return (swapped[0][:3] != swapped[1][:3] and _NO_VALUE_WORDS.isdisjoint(swapped)
+    short, long = sorted(swapped, key=len)  # a form or shortening of one word: "config" / "configur"
+    return (not long.startswith(short) and _NO_VALUE_WORDS.isdisjoint(swapped)
             and frozenset(swapped) not in _INTERCHANGEABLE)
 
 
