@@ -2913,7 +2913,7 @@ def _one_word_swapped(old: _Analysis, new: _Analysis) -> bool:
     if min(map(len, written)) < 3:  # "s" of "1:1s" is no "second"
         return False
     short, long = sorted(swapped, key=len)  # a form or shortening of one word: "config" / "configur"
-    return (not long.startswith(short) and _NO_VALUE_WORDS.isdisjoint(swapped)
+    return (not (len(short) >= 3 and long.startswith(short)) and _NO_VALUE_WORDS.isdisjoint(swapped)
             and frozenset(swapped) not in _INTERCHANGEABLE)
 
 
