@@ -1467,6 +1467,13 @@ generally please do run work need require every each
 _VERBS = frozenset(_word_key(word) for word in """
 take remove get go goes come have hold make set store save see handle manage bring receive accept carry
 """.split())  # more verbs of everyday notes, which a one-word swap passes over ("removes" / "takes ... out")
+# What one is allergic to, eats or avoids, and animals, are values: "allergic to peanuts" is not "to shellfish"
+_FOODS_AND_ANIMALS = frozenset(_word_key(word) for word in """
+    peanut shellfish dairy alcohol gluten wheat egg soy soya sesame nut almond cashew walnut hazelnut pistachio
+    lactose caffeine meat pork beef chicken lamb shrimp prawn crab lobster mussel oyster milk cheese chocolate
+    garlic onion mushroom tomato strawberry kiwi banana celery mustard lupin sulphite
+    dog cat bird bat horse rabbit hamster parrot snake lizard tortoise ferret goat sheep cow pig
+    """.split())
 _PERIODS = frozenset(_word_key(word) for word in "quarter morning afternoon evening night weekend fortnight term "
                      "semester season shift".split())  # "every quarter" is no "every month"
 
@@ -1593,6 +1600,18 @@ _CLOCK_WORDS = _Regex(rf"\b(?:a )?(?:(quarter|half|five|ten|twenty(?:[- ]five)?|
                       re.IGNORECASE)
 
 
+# "after 2 in the afternoon" is "after 2pm"; "takes 2 in the morning" (pills) is no time: a time follows a preposition
+_DAY_PART = _Regex(r"(?:(?<=\bat )|(?<=\bafter )|(?<=\bpast )|(?<=\bbefore )|(?<=\bby )|(?<=\buntil )|(?<=\btill )|"
+                   rf"(?<=\bfrom )|(?<=\bto )|(?<=\baround ))(1[0-2]|[1-9]|{'|'.join(_HOURS)})(:\d\d)?(?: o'clock)? "
+                   r"in the (morning|afternoon|evening)\b", re.IGNORECASE)
+
+
+def _day_part_time(match: re.Match[str]) -> str:
+    hour, minutes, part = match.groups()
+    hour = hour if hour.isdigit() else str(_HOURS.index(hour.lower()) + 1)
+    return f"{hour}{minutes or ''}{'am' if part.lower() == 'morning' else 'pm'}"
+
+
 def _clock_time(match: re.Match[str]) -> str:
     """A time told in clock words, in figures: "quarter past 7" is "7:15", "quarter to 7" "6:45"."""
     after, before, before_minutes, hour_written = match.groups()
@@ -1683,6 +1702,8 @@ def _normalise(text: str) -> str:
     text = unicodedata.normalize("NFKC", text).replace("\u2019", "'")  # "don’t" is "don't"
     if " past " in text or " to " in text or " of " in text:
         text = _CLOCK_WORDS.sub(_clock_time, text)
+    if " in the " in text:
+        text = _DAY_PART.sub(_day_part_time, text)
     text = _TIME_12H.sub(_twenty_four_hour, _TIME_RANGE_12H.sub(_range_start, text))
     present = _present(text)
     for pattern, replacement, needs in _PHRASES:
@@ -1723,7 +1744,7 @@ def _atom_kind_and_key(atom: str, in_code: bool, sentence_start: bool) -> tuple[
     if atom[0].islower() and not atom.islower():  # "iOS", "macOS", "eSUN": specific, though no sure name
         return "code", key
     if (atom[0].isupper() and not sentence_start or key in _CALENDAR_WORDS or lowered in _CALENDAR_WORDS
-            or lowered in _COLOURS or lowered in _ENVIRONMENTS):
+            or lowered in _COLOURS or lowered in _ENVIRONMENTS or key in _FOODS_AND_ANIMALS):
         return "name", key
     return "word", key
 

