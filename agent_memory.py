@@ -1379,14 +1379,18 @@ _HYPHENATED = _Regex(r"(?<![\w.-])[^\W\d_]+(?:-[^\W\d_]+)+(?![\w-])")  # "acme-i
 _EXCEPTED = _Regex(r"\b(?:except|excluding|but not|other than|apart from)\s+(?:on\s+|for\s+)?(\w+)",
                    re.IGNORECASE)
 # Who a fact is about, where its first words say: the user ("User's" is no subject), or a name before a verb
-_ABOUT_USER = _Regex(r"\s*(?:the\s+)?(?:user\b(?!['’]s)|I\b(?!['’](?!m\b|ve\b|d\b|ll\b)))", re.IGNORECASE)  # "I'm"
+_OFTEN = r"(?:always|usually|often|never|sometimes|rarely|still)"  # before a verb: "Sam always takes ..."
+# (or no one, before "always" and a verb, as the user's own entries go: "Always meets couples twice")
+_ABOUT_USER = _Regex(r"\s*(?:(?:the\s+)?(?:user\b(?!['’]s)|I\b(?!['’](?!m\b|ve\b|d\b|ll\b)))"  # "I'm"
+                     rf"|{_OFTEN}\s+[a-z]+s\b)", re.IGNORECASE)
 # a name: a capital, ASCII or not ("Inês", "Łukasz"), maybe "Mary-Jane" or "O'Neill"; "Our CTO Dana", "Kasia, the
 # junior stylist," and a verb in -s ("Kasia teaches") are a subject too
 _NAME = r"(?:[A-Z]|[^\W\d_a-z])[^\W\d_A-Z]+(?:[-'’][A-Z][^\W\d_A-Z]+)?"
 _SUBJECT = _Regex(rf"\s*(?:(?:Dr|Mr|Mrs|Ms|Prof)\.?\s+|(?:Our|My|Their)\s+(?:[a-z]+\s+|[A-Z]{{2,5}}\s+)?)?(?!User\b)"
-                  rf"({_NAME})(?:\s+{_NAME})?(?:,[^,.;]{{3,40}},)?\s+(?:is|was|has|had|does|did|will|can|works|lives|"
-                  r"prefers|likes|wants|needs|loves|hates|owns|uses|drives|runs|plays|takes|teaches|speaks|manages|"
-                  r"handles|leaves|starts|studies|coaches|walks|picks|collects|cooks|eats|goes|gets|makes|sings)\b")
+                  rf"({_NAME})(?:\s+{_NAME})?(?:,[^,.;]{{3,40}},)?\s+(?:{_OFTEN}\s+[a-z]+s|is|was|has|had|does|did|"
+                  r"will|can|works|lives|prefers|likes|wants|needs|loves|hates|owns|uses|drives|runs|plays|takes|"
+                  r"teaches|speaks|manages|handles|leaves|starts|studies|coaches|walks|picks|collects|cooks|eats|goes|"
+                  r"gets|makes|sings)\b")
 # or a name owning what the fact is about: "Tomasz's shoes", "Clubmate Sam's target event"
 _NO_OWNERS = _STOP_WORDS | _CALENDAR_WORDS | frozenset(
     "today tonight tomorrow yesterday everyone everybody someone somebody anyone nobody".split())  # "Today's plan"

@@ -2502,6 +2502,9 @@ class ContradictionsAreNeverMerged(unittest.TestCase):
         ("User is allergic to PPD and wears nitrile gloves for colour work.",
          "Kasia is allergic to PPD and wears nitrile gloves for colour work."),
         ("Dr. Ana Lee has a PhD in chemistry from Leeds.", "User has a PhD in chemistry from Leeds."),
+        # ... and an entry of the user's own, opening with "always" and its verb (held-out 36)
+        ("Always meets couples twice before a wedding: once at home, once at the venue.",
+         "Gareth Price always meets couples twice before a wedding: once at home, once at the venue."),
         # found by the review of the bounds, units and subjects: a bound negated, written as a sign or
         # after its number; a unit glued to its number; bytes and bits; other names and verbs
         ("Keep at least 4 days of logs.", "Keep no more than 4 days of logs."),
