@@ -2963,15 +2963,19 @@ def _middle_swapped(old: _Analysis, new: _Analysis) -> bool:
     "User's provisional driving licence expires 3 June"), or open three fifths of the longer and
     its end is swapped ("Buys leeks from Ridley Road market on Mondays for the crew lunch" / "...
     for bone-break and gore sounds"; a swapped opening is often a restatement: "Launch: ..." / "Run
-    the pipeline with ...")."""
+    the pipeline with ..."), or open both with three words and end each with three others ("Spends
+    about $120 a month on replacement rubbers and parts for the home machines" / "... on location
+    play and tournament entry fees")."""
     one, other = old.word_keys, new.word_keys
     start, end = _common_ends(one, other)
     middles = one[start:len(one) - end], other[start:len(other) - end]
-    if not all(1 <= len(middle) <= 4 for middle in middles) or max(map(len, middles)) < 2:
-        return False
-    longer = max(len(one), len(other))  # the same words frame the middle, or open three fifths of a text:
-    if not start or start + end < 0.4 * longer or not end and start < 0.6 * longer:  # its end swapped
-        return False
+    long_ends = not end and start >= 3 and min(map(len, middles)) >= 3  # three the same, then three others each
+    if not long_ends:
+        if not all(1 <= len(middle) <= 4 for middle in middles) or max(map(len, middles)) < 2:
+            return False
+        longer = max(len(one), len(other))  # the same words frame the middle, or open three fifths of a text:
+        if not start or start + end < 0.4 * longer or not end and start < 0.6 * longer:  # its end swapped
+            return False
     if any(len(middle) == 1 and middle[0] in text.acronyms for middle, text in zip(middles, (old, new))):
         return False  # "CFI" / "flight instructor": an acronym may stand for the other's words
     def forms(text: _Analysis, at: int, to: int) -> set[str]:  # "carves" is "carve", "carving" "carv": one word

@@ -2663,6 +2663,13 @@ class ContradictionsAreNeverMerged(unittest.TestCase):
         self.assertFalse(am._middle_swapped(am._analyse("Launch: `snakemake --profile profiles/slurm -j 100`"),
                                             am._analyse("Run the pipeline with `snakemake --profile profiles/slurm"
                                                         " -j 100`")))  # an opening reworded
+        spends = "Spends about $120 a month on location play and tournament entry fees."  # held-out 36: merged at 0.80
+        for other, swapped in (("Spends about $120 a month on replacement rubbers and parts for the home machines.",
+                                True),
+                               ("Spends about $120 a month on tournament fees and location play.", False),  # reordered
+                               ("Spends about $120 a month on location play and entry fees for tournaments.", False)):
+            with self.subTest(other=other):
+                self.assertEqual(am._middle_swapped(am._analyse(spends), am._analyse(other)), swapped)
 
     def test_a_model_s_variant_is_another_model(self):
         variants = [("User's GPU is an RTX 4070.", "User's GPU is an RTX 4070 Ti."),
