@@ -1280,6 +1280,9 @@ _PHRASES: list[tuple[_Regex, Any, tuple[str, ...]]] = [
             r"hours?|mins?|minutes?|s|secs?|seconds?|days?|weeks?|months?|years?|percent|[A-Z]{3})\b|\s?[%°])|"
             r"(?<=\b[A-Z]{3} )(\d{1,9}),(\d{1,2})(?![\d,]|\.\d)"),
      lambda match: f"{match.group(1) or match.group(3)}.{match.group(2) or match.group(4)}", (",",)),
+    # "1.0 mL" is "1 mL"; without a unit, no: the tag "postgres:16.0" pins more than "postgres:16", and "7.0 LTS"
+    (_Regex(r"(?<![\w.:])(\d+)\.0+(?=\s?(?i:[kmcdμ]?[gl]|mcg|[kmc]?m|mi|ft|kwh|kw|[kmgt]b|lbs?|oz|h|hrs?|hours?|"
+            r"mins?|minutes?|s|secs?|seconds?|days?|weeks?|months?|years?|percent)\b|\s?[%°])"), r"\1", (".0",)),
     (_Regex(r"\b(\d{1,15}(?:\.\d{1,3})?)[kK]\b"), _thousands, _DIGITS),  # int() refuses 4,300 digits and more
     (_Regex(r"(?<=\b[A-Z]{3} )(\d{1,9}(?:\.\d{1,6})?) ?(?:m|M|mn|million)\b"),  # "£1m" is 1000000, as "£1,000,000"
      lambda match: _point_moved(match.group(1), 6), _DIGITS),
@@ -1345,6 +1348,8 @@ _PHRASES: list[tuple[_Regex, Any, tuple[str, ...]]] = [
     (_Regex(r"\bat the latest\b", re.IGNORECASE), "max", ("at the latest",)),
     (_Regex(r"\bat the earliest\b", re.IGNORECASE), "min", ("at the earliest",)),
     (_Regex(r"(?<=\d)/(?:h|hrs?)\b"), " per hour", ("/h",)),  # "£38/hr", no "HR"
+    (_Regex(r"(?:(?<=\d)|(?<=\d[a-zA-Z])|(?<=\d[a-zA-Z]{2})|(?<=\d [a-zA-Z])|(?<=\d [a-zA-Z]{2}))/min\b"),
+     " per minute", ("/min",)),  # "1 mL/min" is "1 mL per minute", "60/min" "60 per minute"
     # "60 s" and "60-second" are "1 minutes"; "the 60s" and "her 60s" are decades
     (_Regex(r"(?<!the )(?<!her )(?<!his )(?<!their )(?<!mid-)\b(\d{1,9})[- ]?(s|secs?|seconds?)\b"), _in_larger_unit,
      _DIGITS),
@@ -1475,7 +1480,7 @@ take remove get go goes come have hold make set store save see handle manage bri
 _FOODS_AND_ANIMALS = frozenset(_word_key(word) for word in """
     peanut shellfish dairy alcohol gluten wheat egg soy soya sesame nut almond cashew walnut hazelnut pistachio
     lactose caffeine meat pork beef chicken lamb shrimp prawn crab lobster mussel oyster milk cheese chocolate
-    garlic onion mushroom tomato strawberry kiwi banana celery mustard lupin sulphite
+    garlic onion mushroom tomato strawberry kiwi banana celery mustard lupin sulphite bread pasta rice flour oat potato
     dog cat bird bat horse rabbit hamster parrot snake lizard tortoise ferret goat sheep cow pig
     """.split())
 _PERIODS = frozenset(_word_key(word) for word in "quarter morning afternoon evening night weekend fortnight term "

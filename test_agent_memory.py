@@ -1992,7 +1992,7 @@ class FeaturesReadValuesOneWay(unittest.TestCase):
             "Size <= 4 and >= 2; 3 or less; 3 or more; 5+ years; 9:00 at the latest; 8:00 at the earliest.",
             "Done at the latest; open at the earliest; \u00a338/hr; 60 seconds; 12h; 30 mins; 30d; 6w; 90 minutes.",
             "Two business days; UTC-5; minus 16.", "1,5 kg at noon; 5 \u03bcg; 2L; pins !=2.31; 5 at most, 3 at least.",
-            "A 1-to-6 scale."]
+            "A 1-to-6 scale.", "Flow 1.0 mL/min."]
         reached = set()
         for text in examples:
             for number, (pattern, replacement, needs) in enumerate(am._PHRASES):
@@ -2008,6 +2008,12 @@ class FeaturesReadValuesOneWay(unittest.TestCase):
         self.assertEqual(am._normalise("Takes 1.5 pm?"), "Takes 1.5 pm?")  # no hour inside a number
         self.assertTrue(am._conflict("Standup is at 9.45 am.", "Standup is at 9.21 am."))  # (review: merged at 1.0)
         self.assertFalse(am._conflict("Standup is at 9.45 am.", "Standup is at 9:45."))
+
+    def test_a_whole_number_with_its_unit_is_one_value(self):  # held-out 37
+        self.assertEqual(am._analyse("Flow is 1 mL per minute.").specific, am._analyse("Flow is 1.0 mL/min.").specific)
+        self.assertEqual(am._normalise("Chemistry at 38.0 \u00b0C, 2.0% growth"), "Chemistry at 38 \u00b0C, 2 percent growth")
+        for pinned in ("Zabbix 7.0 LTS", "Image postgres:16.0", "Release v1.0 m"):  # no unit: a version keeps its ".0"
+            self.assertEqual(am._normalise(pinned), pinned)
 
     def test_an_hour_of_the_afternoon_is_a_time(self):  # held-out 21
         self.assertEqual(am._normalise("No caffeine past 2 in the afternoon; calls at seven in the evening"),
