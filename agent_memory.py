@@ -1359,6 +1359,7 @@ _PHRASES: list[tuple[_Regex, Any, tuple[str, ...]]] = [
     (_Regex(r"\b(1|[4-9]|\d{2,})(d)\b(?!-\d)"), _span_unless_label, _DIGITS),  # no "5w-30" oil either
     (_Regex(r"\b(\d+)([wy])\b(?!-\d)"), _span_unless_label, _DIGITS),
     (_Regex(r"\b(\d{1,9}) (minutes)\b"), _in_larger_unit, _DIGITS),
+    (_Regex(r"\b(?:the )?next (?:business|working|work) day\b", re.IGNORECASE), "1 workday", ("next",)),  # "NBD"
     (_Regex(r"\b(?:business|working|work) days?\b", re.IGNORECASE), "workdays", ("day",)),  # "2 business days" is no 48 hours
     # an offset from UTC is signed: "UTC-5" and "UTC −5" are "UTC -5", no "UTC+5"
     (_Regex(r"\b(UTC|GMT)\s?([-−+])\s?(?=\d)"), r"\1 \2", ("utc", "gmt")),

@@ -1992,7 +1992,7 @@ class FeaturesReadValuesOneWay(unittest.TestCase):
             "Size <= 4 and >= 2; 3 or less; 3 or more; 5+ years; 9:00 at the latest; 8:00 at the earliest.",
             "Done at the latest; open at the earliest; \u00a338/hr; 60 seconds; 12h; 30 mins; 30d; 6w; 90 minutes.",
             "Two business days; UTC-5; minus 16.", "1,5 kg at noon; 5 \u03bcg; 2L; pins !=2.31; 5 at most, 3 at least.",
-            "A 1-to-6 scale.", "Flow 1.0 mL/min."]
+            "A 1-to-6 scale.", "Flow 1.0 mL/min.", "Replaced next business day."]
         reached = set()
         for text in examples:
             for number, (pattern, replacement, needs) in enumerate(am._PHRASES):
@@ -2014,6 +2014,10 @@ class FeaturesReadValuesOneWay(unittest.TestCase):
         self.assertEqual(am._normalise("Chemistry at 38.0 \u00b0C, 2.0% growth"), "Chemistry at 38 \u00b0C, 2 percent growth")
         for pinned in ("Zabbix 7.0 LTS", "Image postgres:16.0", "Release v1.0 m"):  # no unit: a version keeps its ".0"
             self.assertEqual(am._normalise(pinned), pinned)
+        # "next business day" is a time limit: no "within 4 hours" (held-out 37, merged at 0.78)
+        self.assertTrue(am._conflict("Failed drives are replaced under the Dell ProSupport contract within 4 hours.",
+                                     "Failed power supplies are replaced under the Dell ProSupport contract next "
+                                     "business day."))
 
     def test_an_hour_of_the_afternoon_is_a_time(self):  # held-out 21
         self.assertEqual(am._normalise("No caffeine past 2 in the afternoon; calls at seven in the evening"),
