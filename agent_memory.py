@@ -911,6 +911,7 @@ del _one, _other
 _SYNONYM_GROUPS = [
     "prefer like likes love want wants rather favor favour enjoy",
     "dislike hate avoid",
+    "peanut groundnut", "shrimp prawn", "soy soya", "sulphite sulfite", "tomato tomatoes",  # foods (one value)
     "use uses used using utilize employ",
     "need require must",
     "postgres postgresql psql",
@@ -1418,7 +1419,7 @@ _UNITS = frozenset("ms millisecond s second sec minute min hour day workday week
                    "hz rpm gram kg km cm mm m mi ft inch lb mg ml l dl cl mph gib kbit mbit gbit tbit "
                    "percent thousand million billion trillion bn"
                    .split())
-_KIND_WEIGHTS = {"word": 10, "name": 20, "code": 20, "number": 30}  # integers keep the sums exact
+_KIND_WEIGHTS = {"word": 10, "name": 20, "code": 20, "value": 20, "number": 30}  # integers keep the sums exact
 _BUCKET_BITS = 20
 
 
@@ -1478,11 +1479,15 @@ _VERBS = frozenset(_word_key(word) for word in """
 take remove get go goes come have hold make set store save see handle manage bring receive accept carry
 """.split())  # more verbs of everyday notes, which a one-word swap passes over ("removes" / "takes ... out")
 # What one is allergic to, eats or avoids, and animals, are values: "allergic to peanuts" is not "to shellfish"
+# (not "fish", a shell too)
 _FOODS_AND_ANIMALS = frozenset(_word_key(word) for word in """
     peanut shellfish dairy alcohol gluten wheat egg soy soya sesame nut almond cashew walnut hazelnut pistachio
     lactose caffeine meat pork beef chicken lamb shrimp prawn crab lobster mussel oyster milk cheese chocolate
-    garlic onion mushroom tomato strawberry kiwi banana celery mustard lupin sulphite bread pasta rice flour oat potato
+    garlic onion mushroom tomato strawberry kiwi banana celery mustard lupin sulphite bread pasta flour potato
+    salmon tuna crustacean mollusc squid rice corn oat apple peach cherry grape citrus mango pineapple avocado
+    coconut honey coffee bacon turkey tofu latex penicillin
     dog cat bird bat horse rabbit hamster parrot snake lizard tortoise ferret goat sheep cow pig
+    mouse rat turtle duck pony donkey gerbil budgie gecko frog hen goose puppy kitten
     """.split())
 _PERIODS = frozenset(_word_key(word) for word in "quarter morning afternoon evening night weekend fortnight term "
                      "semester season shift".split())  # "every quarter" is no "every month"
@@ -1610,16 +1615,18 @@ _CLOCK_WORDS = _Regex(rf"\b(?:a )?(?:(quarter|half|five|ten|twenty(?:[- ]five)?|
                       re.IGNORECASE)
 
 
-# "after 2 in the afternoon" is "after 2pm"; "takes 2 in the morning" (pills) is no time: a time follows a preposition
+# "after 2 in the afternoon" is "after 2pm in the afternoon", "at 3 each afternoon" "at 3pm each afternoon" (else 15:00
+# and 3 are two values); the part of the day stays for its opposites: "at 7 in the morning" is 7:00, which is 7, and no
+# "at 7 in the evenings". "Takes 2 in the morning" (pills) is no time: a time follows a preposition
 _DAY_PART = _Regex(r"(?:(?<=\bat )|(?<=\bafter )|(?<=\bpast )|(?<=\bbefore )|(?<=\bby )|(?<=\buntil )|(?<=\btill )|"
                    rf"(?<=\bfrom )|(?<=\bto )|(?<=\baround ))(1[0-2]|[1-9]|{'|'.join(_HOURS)})(:\d\d)?(?: o'clock)? "
-                   r"in the (morning|afternoon|evening)\b", re.IGNORECASE)
+                   r"((?:in the|each|every) (morning|afternoon|evening)\b)", re.IGNORECASE)
 
 
 def _day_part_time(match: re.Match[str]) -> str:
-    hour, minutes, part = match.groups()
+    hour, minutes, said, part = match.groups()
     hour = hour if hour.isdigit() else str(_HOURS.index(hour.lower()) + 1)
-    return f"{hour}{minutes or ''}{'am' if part.lower() == 'morning' else 'pm'}"
+    return f"{hour}{minutes or ''}{'am' if part.lower() == 'morning' else 'pm'} {said}"
 
 
 def _clock_time(match: re.Match[str]) -> str:
@@ -1712,7 +1719,7 @@ def _normalise(text: str) -> str:
     text = unicodedata.normalize("NFKC", text).replace("\u2019", "'")  # "don’t" is "don't"
     if " past " in text or " to " in text or " of " in text:
         text = _CLOCK_WORDS.sub(_clock_time, text)
-    if " in the " in text:
+    if " in the " in text or " each " in text or " every " in text:
         text = _DAY_PART.sub(_day_part_time, text)
     text = _TIME_12H.sub(_twenty_four_hour, _TIME_RANGE_12H.sub(_range_start, text))
     present = _present(text)
@@ -1754,8 +1761,10 @@ def _atom_kind_and_key(atom: str, in_code: bool, sentence_start: bool) -> tuple[
     if atom[0].islower() and not atom.islower():  # "iOS", "macOS", "eSUN": specific, though no sure name
         return "code", key
     if (atom[0].isupper() and not sentence_start or key in _CALENDAR_WORDS or lowered in _CALENDAR_WORDS
-            or lowered in _COLOURS or lowered in _ENVIRONMENTS or key in _FOODS_AND_ANIMALS):
+            or lowered in _COLOURS or lowered in _ENVIRONMENTS):
         return "name", key
+    if key in _FOODS_AND_ANIMALS:  # a value, but no sure name: one may be a kind of the other ("dairy" / "cheese",
+        return "value", key        # "42 pigeons" / "42 birds"), so a sibling goes to the LLM, not added beside it
     return "word", key
 
 

@@ -2021,8 +2021,8 @@ class FeaturesReadValuesOneWay(unittest.TestCase):
 
     def test_an_hour_of_the_afternoon_is_a_time(self):  # held-out 21
         self.assertEqual(am._normalise("No caffeine past 2 in the afternoon; calls at seven in the evening"),
-                         "No caffeine past 14:00; calls at 19:00")
-        self.assertEqual(am._normalise("Meets at 9:30 in the morning"), "Meets at 9:30")
+                         "No caffeine past 14:00 in the afternoon; calls at 19:00 in the evening")
+        self.assertEqual(am._normalise("Meets at 9:30 in the morning"), "Meets at 9:30 in the morning")
         self.assertEqual(am._normalise("Takes 2 in the morning."), "Takes 2 in the morning.")  # two pills, no time
         self.assertEqual(am._analyse("Does not drink caffeine after 2pm.").specific,
                          am._analyse("Avoids caffeine after 2 in the afternoon.").specific)
@@ -2248,6 +2248,17 @@ class MergeDetectorClassifies(unittest.TestCase):
         detector.fit(["Uses vim for editing.", "Recruits through User Interviews."])
         self.assertEqual(detector.classify("Uses emacs for editing.")[0], "judge")  # one plain word for another
 
+    def test_a_food_or_animal_that_may_be_a_kind_of_the_other_is_asked_not_added(self):
+        # review: foods and animals are values, but no sure names: "shrimp" may restate "shellfish", as "cheese"
+        # may "dairy", so a sibling between the thresholds goes to the LLM
+        detector = am.MergeDetector()
+        detector.fit(["Allergic to shellfish; carries an EpiPen at all times.",
+                      "Tests run with `make test` and need Docker running."])
+        action, index, similarity = detector.classify("Has a shrimp allergy and always carries an EpiPen.")
+        self.assertLess(similarity, am.MERGE_THRESHOLD)
+        self.assertGreater(similarity, am.ADD_THRESHOLD)
+        self.assertEqual((action, index), ("judge", 0))
+
     def test_bad_thresholds_are_invalid_input(self):
         for kwargs in ({"merge_threshold": 0.3, "add_threshold": 0.7}, {"merge_threshold": 1.5},
                        {"add_threshold": 0.0}, {"merge_threshold": float("nan")}, {"add_threshold": "0.3"}):
@@ -2397,6 +2408,12 @@ class ContradictionsAreNeverMerged(unittest.TestCase):
          "Only takes in bats with a valid licence from NatureScot."),
         ("Avoids dairy for a day before performances because of mucus.",
          "Avoids alcohol for a day before performances because it dries the throat."),
+        ("Allergic to salmon; carries an EpiPen at all times.",  # review: fish were missing, penicillin too
+         "Has a penicillin allergy and always carries an EpiPen."),
+        # a morning is no evening, though "7 in the morning" is read as 7am, which is 7 (review: merged at 0.9-1.0)
+        ("Walks the dog at 7 in the morning.", "Walks the dog at 7 in the evenings."),
+        ("Walks the dog at 7 in the morning.", "Every evening, walks the dog at 7."),
+        ("Takes the blood pressure tablet at 8 each evening.", "Takes the blood pressure tablet at 8 in the morning."),
         # ... even when the two words open alike, unless one is a form or shortening of the other (held-out 35)
         ("ANSI art for the login screens is by 'Glyph'.", "ANSI art for the logoff screens is by 'Glyph'."),
         # ... in other words
@@ -2946,7 +2963,14 @@ class ContradictionsAreNeverMerged(unittest.TestCase):
                          # "steer clear of" and "stay away from" say "avoid" (held-out 26)
                          ("User avoids Arashiyama in November.", "Steer clear of Arashiyama in November."),
                          ("Avoid the A9 on Fridays.", "Stay away from the A9 on Fridays."),
-                         ("Avoid the A9 on Fridays.", "Keep away from the A9 on Fridays.")]:
+                         ("Avoid the A9 on Fridays.", "Keep away from the A9 on Fridays."),
+                         # one food however named; a count of a kind of animal is no model's variant (review)
+                         ("Allergic to soy; carries an EpiPen.", "Allergic to soya; carries an EpiPen."),
+                         ("Allergic to prawns; carries an EpiPen.", "Allergic to shrimp; carries an EpiPen."),
+                         ("User has 42 homing pigeons and races them in the Doncaster Federation.",
+                          "User races homing pigeons with the Doncaster Federation and keeps 42 birds."),
+                         # 3 each afternoon is 3pm, as 3 in the afternoon is (review)
+                         ("Walks the dog at 3 in the afternoon.", "Walks the dog at 3 each afternoon.")]:
             with self.subTest(new=new):
                 self.assertFalse(am._conflict(old, new))
 
