@@ -2835,7 +2835,8 @@ def _conflicting(old: _Analysis, new: _Analysis) -> bool:
             or _values_swapped(old, new) or _pairings_exchanged(old, new) or _values_regrouped(old, new)
             or _hyphenated_siblings(old, new) or _identifier_extended(old, new) or _variant_named(old, new)
             or _swapped_around_negation(old, new) or _negations_crossed(old, new) or _days_differ(old, new)
-            or _one_word_swapped(old, new) or _middle_swapped(old, new) or _grades_differ(old, new)
+            or _one_word_swapped(old, new) or _middle_swapped(old, new) or _subject_swapped(old, new)
+            or _grades_differ(old, new)
             or _words_exchanged(old, new) or _relatives_differ(old, new) or _someone_else(old, new)
             or _exception_added(old, new) or _exception_added(new, old))
 
@@ -2999,6 +3000,29 @@ def _middle_swapped(old: _Analysis, new: _Analysis) -> bool:
     return (forms(old, start, len(one) - end).isdisjoint(forms(new, 0, len(other)))
             and forms(new, start, len(other) - end).isdisjoint(forms(old, 0, len(one)))
             and all(set(middle) - _NO_VALUE_WORDS for middle in middles))
+
+
+_DETERMINERS = ("the ", "a ", "an ", "our ", "my ", "their ")
+
+
+def _subject_swapped(old: _Analysis, new: _Analysis) -> bool:
+    """Do both texts open with a determiner and another thing, then go on in the same three words or
+    more ("The leaf-mould bays are at the north end; ..." / "The compost bays are at the north end;
+    ...", "The main kitchen costs £10 an hour ..." / "The small committee room costs £10 an hour
+    ...")? A determiner opens a subject, and another subject in the same words is another fact; an
+    opening without one is often a label or a verb reworded ("Launch: ..." / "Run the pipeline with
+    ...", "DSM: Tom Achebe" / "Deputy stage manager is Tom Achebe")."""
+    if not (old.folded.startswith(_DETERMINERS) and new.folded.startswith(_DETERMINERS)):
+        return False
+    one, other = old.word_keys, new.word_keys
+    for i, j in itertools.product(range(1, 4), repeat=2):  # subjects of one to three words
+        if len(one[i:i + 3]) == 3 and one[i:i + 3] == other[j:j + 3]:
+            subjects = one[:i], other[:j]
+            if (set(subjects[0]).isdisjoint(other) and set(subjects[1]).isdisjoint(one)
+                    and all(set(subject) - _NO_VALUE_WORDS for subject in subjects)
+                    and not any(key in text.acronyms for key in subjects[0] + subjects[1] for text in (old, new))):
+                return True
+    return False
 
 
 _NO_VALUE_WORDS = _OPENING_WORDS | _USE_VERBS | _VERBS | _STOP_WORDS | _NEGATIONS  # what a one-word swap passes over

@@ -2414,6 +2414,11 @@ class ContradictionsAreNeverMerged(unittest.TestCase):
         ("Walks the dog at 7 in the morning.", "Walks the dog at 7 in the evenings."),
         ("Walks the dog at 7 in the morning.", "Every evening, walks the dog at 7."),
         ("Takes the blood pressure tablet at 8 each evening.", "Takes the blood pressure tablet at 8 in the morning."),
+        # another subject after "the" in the same words (held-out 37)
+        ("The compost bays are at the north end; bay 1 is fresh, bay 3 is ready to use.",
+         "The leaf-mould bays are at the north end; bay 1 is fresh leaves, bay 3 is ready to use."),
+        ("The small committee room costs \u00a310 an hour and seats 12.",
+         "The main kitchen costs \u00a310 an hour and has a 12-place dishwasher."),
         # ... even when the two words open alike, unless one is a form or shortening of the other (held-out 35)
         ("ANSI art for the login screens is by 'Glyph'.", "ANSI art for the logoff screens is by 'Glyph'."),
         # ... in other words
@@ -2964,6 +2969,9 @@ class ContradictionsAreNeverMerged(unittest.TestCase):
                          ("User avoids Arashiyama in November.", "Steer clear of Arashiyama in November."),
                          ("Avoid the A9 on Fridays.", "Stay away from the A9 on Fridays."),
                          ("Avoid the A9 on Fridays.", "Keep away from the A9 on Fridays."),
+                         # a subject said with a word more is the same subject
+                         ("The kitchen fridge is cleared out on Fridays.",
+                          "The staff kitchen fridge is cleared out on Fridays."),
                          # one food however named; a count of a kind of animal is no model's variant (review)
                          ("Allergic to soy; carries an EpiPen.", "Allergic to soya; carries an EpiPen."),
                          ("Allergic to prawns; carries an EpiPen.", "Allergic to shrimp; carries an EpiPen."),
