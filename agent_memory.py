@@ -1297,6 +1297,8 @@ _PHRASES: list[tuple[_Regex, Any, tuple[str, ...]]] = [
     (_Regex(r"(?<=\d)(?:\s?(?:°\s?|o(?=[CF]\b))|[\s-]?degrees?[\s-](?=(?:Celsius|Fahrenheit|C|F)\b))"
             r"(?:(C)(?:elsius)?|(F)(?:ahrenheit)?)\b"),
      lambda match: " °C" if match.group(1) else " °F", _DIGITS),
+    (_Regex(r"(?<!\d)(?<!\d )°\s?([CF])\b"), lambda match: "Celsius" if match.group(1) == "C" else "Fahrenheit",
+     ("°",)),  # a scale without a number: "temperatures in °C" are "in Celsius"
     (_Regex(r"\bnet[- ](\d{1,3})(?!\d|[.,:/]\d| days?\b)", re.IGNORECASE), r"net \1 days", ("net",)),  # payment terms: "net-30"
     # "920 Mb/s" is "920 Mbps"; a capital B is bytes: "920 MB/s" is no "920 Mbps"
     (_Regex(r"\b(\d+(?:\.\d+)?) ?([kKmMgGtT])(?:b/s|bit/s|bits/s|bps)\b"), r"\1 \2bit", _DIGITS),

@@ -1992,7 +1992,7 @@ class FeaturesReadValuesOneWay(unittest.TestCase):
             "Size <= 4 and >= 2; 3 or less; 3 or more; 5+ years; 9:00 at the latest; 8:00 at the earliest.",
             "Done at the latest; open at the earliest; \u00a338/hr; 60 seconds; 12h; 30 mins; 30d; 6w; 90 minutes.",
             "Two business days; UTC-5; minus 16.", "1,5 kg at noon; 5 \u03bcg; 2L; pins !=2.31; 5 at most, 3 at least.",
-            "A 1-to-6 scale.", "Flow 1.0 mL/min.", "Replaced next business day."]
+            "A 1-to-6 scale.", "Flow 1.0 mL/min.", "Replaced next business day.", "Temperatures in \u00b0C."]
         reached = set()
         for text in examples:
             for number, (pattern, replacement, needs) in enumerate(am._PHRASES):
@@ -2782,6 +2782,8 @@ class ContradictionsAreNeverMerged(unittest.TestCase):
                          # temperatures, percentages and payment terms however written (held-out 25)
                          ("Specimens are stored frozen at minus 20 degrees Celsius.",
                           "Specimens are stored frozen at \u221220 \u00b0C."),
+                         ("Prefers distances in kilometres and temperatures in Celsius, never Fahrenheit.",
+                          "Wants distances in km and temperatures in \u00b0C, not Fahrenheit."),  # a scale (held-out 38)
                          ("Sleeps in a 20\u00b0F quilt on a Therm-a-Rest NeoAir.",  # (held-out 35)
                           "Sleeps in a 20-degree-F quilt on a NeoAir pad."),
                          ("Peptide-level FDR threshold: 1 percent.", "FDR cutoff is 1% at the peptide level."),
