@@ -1185,6 +1185,7 @@ _OF_THE_CALENDAR = r"(?=\s+(?:mon|tue|wed|thu|fri|sat|sun|week|day|working|busin
 # always tried), a cheap test that skips most of the 82 patterns for a given text.
 _DIGITS, _YEAR = tuple("0123456789"), ("19", "20")
 _CURRENCY_SIGNS = ("$", "€", "£", "¥", "₹", "₩", "₽", "₺", "₪", "₫", "฿")
+_AFTER_AMOUNT = r"(?:(?<=\d)|(?<=\d[a-zA-Z])|(?<=\d[a-zA-Z]{2})|(?<=\d [a-zA-Z])|(?<=\d [a-zA-Z]{2}))"
 _PHRASES: list[tuple[_Regex, Any, tuple[str, ...]]] = [
     # One spelling per date, one atom: "2026-03-31", "31.03.2026", "March 31st, 2026" are "2026.03.31".
     (_Regex(rf"\b(\d{{1,2}}) ?(?:[-–]|to) ?(\d{{1,2}})(?:st|nd|rd|th)?(?: of)? {_MONTH},? ((?:19|20)\d\d)\b",
@@ -1281,9 +1282,11 @@ _PHRASES: list[tuple[_Regex, Any, tuple[str, ...]]] = [
             r"hours?|mins?|minutes?|s|secs?|seconds?|days?|weeks?|months?|years?|percent|[A-Z]{3})\b|\s?[%°])|"
             r"(?<=\b[A-Z]{3} )(\d{1,9}),(\d{1,2})(?![\d,]|\.\d)"),
      lambda match: f"{match.group(1) or match.group(3)}.{match.group(2) or match.group(4)}", (",",)),
-    # "1.0 mL" is "1 mL"; without a unit, no: the tag "postgres:16.0" pins more than "postgres:16", and "7.0 LTS"
-    (_Regex(r"(?<![\w.:])(\d+)\.0+(?=\s?(?i:[kmcdμ]?[gl]|mcg|[kmc]?m|mi|ft|kwh|kw|[kmgt]b|lbs?|oz|h|hrs?|hours?|"
-            r"mins?|minutes?|s|secs?|seconds?|days?|weeks?|months?|years?|percent)\b|\s?[%°])"), r"\1", (".0",)),
+    # "1.0 mL" is "1 mL"; without a unit, no: the tag "postgres:16.0" pins more than "postgres:16", and "7.0 LTS".
+    # A range's first number too, its unit after the second: "1.0–2.0 mL" is "1–2 mL", no "1.0–2 mL"
+    (_Regex(r"(?<![\w.:])(\d+)\.0+(?=(?:\s?(?:[-–—]|to)\s?\d+(?:\.\d+)?)?(?:\s?(?i:[kmcdμ]?[gl]|mcg|[kmc]?m|mi|"
+            r"ft|kwh|kw|[kmgt]b|lbs?|oz|h|hrs?|hours?|mins?|minutes?|s|secs?|seconds?|days?|weeks?|months?|years?|"
+            r"percent)\b|\s?[%°]))"), r"\1", (".0",)),
     (_Regex(r"\b(\d{1,15}(?:\.\d{1,3})?)[kK]\b"), _thousands, _DIGITS),  # int() refuses 4,300 digits and more
     (_Regex(r"(?<=\b[A-Z]{3} )(\d{1,9}(?:\.\d{1,6})?) ?(?:m|M|mn|million)\b"),  # "£1m" is 1000000, as "£1,000,000"
      lambda match: _point_moved(match.group(1), 6), _DIGITS),
@@ -1350,9 +1353,10 @@ _PHRASES: list[tuple[_Regex, Any, tuple[str, ...]]] = [
     (_Regex(r"\b(\d+(?:[.:]\d+)?) at the earliest\b", re.IGNORECASE), r"min \1", ("at the earliest",)),
     (_Regex(r"\bat the latest\b", re.IGNORECASE), "max", ("at the latest",)),
     (_Regex(r"\bat the earliest\b", re.IGNORECASE), "min", ("at the earliest",)),
-    (_Regex(r"(?<=\d)/(?:h|hrs?)\b"), " per hour", ("/h",)),  # "£38/hr", no "HR"
-    (_Regex(r"(?:(?<=\d)|(?<=\d[a-zA-Z])|(?<=\d[a-zA-Z]{2})|(?<=\d [a-zA-Z])|(?<=\d [a-zA-Z]{2}))/min\b"),
-     " per minute", ("/min",)),  # "1 mL/min" is "1 mL per minute", "60/min" "60 per minute"
+    # after a number or a short unit: "1 mL/min" is "1 mL per minute", "60/min" "60 per minute", "£38/hr" "per hour"
+    # (no "HR"); both, or "1 mL per minute" / "1 mL/h" would read as one rate, a unit against a word
+    (_Regex(rf"{_AFTER_AMOUNT}/(?:h|hrs?)\b"), " per hour", ("/h",)),
+    (_Regex(rf"{_AFTER_AMOUNT}/min\b"), " per minute", ("/min",)),
     # "60 s" and "60-second" are "1 minutes"; "the 60s" and "her 60s" are decades
     (_Regex(r"(?<!the )(?<!her )(?<!his )(?<!their )(?<!mid-)\b(\d{1,9})[- ]?(s|secs?|seconds?)\b"), _in_larger_unit,
      _DIGITS),
@@ -1363,6 +1367,8 @@ _PHRASES: list[tuple[_Regex, Any, tuple[str, ...]]] = [
     (_Regex(r"\b(\d+)([wy])\b(?!-\d)"), _span_unless_label, _DIGITS),
     (_Regex(r"\b(\d{1,9}) (minutes)\b"), _in_larger_unit, _DIGITS),
     (_Regex(r"\b(?:the )?next (?:business|working|work) day\b", re.IGNORECASE), "1 workday", ("next",)),  # "NBD"
+    # and "the same business day" none, or it would read as "1 workday" said with fewer values
+    (_Regex(r"\b(?:the )?same (?:business|working|work) day\b", re.IGNORECASE), "0 workdays", ("same",)),
     (_Regex(r"\b(?:business|working|work) days?\b", re.IGNORECASE), "workdays", ("day",)),  # "2 business days" is no 48 hours
     # an offset from UTC is signed: "UTC-5" and "UTC −5" are "UTC -5", no "UTC+5"
     (_Regex(r"\b(UTC|GMT)\s?([-−+])\s?(?=\d)"), r"\1 \2", ("utc", "gmt")),
@@ -3004,7 +3010,7 @@ def _middle_swapped(old: _Analysis, new: _Analysis) -> bool:
             and all(set(middle) - _NO_VALUE_WORDS for middle in middles))
 
 
-_DETERMINERS = ("the ", "a ", "an ", "our ", "my ", "their ")
+_DETERMINERS = ("the ", "a ", "an ", "our ", "my ", "their ", "his ", "her ", "your ", "this ", "these ", "its ")
 
 
 def _subject_swapped(old: _Analysis, new: _Analysis) -> bool:
@@ -3013,7 +3019,9 @@ def _subject_swapped(old: _Analysis, new: _Analysis) -> bool:
     ...", "The main kitchen costs £10 an hour ..." / "The small committee room costs £10 an hour
     ...")? A determiner opens a subject, and another subject in the same words is another fact; an
     opening without one is often a label or a verb reworded ("Launch: ..." / "Run the pipeline with
-    ...", "DSM: Tom Achebe" / "Deputy stage manager is Tom Achebe")."""
+    ...", "DSM: Tom Achebe" / "Deputy stage manager is Tom Achebe"). After a determiner a verb is a
+    thing ("My work phone ..." / "My personal phone ..."): one subject of a value word is enough; a
+    word the one-word swap reads as the same is no other subject ("The kids ..." / "The children ...")."""
     if not (old.folded.startswith(_DETERMINERS) and new.folded.startswith(_DETERMINERS)):
         return False
     one, other = old.word_keys, new.word_keys
@@ -3021,7 +3029,8 @@ def _subject_swapped(old: _Analysis, new: _Analysis) -> bool:
         if len(one[i:i + 3]) == 3 and one[i:i + 3] == other[j:j + 3]:
             subjects = one[:i], other[:j]
             if (set(subjects[0]).isdisjoint(other) and set(subjects[1]).isdisjoint(one)
-                    and all(set(subject) - _NO_VALUE_WORDS for subject in subjects)
+                    and frozenset(subjects[0] + subjects[1]) not in _INTERCHANGEABLE
+                    and any(set(subject) - _NO_VALUE_WORDS for subject in subjects)
                     and not any(key in text.acronyms for key in subjects[0] + subjects[1] for text in (old, new))):
                 return True
     return False
