@@ -1502,7 +1502,7 @@ _PERIODS = frozenset(_word_key(word) for word in "quarter morning afternoon even
 
 _COMPOUND = _Regex(r"[^\W_]+(?:[-.][^\W_]+)+")
 _CODE_NAME = _Regex(r"[^\W_]+(?:[-._][^\W_]+)+")
-_FOLDED_WORD = _Regex(r"[a-z'’]+")
+_FOLDED_WORD = _Regex(r"[^\W\d_](?:[^\W_]|['’])*")  # "k8s", "café": a word starts with a letter
 _JOINABLE_RUN = _Regex(r"\w+(?:[-./ ]\w+)*")  # words one space, hyphen, dot or slash apart
 _WORD_RUN = _Regex(r"\w+")  # "letter_opener" is one
 _JOINED_RUNS = 4  # "php 8.1-fpm" joins four runs into "php8.1fpm"

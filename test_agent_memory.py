@@ -2716,6 +2716,11 @@ class ContradictionsAreNeverMerged(unittest.TestCase):
             with self.subTest(other=other):
                 self.assertEqual(am._middle_swapped(am._analyse(spends), am._analyse(other)), swapped)
 
+    def test_a_word_with_digits_or_accents_is_one_word(self):  # review: "k8s" was "k" and "s", read as seconds
+        self.assertEqual(am._analyse("The k8s cluster runs in Mar\u00e9s.").word_keys, ("k8s", "cluster", "run", "mar\u00e9"))
+        self.assertFalse(am._conflict("The k8s cluster runs on GKE in europe-west2.",
+                                      "The Kubernetes cluster runs on GKE in europe-west2."))
+
     def test_a_model_s_variant_is_another_model(self):
         variants = [("User's GPU is an RTX 4070.", "User's GPU is an RTX 4070 Ti."),
                     ("User has an iPhone 15 for testing.", "User has an iPhone 15 Pro for testing."),
