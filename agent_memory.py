@@ -1272,6 +1272,7 @@ _PHRASES: list[tuple[_Regex, Any, tuple[str, ...]]] = [
             r"(?<=\bto )|(?<=\baround ))(noon|midnight)\b", re.IGNORECASE),
      lambda match: "12:00" if match.group(1).lower() == "noon" else "0:00", ("noon", "midnight")),  # "12pm", "12am"
     (_Regex(r"\bhalf(?: an |-)hour\b", re.IGNORECASE), "30 minutes", ("half",)),
+    (_Regex(r"\bthree[- ]quarters of an hour\b", re.IGNORECASE), "45 minutes", ("quarter",)),
     (_Regex(r"\b(?:a )?quarter(?: of an |-| )hour\b", re.IGNORECASE), "15 minutes", ("quarter",)),
     (_Regex(r"\b(?:an?|one)\s(?:full\s|whole\s)?(hour|day|week|month|year)\b", re.IGNORECASE), _one_unit,
      ("hour", "day", "week", "month", "year")),
@@ -1954,6 +1955,8 @@ def _analyse_text(text: str) -> _Analysis:
             elif (periodical and kind == "word" and every is None and not atom.lower().startswith("bi")
                   and not _PRICE_AFTER.match(text, match.end())):
                 measures.add(f"1 {key}")  # no rate of a number: "weekly" is "every week"; no "hourly rate"
+        elif key in _PERIODS and every is None and atom.lower().endswith("ly"):
+            measures.add(f"every {key}")  # "quarterly" and "termly" are "every quarter" and "every term"
         if (kind == "word" and last_kind == "number" and named and atom.lower().endswith("ly")
                 and (key in _UNITS or key in _PERIODS) and clause and clause[-1] == key):
             clause[-1] = "#" + key  # a value paired with its name: "P01 daily, Q01 nightly" swapped is another fact

@@ -1768,6 +1768,8 @@ class FeaturesReadValuesOneWay(unittest.TestCase):
             ("Runs 120 minutes.", "Runs two hours.", "2"),
             ("Keys expire after 24 hours.", "Keys expire after a day.", "1 day"),
             ("Skips dairy for 24 hours before a show.", "Skips dairy for a full day before a show.", "1 day"),  # 35
+            ("Invoices go out quarterly.", "Invoices go out every quarter.", "every quarter"),  # held-out 39
+            ("Eats every three-quarters of an hour.", "Eats every 45 minutes.", "45 minute"),
             ("Tokens are kept for 3 days.", "Tokens are kept for 72 hours.", "72 hour"),
             ("Logs go to App Insights.", "Logs go to Application Insights.", "app"),
             ("Translates DE>EN.", "Translates German>English.", "german"),
@@ -1993,7 +1995,7 @@ class FeaturesReadValuesOneWay(unittest.TestCase):
             "Done at the latest; open at the earliest; \u00a338/hr; 60 seconds; 12h; 30 mins; 30d; 6w; 90 minutes.",
             "Two business days; UTC-5; minus 16.", "1,5 kg at noon; 5 \u03bcg; 2L; pins !=2.31; 5 at most, 3 at least.",
             "A 1-to-6 scale.", "Flow 1.0 mL/min.", "Replaced next business day.", "Answered the same business day.",
-            "Temperatures in \u00b0C."]
+            "Temperatures in \u00b0C.", "Every three-quarters of an hour."]
         reached = set()
         for text in examples:
             for number, (pattern, replacement, needs) in enumerate(am._PHRASES):
