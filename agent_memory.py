@@ -1469,6 +1469,8 @@ def _american(word: str) -> str:
 def _word_key(word: str) -> str:
     """The key of a lower-case word: its synonym group's first word, or its stem ("prefers" and
     "preferred" give "prefer"), unless the stem is a stop word or a negation ("noted" is not "not")."""
+    if not word.isascii():  # "café" is "cafe": an accent is no other word (but "が" stays no "か")
+        word = unicodedata.normalize("NFC", _COMBINING_MARKS.sub("", unicodedata.normalize("NFD", word)))
     if word in _SYNONYMS:
         return _SYNONYMS[word]
     key = _stem(word)
