@@ -2850,7 +2850,19 @@ def _conflicting(old: _Analysis, new: _Analysis) -> bool:
             or _swapped_around_negation(old, new) or _negations_crossed(old, new) or _days_differ(old, new)
             or _one_word_swapped(old, new) or _middle_swapped(old, new) or _subject_swapped(old, new)
             or _grades_differ(old, new) or _words_exchanged(old, new) or _relatives_differ(old, new)
-            or _someone_else(old, new) or _exception_added(old, new) or _exception_added(new, old))
+            or _someone_else(old, new) or _exception_added(old, new) or _exception_added(new, old)
+            or _environment_named(old, new))
+
+
+_NON_PRODUCTION = frozenset(("staging", "qa", "uat", "preprod", "sandbox"))
+
+
+def _environment_named(old: _Analysis, new: _Analysis) -> bool:
+    """Does one text name an environment other than production and the other none ("Staging backend
+    is a Django 4.2 app on AWS" / "Backend is a Django 4.2 app on AWS")? A fact naming no environment
+    tells of the one in use, production: the other is another system, though its words only add a
+    value, which would merge."""
+    return _NON_PRODUCTION.isdisjoint(old.words) != _NON_PRODUCTION.isdisjoint(new.words)
 
 
 def _exception_added(one: _Analysis, other: _Analysis) -> bool:

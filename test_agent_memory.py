@@ -2421,6 +2421,9 @@ class ContradictionsAreNeverMerged(unittest.TestCase):
         ("Walks the dog at 7 in the morning.", "Walks the dog at 7 in the evenings."),
         ("Walks the dog at 7 in the morning.", "Every evening, walks the dog at 7."),
         ("Takes the blood pressure tablet at 8 each evening.", "Takes the blood pressure tablet at 8 in the morning."),
+        # an environment other than production named on one side only (held-out 40)
+        ("Backend is a Django 4.2 app on AWS eu-west-2, database Aurora PostgreSQL.",
+         "Staging backend is a Django 4.2 app on AWS eu-west-2, database Aurora PostgreSQL."),
         # another subject after "the" in the same words (held-out 37)
         ("The compost bays are at the north end; bay 1 is fresh, bay 3 is ready to use.",
          "The leaf-mould bays are at the north end; bay 1 is fresh leaves, bay 3 is ready to use."),
@@ -2994,6 +2997,9 @@ class ContradictionsAreNeverMerged(unittest.TestCase):
                          ("User avoids Arashiyama in November.", "Steer clear of Arashiyama in November."),
                          ("Avoid the A9 on Fridays.", "Stay away from the A9 on Fridays."),
                          ("Avoid the A9 on Fridays.", "Keep away from the A9 on Fridays."),
+                         # an environment named on both sides, or production said or not, is one
+                         ("Staging deploys run from the release branch.", "On staging, deploys run from the release branch."),
+                         ("The API runs on Fly.io in fra.", "The production API runs on Fly.io in fra."),
                          # a subject said with a word more is the same subject
                          ("The kitchen fridge is cleared out on Fridays.",
                           "The staff kitchen fridge is cleared out on Fridays."),
