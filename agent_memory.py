@@ -1183,7 +1183,15 @@ _OF_THE_CALENDAR = r"(?=\s+(?:mon|tue|wed|thu|fri|sat|sun|week|day|working|busin
 # re.ASCII: with IGNORECASE alone, "ı" (a dotless i) would match "i", and "Frı" name no day.
 # Each phrase ends with what the case-folded text must hold for it to match at all (any of them; none:
 # always tried), a cheap test that skips most of the patterns for a given text.
-_DIGITS, _YEAR = tuple("0123456789"), ("19", "20")
+_YEAR = ("19", "20")
+
+
+def _after_number(starts: str) -> tuple[str, ...]:
+    """The needs of a phrase that opens with a number: what may follow it, a space or hyphen
+    between ("#s" for "30s", "30 s" and "30-s"; see ``_present``)."""
+    return tuple("#" + start for start in starts)
+
+
 _CURRENCY_SIGNS = ("$", "€", "£", "¥", "₹", "₩", "₽", "₺", "₪", "₫", "฿")
 _AFTER_AMOUNT = r"(?:(?<=\d)|(?<=\d[a-zA-Z])|(?<=\d[a-zA-Z]{2})|(?<=\d [a-zA-Z])|(?<=\d [a-zA-Z]{2}))"
 _PHRASES: list[tuple[_Regex, Any, tuple[str, ...]]] = [
@@ -1223,9 +1231,9 @@ _PHRASES: list[tuple[_Regex, Any, tuple[str, ...]]] = [
     # "2026-07-01 to 2026-07-14", one value like "1-14 July 2026"
     (_Regex(rf"\b({_ISO_DATE}) ?(?:[-–]|\.\.|to|until|through) ?({_ISO_DATE})\b", re.IGNORECASE), r"\1/\2", _YEAR),
     # "800 × 600" and "800 by 600" are "800x600"; "3 × 12h" and "Node 22 by 2026" stay
-    (_Regex(r"(?<=\d\d)(?: ?[×✕] ?| x |(?<=\d\d\d) by (?=\d\d\d(?!\d)))(?=\d\d)"), "x", _DIGITS),
+    (_Regex(r"(?<=\d\d)(?: ?[×✕] ?| x |(?<=\d\d\d) by (?=\d\d\d(?!\d)))(?=\d\d)"), "x", _after_number("×✕xb")),
     (_Regex(rf"\b(\d{{1,3}})[xX](?= (?:(?:a|an|per|each|every) (?:other |second )?{_TIME_UNIT}|{_PERIODICAL})\b)"),
-     r"\1 times", _DIGITS),  # "3x a week", "3x daily"
+     r"\1 times", _after_number("x")),  # "3x a week", "3x daily"
     # "once a day" is "every day", "once daily" "daily"; "twice a day" is "2 times a day", no "once a day"
     (_Regex(rf"\bonce (?:(?:a|an|per|each|every) (?=(?:{_TIME_UNIT}|fortnight)\b)|(?={_PERIODICAL}\b))",
             re.IGNORECASE),
@@ -1233,7 +1241,7 @@ _PHRASES: list[tuple[_Regex, Any, tuple[str, ...]]] = [
     (_Regex(rf"\b(twice|thrice)(?= (?:(?:a|an|per|each|every) {_TIME_UNIT}|{_PERIODICAL})\b)", re.IGNORECASE),
      lambda match: "2 times" if match.group(1).lower() == "twice" else "3 times", ("twice", "thrice")),
     (_Regex(rf"\b(\d{{1,3}}) ?(?:times|[xX])(?: every |/)(?={_TIME_UNIT}\b)"),
-     r"\1 times a ", _DIGITS),  # "3x/day" and "3 times every day" are "3 times a day"; "3 times every other day" stays
+     r"\1 times a ", _after_number("tx")),  # "3x/day" and "3 times every day" are "3 times a day"; "3 times every other day" stays
     (_Regex(r"\bM ?[–-] ?F\b"), "Monday–Tuesday–Wednesday–Thursday–Friday", ("-f", "–f", "- f", "– f")),  # "M–F"
     # "the second Tuesday" is "the 2nd Tuesday", no unit of time; "every second Tuesday" is biweekly
     (_Regex(rf"(?<!every )\b(first|second|third|fourth|fifth){_OF_THE_CALENDAR}\b)", re.IGNORECASE),
@@ -1288,11 +1296,11 @@ _PHRASES: list[tuple[_Regex, Any, tuple[str, ...]]] = [
     (_Regex(r"(?<![\w.:])(\d+)\.0+(?=(?:\s?(?:[-–—]|to)\s?\d+(?:\.\d+)?)?(?:\s?(?i:[kmcdμ]?[gl]|mcg|[kmc]?m|mi|"
             r"ft|kwh|kw|[kmgt]b|lbs?|oz|h|hrs?|hours?|mins?|minutes?|s|secs?|seconds?|days?|weeks?|months?|years?|"
             r"percent)\b|\s?[%°]))"), r"\1", (".0",)),
-    (_Regex(r"\b(\d{1,15}(?:\.\d{1,3})?)[kK]\b"), _thousands, _DIGITS),  # int() refuses 4,300 digits and more
+    (_Regex(r"\b(\d{1,15}(?:\.\d{1,3})?)[kK]\b"), _thousands, _after_number("k")),  # int() refuses 4,300 digits and more
     (_Regex(r"(?<=\b[A-Z]{3} )(\d{1,9}(?:\.\d{1,6})?) ?(?:m|M|mn|million)\b"),  # "£1m" is 1000000, as "£1,000,000"
-     lambda match: _point_moved(match.group(1), 6), _DIGITS),
+     lambda match: _point_moved(match.group(1), 6), _after_number("m")),
     (_Regex(r"\b(\d+(?:\.\d+)?)(fps|ms|[kmgt]b|px|[kmg]?hz|rpm|kg|km|cm|mm|mi|mg|ml|mph|gib|ft|lbs?|m|[dc]?l)\b",
-            re.IGNORECASE), r"\1 \2", _DIGITS),
+            re.IGNORECASE), r"\1 \2", _after_number("fmkgtphrcld")),
     (_Regex(r"(?<=\d)\s?(?:μg|ug)\b"), " mcg", ("μg", "ug")),  # "5 µg" (NFKC's "μg") is "5 mcg", no "5 g"
     (_Regex(r"\bmiles? (?:per|an) hour\b", re.IGNORECASE), "mph", ("mile",)),
     (_Regex(r"(?<=\d)%(?=\s?(?:[-–]|to)\s?\d+(?:\.\d+)?\s?%)"), "", ("%",)),  # "45%-55%" is "45-55%"
@@ -1300,22 +1308,22 @@ _PHRASES: list[tuple[_Regex, Any, tuple[str, ...]]] = [
     # "20 degrees Celsius", "20-degree-C", "20 °C" and "20ºC" (NFKC's "20oC") are "20 °C"; Fahrenheit likewise
     (_Regex(r"(?<=\d)(?:\s?(?:°\s?|o(?=[CF]\b))|[\s-]?degrees?[\s-](?=(?:Celsius|Fahrenheit|C|F)\b))"
             r"(?:(C)(?:elsius)?|(F)(?:ahrenheit)?)\b"),
-     lambda match: " °C" if match.group(1) else " °F", _DIGITS),
+     lambda match: " °C" if match.group(1) else " °F", _after_number("°od")),
     (_Regex(r"(?<!\d)(?<!\d )°\s?([CF])\b"), lambda match: "Celsius" if match.group(1) == "C" else "Fahrenheit",
      ("°",)),  # a scale without a number: "temperatures in °C" are "in Celsius"
     (_Regex(r"\bnet[- ](\d{1,3})(?!\d|[.,:/]\d| days?\b)", re.IGNORECASE), r"net \1 days", ("net",)),  # payment terms: "net-30"
     # "920 Mb/s" is "920 Mbps"; a capital B is bytes: "920 MB/s" is no "920 Mbps"
-    (_Regex(r"\b(\d+(?:\.\d+)?) ?([kKmMgGtT])(?:b/s|bit/s|bits/s|bps)\b"), r"\1 \2bit", _DIGITS),
+    (_Regex(r"\b(\d+(?:\.\d+)?) ?([kKmMgGtT])(?:b/s|bit/s|bits/s|bps)\b"), r"\1 \2bit", _after_number("kmgt")),
     # "50wt" is "50 wt", "11pt" "11 pt", "5yo" "5 yo", "500mcg" "500 mcg" (a unit, as "mg" is); other letters
     # stay on their number, or "RTX 4070ti" / "RTX 4070" and "13kwh" / "13kw" would differ by a plain word only
-    (_Regex(r"\b(\d+(?:\.\d+)?)(wt|pt|yo|mcg|iu|psi|kwh|kw|kva|mpg|oz|tsp|tbsp)\b"), r"\1 \2", _DIGITS),
-    (_Regex(r"\b(\d+) ?yrs?\b"), r"\1 years", _DIGITS), (_Regex(r"\b(\d+) ?wks?\b"), r"\1 weeks", _DIGITS),  # "5yrs", "12 wks"
+    (_Regex(r"\b(\d+(?:\.\d+)?)(wt|pt|yo|mcg|iu|psi|kwh|kw|kva|mpg|oz|tsp|tbsp)\b"), r"\1 \2", _after_number("wpymikot")),
+    (_Regex(r"\b(\d+) ?yrs?\b"), r"\1 years", _after_number("y")), (_Regex(r"\b(\d+) ?wks?\b"), r"\1 weeks", _after_number("w")),  # "5yrs", "12 wks"
     # "2 inches", "2-inch", "2 in." and 27" are "2 inch"; "2 in the box" is no length
     (_Regex(r"(?<![\w\".])(\d+(?:\.\d+)?)(?:[- ]?inch(?:es)?\b| in\b(?=\.?\s*$|[.,;:)]| (?:wide|long|tall|high|deep|thick)\b)|"
-            r"\"(?=\s|$|[.,;:)]))", re.IGNORECASE), r"\1 inch", _DIGITS),
-    (_Regex(r"\b(\d{1,3}(?:\.\d+)?)s\b"), r"\1 s", _DIGITS),  # "30s" is "30 s"; "1990s" stays
+            r"\"(?=\s|$|[.,;:)]))", re.IGNORECASE), r"\1 inch", _after_number("i\"")),
+    (_Regex(r"\b(\d{1,3}(?:\.\d+)?)s\b"), r"\1 s", _after_number("s")),  # "30s" is "30 s"; "1990s" stays
     # "0.72 kg" is "720 gram", "8000 ms" "8 s": a whole number, not the end of "0.0000005 kg"
-    (_Regex(r"(?<!\d[.,])\b(\d{1,9}(?:\.\d{1,6})?) ?(kg|kilograms?|g|grams?|ms|milliseconds?)\b"), _metric, _DIGITS),
+    (_Regex(r"(?<!\d[.,])\b(\d{1,9}(?:\.\d{1,6})?) ?(kg|kilograms?|g|grams?|ms|milliseconds?)\b"), _metric, _after_number("kgm")),
     (_Regex(r"\bend-to-end\b", re.IGNORECASE), "e2e", ("end-to-end",)),
     (_Regex(r"\bSt\b\.?(?= [A-Z][a-z])"), _saint_or_street, ("st",)),  # "St John Street" is no "John Street"
     # "membership no. BF-118204", "(No. 14)": no negation; an answer ("Allergies? No. 2 EpiPens ...") still is one
@@ -1360,13 +1368,13 @@ _PHRASES: list[tuple[_Regex, Any, tuple[str, ...]]] = [
     (_Regex(rf"{_AFTER_AMOUNT}/min\b"), " per minute", ("/min",)),
     # "60 s" and "60-second" are "1 minutes"; "the 60s" and "her 60s" are decades
     (_Regex(r"(?<!the )(?<!her )(?<!his )(?<!their )(?<!mid-)\b(\d{1,9})[- ]?(s|secs?|seconds?)\b"), _in_larger_unit,
-     _DIGITS),
-    (_Regex(r"\b(\d+)\s?-?(?:h|hrs?|hours?)\b", re.IGNORECASE), r"\1 hours", _DIGITS),  # "12h", "12-hour"
-    (_Regex(r"\b(\d+)\s?-?(?:mins?|minutes?)\b", re.IGNORECASE), r"\1 minutes", _DIGITS),
+     _after_number("s")),
+    (_Regex(r"\b(\d+)\s?-?(?:h|hrs?|hours?)\b", re.IGNORECASE), r"\1 hours", _after_number("h")),  # "12h", "12-hour"
+    (_Regex(r"\b(\d+)\s?-?(?:mins?|minutes?)\b", re.IGNORECASE), r"\1 minutes", _after_number("m")),
     # "30d", "6w", "1y" (retention, TTLs); "2d" and "3d" are dimensions
-    (_Regex(r"\b(1|[4-9]|\d{2,})(d)\b(?!-\d)"), _span_unless_label, _DIGITS),  # no "5w-30" oil either
-    (_Regex(r"\b(\d+)([wy])\b(?!-\d)"), _span_unless_label, _DIGITS),
-    (_Regex(r"\b(\d{1,9}) (minutes)\b"), _in_larger_unit, _DIGITS),
+    (_Regex(r"\b(1|[4-9]|\d{2,})(d)\b(?!-\d)"), _span_unless_label, _after_number("d")),  # no "5w-30" oil either
+    (_Regex(r"\b(\d+)([wy])\b(?!-\d)"), _span_unless_label, _after_number("wy")),
+    (_Regex(r"\b(\d{1,9}) (minutes)\b"), _in_larger_unit, _after_number("m")),
     (_Regex(r"\b(?:the )?next (?:business|working|work) day\b", re.IGNORECASE), "1 workday", ("next",)),  # "NBD"
     # and "the same business day" none, or it would read as "1 workday" said with fewer values
     (_Regex(r"\b(?:the )?same (?:business|working|work) day\b", re.IGNORECASE), "0 workdays", ("same",)),
@@ -1376,7 +1384,10 @@ _PHRASES: list[tuple[_Regex, Any, tuple[str, ...]]] = [
     # the minus sign, a dash before a number, the word: "−16", "–16" and "minus 16" are "-16" (no "10 minus 4")
     (_Regex(rf"{_SIGN_BEFORE}(?:[−–‒˗]|(?<![\d.] )\bminus )(?=\d)", re.IGNORECASE), "-", ("−", "–", "‒", "˗", "minus")),
 ]
-_PHRASE_NEEDS = frozenset(part for _, _, needs in _PHRASES for part in needs)
+_PHRASE_NEEDS = frozenset(part for _, _, needs in _PHRASES for part in needs if part[0] != "#")
+_NUMBER_NEEDS = frozenset(part for _, _, needs in _PHRASES for part in needs if part[0] == "#")
+_NUMBER_RUN = _Regex(r"\d+(?:[.,:]\d+)*[\s-]*")  # "1,5 kg" is "#kg" to the needs after a number
+_ASCII_DIGIT = _Regex(r"[0-9]")
 # "3:30-4:30pm" is "15:30-16:30"; "7pm" is "19:00".
 # "9.45 am" is "9:45"; no hour starts inside a number ("1.5 pm" is left alone, not "1.17:00")
 _TIME_RANGE_12H = _Regex(r"(?<![\d.:])\b(\d{1,2})(?:[:.](\d\d))?(\s?[–-]\s?|\s to\s)"
@@ -1720,9 +1731,14 @@ def _analyse_long(text: str) -> _Analysis:
 
 
 def _present(text: str) -> set[str]:
-    """Which of the phrases' cheap tests ``text`` passes: the strings its case-folded form holds."""
+    """Which of the phrases' cheap tests ``text`` passes: the strings its case-folded form holds, and
+    what follows a number in it, each number written "#" ("#kg" for "1,5 kg", "#s" for "30s")."""
     folded = text.casefold()
-    return {part for part in _PHRASE_NEEDS if part in folded}
+    present = {part for part in _PHRASE_NEEDS if part in folded}
+    if _ASCII_DIGIT.search(folded):  # \d is any digit, but the phrases need one of 0-9 in the text
+        after = _NUMBER_RUN.sub("#", folded)
+        present.update(part for part in _NUMBER_NEEDS if part in after)
+    return present
 
 
 def _normalise(text: str) -> str:
