@@ -2865,6 +2865,7 @@ def _conflicting(old: _Analysis, new: _Analysis) -> bool:
             or _hyphenated_siblings(old, new) or _identifier_extended(old, new) or _variant_named(old, new)
             or _swapped_around_negation(old, new) or _negations_crossed(old, new) or _days_differ(old, new)
             or _one_word_swapped(old, new) or _middle_swapped(old, new) or _subject_swapped(old, new)
+            or _swapped_twice(old, new)
             or _grades_differ(old, new) or _words_exchanged(old, new) or _relatives_differ(old, new)
             or _someone_else(old, new) or _exception_added(old, new) or _exception_added(new, old)
             or _environment_named(old, new))
@@ -3040,6 +3041,38 @@ def _middle_swapped(old: _Analysis, new: _Analysis) -> bool:
     return (forms(old, start, len(one) - end).isdisjoint(forms(new, 0, len(other)))
             and forms(new, start, len(other) - end).isdisjoint(forms(old, 0, len(one)))
             and all(set(middle) - _NO_VALUE_WORDS for middle in middles))
+
+
+def _swapped_twice(old: _Analysis, new: _Analysis) -> bool:
+    """Are the two texts the same words but two places inside them, each filled with one to three
+    other words on each side ("Stores black powder in a locked steel cabinet in his garage" /
+    "Stores motors in a locked steel magazine in his garage", "Olive leaves are collected by the
+    compost plant truck" / "Olive pomace ... by the pomace plant truck")? Two slots of one template
+    filled with other things. What they share must be half of each text, three plain words of it
+    at least (no names, numbers or days: "Works from the newsroom Mon–Wed and from home Thu–Fri" /
+    "In the office Mon–Wed, remote Thu–Fri"), and neither may open with a swap (a label or a verb
+    reworded), nor swap a verb or small word alone ("go out" / "are delivered")."""
+    one, other = ([key.rstrip("'") for key in text.word_keys] for text in (old, new))  # "shop's" is "shop"
+    if not 4 <= min(len(one), len(other)) <= max(len(one), len(other)) <= _SWAP_MAX_WORDS:
+        return False
+    import difflib
+
+    blocks = difflib.SequenceMatcher(None, one, other, autojunk=False).get_opcodes()
+    swaps = [(a, b, c, d) for tag, a, b, c, d in blocks if tag != "equal"]
+    if len(swaps) != 2 or any(tag != "replace" for tag, *_ in blocks if tag != "equal"):
+        return False  # a word added or left out is no swap
+    specific = old.specific | new.specific
+    same = [key for tag, a, b, _, _ in blocks if tag == "equal" for key in one[a:b]]
+    if len(same) < 0.5 * max(len(one), len(other)) or sum(key not in specific for key in same) < 3:
+        return False
+
+    def valued(keys: list[str]) -> bool:
+        return any(key not in _NO_VALUE_WORDS and not key.isdigit() for key in keys)
+    return all(a and c and b - a <= 3 and d - c <= 3 and set(one[a:b]).isdisjoint(other)
+               and set(other[c:d]).isdisjoint(one) and valued(one[a:b]) and valued(other[c:d]) for a, b, c, d in swaps)
+
+
+_SWAP_MAX_WORDS = 80  # a fact is far shorter; difflib's cost grows with the product of the lengths
 
 
 _DETERMINERS = ("the ", "a ", "an ", "our ", "my ", "their ", "his ", "her ", "your ", "this ", "these ", "its ")
