@@ -1019,6 +1019,9 @@ _BE = frozenset(("is", "are", "was", "were", "be", "been"))  # "Black is not use
 _BE_NOT = frozenset(("isn't", "aren't", "wasn't", "weren't", "isnt", "arent", "wasnt", "werent"))
 _CONTRAST_WORDS = frozenset(("rather", "than", "over", "instead", "versus", "vs"))  # "rather than", "X over Y"
 _PREFERRING = frozenset(("prefer", "prefers", "preferred", "preferring", "preferable"))  # "... X to Y" is "X over Y"
+# What a text needs for ``_contrasted`` to find a negation or contrast: one of its words, as _WORD_OR_MARK reads them
+_CONTRAST_CUE = _Regex(r"(?<![a-z'])(?:%s)(?![a-z'])|n't(?![a-z'])" % "|".join(
+    sorted(_NEGATIONS - _EXCEPTING | _CONTRAST_WORDS | _PREFERRING, key=len, reverse=True)))
 # who prefers: "user preferred to work" denies nothing, "window seats preferred to aisle" denies the aisle
 _PREFERRERS = frozenset(("user", "i", "we", "they", "he", "she", "who", "always", "usually", "had", "has", "have",
                          "would", "'d"))
@@ -1550,9 +1553,11 @@ def _code_spans(text: str) -> list[tuple[int, int]]:
     """Where code is: backticked text, and words holding a path, a dotted name or an underscore."""
     spans = [match.span() for match in _BACKTICKS.finditer(text)]
     for match in _TOKEN.finditer(text):  # token by token: linear, however long a token is
-        token = match.group().strip(".,;:!?()[]\"'")
+        token = match.group()
         if "/" in token or "\\" in token or "_" in token or "." in token:
-            spans.append(match.span())
+            token = token.strip(".,;:!?()[]\"'")
+            if "/" in token or "\\" in token or "_" in token or "." in token:
+                spans.append(match.span())
     return spans
 
 
@@ -1589,8 +1594,8 @@ def _whole_values(text: str, code_spans: list[tuple[int, int]]) -> set[str]:
             values.add(path)
     for match in _TOKEN.finditer(text):
         token = match.group()
-        if token.strip(".,;:!?()\"'").isalpha():  # a plain word, most of them: no digit, "#" or "@"
-            continue
+        if not ("-" in token or "." in token or "#" in token or "@" in token):
+            continue  # a word or number alone, most of them: no compound, handle or address
         handle = _HANDLE.match(token) or _EMAIL.search(token)
         if handle:  # a Slack channel, a handle or an address names one thing: "#data-alerts", "@ops-team"
             values.add(handle.group().casefold())
@@ -1918,7 +1923,8 @@ def _analyse_text(text: str) -> _Analysis:
               and (run[-1][1] or run[-2][1])):
             run.append((atom, ""))  # "Court of Master Sommeliers", for its initials; at most two in a row
         else:
-            _end_run(run, run_opens_sentence, runs, featured)
+            if run:
+                _end_run(run, run_opens_sentence, runs, featured)
             run = [(key, _letters(atom))] if capitalised and atom[0].isalpha() else []
             run_opens_sentence = sentence_start
         sentence_start = False
@@ -2028,6 +2034,7 @@ def _analyse_text(text: str) -> _Analysis:
     polar_words = [word[:-1] if word[-1] == "s" and word not in _OPPOSITES and word[:-1] in _OPPOSITES else word
                    for word in folded_words]  # "mornings" / "afternoons" are opposites too
     excepted = frozenset(_word_key(word.casefold()) for word in _EXCEPTED.findall(text))
+    polar = frozenset(word for word in polar_words if word in _OPPOSITES)
     return _Analysis(
         weights=weights,
         features=frozenset(weights),
@@ -2045,8 +2052,8 @@ def _analyse_text(text: str) -> _Analysis:
                and owner.group(1).casefold() not in _NO_OWNERS else ""),
         words=words,
         word_keys=tuple(map(_word_key, words)),
-        polar=frozenset(word for word in polar_words if word in _OPPOSITES),
-        polar_places=_polar_places(polar_words),
+        polar=polar,
+        polar_places=_polar_places(polar_words) if polar else (),
         skeleton=tuple(skeleton),
         slots=tuple(slots),
         negated=(negations > 0 and negations > 2 * len(_NEGATED_NEGATION.findall(folded))  # "doesn't avoid": none
@@ -2055,12 +2062,12 @@ def _analyse_text(text: str) -> _Analysis:
                            for marker in _UPDATE_MARKERS.findall(text)),
         adding=bool(_ADDING_MARKERS.search(text)),
         days=frozenset(keys & _CALENDAR_WORDS) - excepted,
-        day_ranges=_day_ranges(text.casefold(), excepted),
+        day_ranges=_day_ranges(folded, excepted),
         hyphenated=frozenset(tuple(_word_key(part) for part in word.split("-"))
-                             for word in _HYPHENATED.findall(text.casefold())),
+                             for word in _HYPHENATED.findall(folded)),
         code_words=frozenset(span.casefold() for span in _BACKTICKED_WORD.findall(text)),
         folded=folded,
-        contrasted=_contrasted(_WORD_OR_MARK.findall(text.casefold())),
+        contrasted=_contrasted(_WORD_OR_MARK.findall(folded)) if _CONTRAST_CUE.search(folded) else (),
         graded=_graded(folded_words),
         pairings=Counter(pairing for pairing in (frozenset(key[1:] for key in clause if key[0] == "#")
                                                  for clause in clauses) if len(pairing) >= 2),
