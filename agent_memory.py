@@ -1890,25 +1890,26 @@ def _analyse_text(text: str) -> _Analysis:
     numbers_end = 0
     named = False  # the last number has letters before its digits: "P01", "MT940", "v2"
     for match in _ATOM.finditer(text):
-        atom, gap = match.group(), text[previous_end:match.start()]
+        atom, start = match.group(), match.start()
+        gap, folded_atom = text[previous_end:start], atom.casefold()
         previous_end = match.end()
-        while code_at < len(code_spans) and code_spans[code_at][1] <= match.start():
+        while code_at < len(code_spans) and code_spans[code_at][1] <= start:
             code_at += 1
         # Sentences and clauses. The dot of "Dr. Helen" or "H. Marsh" ends no sentence; "H" is an
-        # initial of the name after it.
-        abbreviated = gap.strip() == "." and (last_atom in _HONORIFICS or len(last_atom) == 1)
+        # initial of the name after it. Most gaps are one space, which ends nothing.
+        abbreviated = gap != " " and gap.strip() == "." and (last_atom in _HONORIFICS or len(last_atom) == 1)
         initial = last_atom.casefold() if abbreviated and len(last_atom) == 1 and last_atom.isupper() else ""
+        ends = gap != " " and not abbreviated and bool(_SENTENCE_END.search(gap))
         last_atom = atom
-        if clause and (_SENTENCE_END.search(gap) and not abbreviated and ":" not in gap or "," in gap
-                       or atom.casefold() in _CLAUSE_JOINERS):  # "Infra: Farid" is one clause
-            clauses.append(tuple(clause))
+        if clause and (ends and ":" not in gap or "," in gap or folded_atom in _CLAUSE_JOINERS):  # "Infra: Farid"
+            clauses.append(tuple(clause))  # is one clause
             clause = []
-        if _SENTENCE_END.search(gap) and not abbreviated:
+        if ends:
             sentence_start = True
             skeleton.append(".")  # where sentences end is part of the template
             slots.append(tuple(sorted(slot)))
             slot = []
-        kind, key = _atom_kind_and_key(atom, _inside(code_spans, code_at, match.start()), sentence_start)
+        kind, key = _atom_kind_and_key(atom, _inside(code_spans, code_at, start), sentence_start)
         if initial and atom[0].isupper():
             initialled.add((initial, key))
             keys.add(initial)  # "A. Khan": an initial, not the article
@@ -1928,8 +1929,8 @@ def _analyse_text(text: str) -> _Analysis:
             run = [(key, _letters(atom))] if capitalised and atom[0].isalpha() else []
             run_opens_sentence = sentence_start
         sentence_start = False
-        if atom.casefold() in ("every", "each", "biweekly"):  # "every half hour", "every few days", "every morning"
-            every = [] if atom.casefold() != "biweekly" else [key]  # "every other day" is "biweek day"
+        if folded_atom in ("every", "each", "biweekly"):  # "every half hour", "every few days", "every morning"
+            every = [] if folded_atom != "biweekly" else [key]  # "every other day" is "biweek day"
         elif every is not None:
             if key in _UNITS and kind != "number":
                 measures.add(f"{' '.join(every) or '1'} {key}")
@@ -1944,7 +1945,7 @@ def _analyse_text(text: str) -> _Analysis:
             continue
         # "3 times a week" is "3 per week", as "3 a week" and "3x a week" are: the number still leads to the unit
         rate_times = (last_kind == "number" and atom == "times" and _RATE_AFTER_TIMES.match(text, match.end())
-                      and _UNIT_GAP.fullmatch(text, numbers_end, match.start()))
+                      and _UNIT_GAP.fullmatch(text, numbers_end, start))
         if kind != "word" or capitalised and key not in _OPENING_WORDS:  # a value, in a slot of the template
             specific.add(key)
             slot.append(key)
@@ -1955,11 +1956,11 @@ def _analyse_text(text: str) -> _Analysis:
             slots.append(tuple(sorted(slot)))
             slot = []
         if kind == "number":  # "2-3 weeks" is one value, "2-3 week"; "the 20th monthly" none
-            in_range = last_kind == "number" and _RANGE_BETWEEN.fullmatch(text, numbers_end, match.start())
+            in_range = last_kind == "number" and _RANGE_BETWEEN.fullmatch(text, numbers_end, start)
             number = f"#{key}" if _ORDINAL.search(atom) else key  # "the 2nd week" is no "2 weeks"
             if in_range and numbers:
                 numbers.append(number)
-                if len(numbers) == 2 and text[numbers_end:match.start()].strip().lower() != "or":
+                if len(numbers) == 2 and text[numbers_end:start].strip().lower() != "or":
                     ranges.add("-".join(numbers))  # "3-1" is no "1-3": a score, a day and month, a range in order
             else:
                 numbers = [number]
@@ -1967,13 +1968,13 @@ def _analyse_text(text: str) -> _Analysis:
             named = atom[0].isalpha()
         elif key in _UNITS:
             periodical = atom.lower().endswith("ly")  # "daily", "weekly"
-            if (last_kind == "number" and not rate_times and _UNIT_GAP.fullmatch(text, numbers_end, match.start())
+            if (last_kind == "number" and not rate_times and _UNIT_GAP.fullmatch(text, numbers_end, start)
                     # "the 20th monthly" is no rate, nor are "P01 daily" and "MT940 monthly" (a name's schedule)
                     and not (periodical and (numbers[-1][0] == "#" or named))
                     and not (periodical and _CLOCK_END.search(text, 0, numbers_end))):  # "at 15:00 daily"
                 # "24 hours" and "24 minutes" are two values; "a tenth of an hour" gives no "10 hours";
                 # a rate is no span: "3 a day" and "3 daily" are "3 per day"; "3 days" and "3-daily" are "3 day"
-                gap_words = text[numbers_end:match.start()]
+                gap_words = text[numbers_end:start]
                 rate = gap_words.strip(" -") or (periodical and "-" not in gap_words)
                 measures.add(f"{'-'.join(numbers)} {'per ' if rate else ''}{key}")
             elif (periodical and kind == "word" and every is None and not atom.lower().startswith("bi")
@@ -1988,8 +1989,10 @@ def _analyse_text(text: str) -> _Analysis:
         if kind == "name":
             names.add(key)
         # A date weighs as its day, month and year did before they were one atom; a range as its two ends.
-        weight = _KIND_WEIGHTS[kind] * (3 * (key.count("/") + 1) if _DATE_ATOM.fullmatch(key) else 1)
-        counts["w:" + key] = counts.get("w:" + key, 0) + weight
+        weight = _KIND_WEIGHTS[kind] * (3 * (key.count("/") + 1) if kind == "number" and _DATE_ATOM.fullmatch(key)
+                                        else 1)
+        feature = "w:" + key
+        counts[feature] = counts.get(feature, 0) + weight
         if not rate_times:  # "3 times a day" says all "3 a day" says
             keys.add(key)
     _end_run(run, run_opens_sentence, runs, featured)
@@ -2214,14 +2217,22 @@ def _pack(columns: Sequence[int]) -> int:
     return int.from_bytes(packed.tobytes(), "little")
 
 
-def _unpack(number: int, width: int) -> Sequence[int]:
+def _unpack_signed(number: int, width: int) -> Sequence[int]:
+    """The columns of ``number``, each 64 bits of two's complement, column 0 lowest."""
     import array
 
-    columns = array.array("Q")
+    columns = array.array("q")
     columns.frombytes(number.to_bytes(width * 8, "little"))
     if sys.byteorder == "big":
         columns.byteswap()
     return columns
+
+
+@functools.lru_cache(maxsize=8)
+def _column_constants(width: int) -> tuple[int, int]:
+    """``_ROW_OFFSET`` in each of ``width`` packed columns, and 2**63 in each."""
+    ones = sum(1 << (64 * column) for column in range(width))
+    return _ROW_OFFSET * ones, (1 << 63) * ones
 
 
 _ROWS: dict[tuple[int, int, int], int] = {}
@@ -2323,9 +2334,12 @@ class RandomProjections:
             weight *= _rarity_weight(frequency.get(bucket, 0))
             packed += weight * _projection_row(self.dims, self.seed, bucket)
             total += weight
-        # Every column holds sum(weight * (value + offset)); take the offsets back out.
-        # Columns stay below 2**64: |value| < 2**20 and total is far below 2**43.
-        values = [column - total * _ROW_OFFSET for column in _unpack(packed, self.dims)]
+        # Every column holds sum(weight * (value + offset)); take the offsets back out, in one step
+        # for all columns: with 2**63 added to each, none borrows from the next (|sum| < 2**63),
+        # and flipping each one's top bit leaves the sum in two's complement. Columns stay below
+        # 2**64: |value| < 2**20 and total is far below 2**43.
+        offsets, halves = _column_constants(self.dims)
+        values = _unpack_signed((packed - total * offsets + halves) ^ halves, self.dims)
         norm = math.sqrt(sum(map(operator.mul, values, values)))  # exact integer sum, one rounding
         vector = tuple([value / norm for value in values]) if norm else (0.0,) * self.dims
         if text in self._fitted:
