@@ -3074,7 +3074,8 @@ def _swapped_twice(old: _Analysis, new: _Analysis) -> bool:
     "In the office Mon–Wed, remote Thu–Fri"), and neither may open with a swap (a label or a verb
     reworded), nor swap a verb or small word alone ("go out" / "are delivered")."""
     one, other = ([key.rstrip("'") for key in text.word_keys] for text in (old, new))  # "shop's" is "shop"
-    if not 4 <= min(len(one), len(other)) <= max(len(one), len(other)) <= _SWAP_MAX_WORDS:
+    if (not 4 <= min(len(one), len(other)) <= max(len(one), len(other)) <= _SWAP_MAX_WORDS
+            or one[0] != other[0] or abs(len(one) - len(other)) > 4):  # cheap: no swap at the start, or of 4 words
         return False
     import difflib
 
@@ -3089,8 +3090,11 @@ def _swapped_twice(old: _Analysis, new: _Analysis) -> bool:
 
     def valued(keys: list[str]) -> bool:
         return any(key not in _NO_VALUE_WORDS and not key.isdigit() for key in keys)
-    return all(a and c and b - a <= 3 and d - c <= 3 and set(one[a:b]).isdisjoint(other)
-               and set(other[c:d]).isdisjoint(one) and valued(one[a:b]) and valued(other[c:d]) for a, b, c, d in swaps)
+    # A word moved from one place to the other is no other value; a word the shared ones hold too may
+    # be ("the garden centre cafe" / "the noodle bar", both after "at the Castle Leisure Centre").
+    moved = ({key for a, b, _, _ in swaps for key in one[a:b]}, {key for _, _, c, d in swaps for key in other[c:d]})
+    return all(a and c and b - a <= 3 and d - c <= 3 and moved[1].isdisjoint(one[a:b])
+               and moved[0].isdisjoint(other[c:d]) and valued(one[a:b]) and valued(other[c:d]) for a, b, c, d in swaps)
 
 
 _SWAP_MAX_WORDS = 80  # a fact is far shorter; difflib's cost grows with the product of the lengths

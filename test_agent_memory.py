@@ -2760,6 +2760,29 @@ class ContradictionsAreNeverMerged(unittest.TestCase):
             with self.subTest(new=new):
                 self.assertFalse(am._swapped_twice(am._analyse(old), am._analyse(new)))
 
+    def test_a_swapped_word_the_shared_words_hold_too_is_still_a_swap(self):  # review: "centre", "car", "print"
+        for old, new in (
+                ("Takes the nephews to swimming lessons at the Castle Leisure Centre every Saturday morning, then to "
+                 "the noodle bar for lunch.", "Takes the twins to swimming lessons at the Castle Leisure Centre every "
+                 "Saturday morning, then to the garden centre cafe for lunch."),
+                ("Parks the Tesla in the left bay of the underground car park and charges the electric scooter "
+                 "overnight in the garage.", "Parks the company car in the left bay of the underground car park and "
+                 "charges the mower battery overnight in the garage."),
+                ("Prints the contracts on the office laser printer and the proofs on the photo printer in the studio.",
+                 "Prints the invoices on the office laser printer and the client prints on the photo printer in the "
+                 "studio.")):
+            with self.subTest(new=new):
+                self.assertTrue(am._swapped_twice(am._analyse(old), am._analyse(new)))
+                self.assertTrue(am._swapped_twice(am._analyse(new), am._analyse(old)))
+                detector = am.MergeDetector()
+                detector.fit([old, "An unrelated entry about the office coffee machine."])
+                self.assertNotEqual(detector.classify(new)[0], "merge")
+        # a word moved from one place to the other is still no swap
+        self.assertFalse(am._swapped_twice(am._analyse("Grows leeks in the raised bed near the shed and runner beans "
+                                                       "along the south fence."),
+                                           am._analyse("Grows broad beans in the raised bed near the shed and sweet "
+                                                       "peas along the south fence.")))
+
     def test_a_word_with_digits_or_accents_is_one_word(self):  # review: "k8s" was "k" and "s", read as seconds
         self.assertEqual(am._analyse("The k8s cluster runs in Mar\u00e9s.").word_keys, ("k8s", "cluster", "run", "mare"))
         self.assertFalse(am._conflict("The k8s cluster runs on GKE in europe-west2.",
