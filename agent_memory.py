@@ -1261,10 +1261,10 @@ _PHRASES: list[tuple[_Regex, Any, tuple[str, ...]]] = [
      _CURRENCY_SIGNS),
     # "DE>EN" is "German>English", "EN/ES" "English/Spanish": language codes only in a pair, or three
     # or more in a list ("IT, DE and EN"), never alone ("IT" is a department, "DE" a state)
-    (_Regex(rf"\b{_LANGUAGE}(?:{_LANGUAGE_GAP}{_LANGUAGE})+\b"), _language_names, ()),
+    (_Regex(rf"\b{_LANGUAGE}(?:{_LANGUAGE_GAP}{_LANGUAGE})+\b"), _language_names, ("/", ">", "→", "–", "-")),
     # a name among them, "English, DE and FR", takes the codes for languages too
     (_Regex(rf"\b{_LANGUAGE_ITEM}(?:,\s?{_LANGUAGE_ITEM})+"
-            rf"(?:,?\s(?:and|or|&)\s{_LANGUAGE_ITEM}|(?:,\s?{_LANGUAGE_ITEM}))\b"), _language_names, ()),
+            rf"(?:,?\s(?:and|or|&)\s{_LANGUAGE_ITEM}|(?:,\s?{_LANGUAGE_ITEM}))\b"), _language_names, (",",)),
     (_Regex(r"(?<![\w-])(?:[CM]-)+(?=[a-z](?![\w-]))"),  # Emacs's "C-a", "C-M-f"
      lambda match: match.group().replace("C-", "Ctrl-").replace("M-", "Alt-"), ("c-", "m-")),
     # "Austin, TX" is "Austin, Texas": a state's code only after a town, where it can be nothing else
@@ -1387,8 +1387,8 @@ _PHRASES: list[tuple[_Regex, Any, tuple[str, ...]]] = [
     # the minus sign, a dash before a number, the word: "−16", "–16" and "minus 16" are "-16" (no "10 minus 4")
     (_Regex(rf"{_SIGN_BEFORE}(?:[−–‒˗]|(?<![\d.] )\bminus )(?=\d)", re.IGNORECASE), "-", ("−", "–", "‒", "˗", "minus")),
 ]
-_PHRASE_NEEDS = frozenset(part for _, _, needs in _PHRASES for part in needs if part[0] != "#")
-_NUMBER_NEEDS = frozenset(part for _, _, needs in _PHRASES for part in needs if part[0] == "#")
+_PHRASE_NEEDS = tuple(sorted({part for _, _, needs in _PHRASES for part in needs if part[0] != "#"}))
+_NUMBER_NEEDS = tuple(sorted({part for _, _, needs in _PHRASES for part in needs if part[0] == "#"}))
 _NUMBER_RUN = _Regex(r"\d+(?:[.,:]\d+)*[\s-]*")  # "1,5 kg" is "#kg" to the needs after a number
 _ASCII_DIGIT = _Regex(r"[0-9]")
 # "3:30-4:30pm" is "15:30-16:30"; "7pm" is "19:00".
@@ -1614,7 +1614,7 @@ def _composite_values(text: str) -> set[str]:
     "Ctrl+A" are "ctrl+a", "Cmd+Shift+S" is no "Cmd+S"), and a translation's direction ("DE>EN" and
     "German to English" are "german>english", no "english>german")."""
     values = set()
-    for match in _TOKEN.finditer(text):
+    for match in _TOKEN.finditer(text) if "+" in text or "-" in text else ():
         token = match.group().strip("`'\"()[]")
         if "+" not in token and "-" not in token:
             continue
@@ -1739,10 +1739,10 @@ def _present(text: str) -> set[str]:
     """Which of the phrases' cheap tests ``text`` passes: the strings its case-folded form holds, and
     what follows a number in it, each number written "#" ("#kg" for "1,5 kg", "#s" for "30s")."""
     folded = text.casefold()
-    present = {part for part in _PHRASE_NEEDS if part in folded}
+    present = set(itertools.compress(_PHRASE_NEEDS, map(folded.__contains__, _PHRASE_NEEDS)))  # one C loop
     if _ASCII_DIGIT.search(folded):  # \d is any digit, but the phrases need one of 0-9 in the text
         after = _NUMBER_RUN.sub("#", folded)
-        present.update(part for part in _NUMBER_NEEDS if part in after)
+        present.update(itertools.compress(_NUMBER_NEEDS, map(after.__contains__, _NUMBER_NEEDS)))
     return present
 
 
