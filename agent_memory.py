@@ -1244,7 +1244,8 @@ _PHRASES: list[tuple[_Regex, Any, tuple[str, ...]]] = [
     (_Regex(rf"\b(twice|thrice)(?= (?:(?:a|an|per|each|every) {_TIME_UNIT}|{_PERIODICAL})\b)", re.IGNORECASE),
      lambda match: "2 times" if match.group(1).lower() == "twice" else "3 times", ("twice", "thrice")),
     (_Regex(rf"\b(\d{{1,3}}) ?(?:times|[xX])(?: every |/)(?={_TIME_UNIT}\b)"),
-     r"\1 times a ", _after_number("tx")),  # "3x/day" and "3 times every day" are "3 times a day"; "3 times every other day" stays
+     r"\1 times a ", _after_number("tx")),  # "3x/day" and "3 times every day" are "3 times a day";
+    # "3 times every other day" stays
     (_Regex(r"\bM ?[–-] ?F\b"), "Monday–Tuesday–Wednesday–Thursday–Friday", ("-f", "–f", "- f", "– f")),  # "M–F"
     # "the second Tuesday" is "the 2nd Tuesday", no unit of time; "every second Tuesday" is biweekly
     (_Regex(rf"(?<!every )\b(first|second|third|fourth|fifth){_OF_THE_CALENDAR}\b)", re.IGNORECASE),
@@ -1299,7 +1300,8 @@ _PHRASES: list[tuple[_Regex, Any, tuple[str, ...]]] = [
     (_Regex(r"(?<![\w.:])(\d+)\.0+(?=(?:\s?(?:[-–—]|to)\s?\d+(?:\.\d+)?)?(?:\s?(?i:[kmcdμ]?[gl]|mcg|[kmc]?m|mi|"
             r"ft|kwh|kw|[kmgt]b|lbs?|oz|h|hrs?|hours?|mins?|minutes?|s|secs?|seconds?|days?|weeks?|months?|years?|"
             r"percent)\b|\s?[%°]))"), r"\1", (".0",)),
-    (_Regex(r"\b(\d{1,15}(?:\.\d{1,3})?)[kK]\b"), _thousands, _after_number("k")),  # int() refuses 4,300 digits and more
+    (_Regex(r"\b(\d{1,15}(?:\.\d{1,3})?)[kK]\b"), _thousands,  # int() refuses 4,300 digits and more
+     _after_number("k")),
     (_Regex(r"(?<=\b[A-Z]{3} )(\d{1,9}(?:\.\d{1,6})?) ?(?:m|M|mn|million)\b"),  # "£1m" is 1000000, as "£1,000,000"
      lambda match: _point_moved(match.group(1), 6), _after_number("m")),
     (_Regex(r"\b(\d+(?:\.\d+)?)(fps|ms|[kmgt]b|px|[kmg]?hz|rpm|kg|km|cm|mm|mi|mg|ml|mph|gib|ft|lbs?|m|[dc]?l)\b",
@@ -1319,14 +1321,17 @@ _PHRASES: list[tuple[_Regex, Any, tuple[str, ...]]] = [
     (_Regex(r"\b(\d+(?:\.\d+)?) ?([kKmMgGtT])(?:b/s|bit/s|bits/s|bps)\b"), r"\1 \2bit", _after_number("kmgt")),
     # "50wt" is "50 wt", "11pt" "11 pt", "5yo" "5 yo", "500mcg" "500 mcg" (a unit, as "mg" is); other letters
     # stay on their number, or "RTX 4070ti" / "RTX 4070" and "13kwh" / "13kw" would differ by a plain word only
-    (_Regex(r"\b(\d+(?:\.\d+)?)(wt|pt|yo|mcg|iu|psi|kwh|kw|kva|mpg|oz|tsp|tbsp)\b"), r"\1 \2", _after_number("wpymikot")),
-    (_Regex(r"\b(\d+) ?yrs?\b"), r"\1 years", _after_number("y")), (_Regex(r"\b(\d+) ?wks?\b"), r"\1 weeks", _after_number("w")),  # "5yrs", "12 wks"
+    (_Regex(r"\b(\d+(?:\.\d+)?)(wt|pt|yo|mcg|iu|psi|kwh|kw|kva|mpg|oz|tsp|tbsp)\b"), r"\1 \2",
+     _after_number("wpymikot")),
+    (_Regex(r"\b(\d+) ?yrs?\b"), r"\1 years", _after_number("y")),  # "5yrs"
+    (_Regex(r"\b(\d+) ?wks?\b"), r"\1 weeks", _after_number("w")),  # "12 wks"
     # "2 inches", "2-inch", "2 in." and 27" are "2 inch"; "2 in the box" is no length
     (_Regex(r"(?<![\w\".])(\d+(?:\.\d+)?)(?:[- ]?inch(?:es)?\b| in\b(?=\.?\s*$|[.,;:)]| (?:wide|long|tall|high|deep|thick)\b)|"
             r"\"(?=\s|$|[.,;:)]))", re.IGNORECASE), r"\1 inch", _after_number("i\"")),
     (_Regex(r"\b(\d{1,3}(?:\.\d+)?)s\b"), r"\1 s", _after_number("s")),  # "30s" is "30 s"; "1990s" stays
     # "0.72 kg" is "720 gram", "8000 ms" "8 s": a whole number, not the end of "0.0000005 kg"
-    (_Regex(r"(?<!\d[.,])\b(\d{1,9}(?:\.\d{1,6})?) ?(kg|kilograms?|g|grams?|ms|milliseconds?)\b"), _metric, _after_number("kgm")),
+    (_Regex(r"(?<!\d[.,])\b(\d{1,9}(?:\.\d{1,6})?) ?(kg|kilograms?|g|grams?|ms|milliseconds?)\b"), _metric,
+     _after_number("kgm")),
     (_Regex(r"\bend-to-end\b", re.IGNORECASE), "e2e", ("end-to-end",)),
     (_Regex(r"\bSt\b\.?(?= [A-Z][a-z])"), _saint_or_street, ("st",)),  # "St John Street" is no "John Street"
     # "membership no. BF-118204", "(No. 14)": no negation; an answer ("Allergies? No. 2 EpiPens ...") still is one
@@ -1614,7 +1619,8 @@ def _composite_values(text: str) -> set[str]:
     "Ctrl+A" are "ctrl+a", "Cmd+Shift+S" is no "Cmd+S"), and a translation's direction ("DE>EN" and
     "German to English" are "german>english", no "english>german")."""
     values = set()
-    for match in _TOKEN.finditer(text) if "+" in text or "-" in text else ():
+    tokens = _TOKEN.finditer(text) if "+" in text or "-" in text else ()  # a chord holds one or the other
+    for match in tokens:
         token = match.group().strip("`'\"()[]")
         if "+" not in token and "-" not in token:
             continue
@@ -1989,8 +1995,8 @@ def _analyse_text(text: str) -> _Analysis:
         if kind == "name":
             names.add(key)
         # A date weighs as its day, month and year did before they were one atom; a range as its two ends.
-        weight = _KIND_WEIGHTS[kind] * (3 * (key.count("/") + 1) if kind == "number" and _DATE_ATOM.fullmatch(key)
-                                        else 1)
+        dated = kind == "number" and _DATE_ATOM.fullmatch(key)
+        weight = _KIND_WEIGHTS[kind] * (3 * (key.count("/") + 1) if dated else 1)
         feature = "w:" + key
         counts[feature] = counts.get(feature, 0) + weight
         if not rate_times:  # "3 times a day" says all "3 a day" says
@@ -3074,8 +3080,9 @@ def _swapped_twice(old: _Analysis, new: _Analysis) -> bool:
     "In the office Mon–Wed, remote Thu–Fri"), and neither may open with a swap (a label or a verb
     reworded), nor swap a verb or small word alone ("go out" / "are delivered")."""
     one, other = ([key.rstrip("'") for key in text.word_keys] for text in (old, new))  # "shop's" is "shop"
+    # Cheap tests first: a swap at the opening, or two places five words longer on one side, make none.
     if (not 4 <= min(len(one), len(other)) <= max(len(one), len(other)) <= _SWAP_MAX_WORDS
-            or one[0] != other[0] or abs(len(one) - len(other)) > 4):  # cheap: no swap at the start, or of 4 words
+            or one[0] != other[0] or abs(len(one) - len(other)) > 4):
         return False
     import difflib
 
