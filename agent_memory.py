@@ -3078,9 +3078,11 @@ def _places_swapped(old: _Analysis, new: _Analysis) -> bool:
     owner present, because of a complaint")? Slots of one template filled with other things. What
     they share must be two fifths of the longer text, three plain words of it at least (no names,
     numbers or days: "Works from the newsroom Mon–Wed and from home Thu–Fri" / "In the office
-    Mon–Wed, remote Thu–Fri"), and neither may open with a swap (a label or a verb reworded), nor
-    swap a verb or small word alone ("go out" / "are delivered"). (One place is the one-word or
-    middle swap.)"""
+    Mon–Wed, remote Thu–Fri"), and neither may open with a swap (a label or a verb reworded). Each
+    place holds a value word on one side at least, and a value word or a verb on the other: a
+    verb for another is a place ("approves all public item sets" / "writes all public exhibit
+    pages"), a verb or small word alone is none ("go out" / "are delivered", "not as" / "rather
+    than"). (One place is the one-word or middle swap.)"""
     one, other = ([key.rstrip("'") for key in text.word_keys] for text in (old, new))  # "shop's" is "shop"
     # Cheap tests first: a swap at the opening, or places seven words longer on one side, make none.
     if (not 4 <= min(len(one), len(other)) <= max(len(one), len(other)) <= _SWAP_MAX_WORDS
@@ -3099,13 +3101,20 @@ def _places_swapped(old: _Analysis, new: _Analysis) -> bool:
 
     def valued(keys: list[str]) -> bool:
         return any(key not in _NO_VALUE_WORDS and not key.isdigit() for key in keys)
+
+    def verbs(keys: list[str]) -> bool:
+        return all(key in _VERB_WORDS for key in keys)
+
+    def place(keys: list[str], others: list[str]) -> bool:
+        return (valued(keys) or valued(others)) and (valued(keys) or verbs(keys)) and (valued(others) or verbs(others))
     # A word moved from one place to the other is no other value; a word the shared ones hold too may
     # be ("the garden centre cafe" / "the noodle bar", both after "at the Castle Leisure Centre").
     moved = ({key for a, b, _, _ in swaps for key in one[a:b]}, {key for _, _, c, d in swaps for key in other[c:d]})
     return all(a and c and b - a <= 3 and d - c <= 3 and moved[1].isdisjoint(one[a:b])
-               and moved[0].isdisjoint(other[c:d]) and valued(one[a:b]) and valued(other[c:d]) for a, b, c, d in swaps)
+               and moved[0].isdisjoint(other[c:d]) and place(one[a:b], other[c:d]) for a, b, c, d in swaps)
 
 
+_VERB_WORDS = _OPENING_WORDS | _USE_VERBS | _VERBS  # the verbs of _NO_VALUE_WORDS
 _SWAP_MAX_WORDS = 80  # a fact is far shorter; difflib's cost grows with the product of the lengths
 
 

@@ -2743,7 +2743,9 @@ class ContradictionsAreNeverMerged(unittest.TestCase):
                 ("Prefers call times before 5:30am for orangutan nest departures.",
                  "Prefers call times before 5:30am for hornbill nest watches."),
                 ("Won't inspect basements without the contractor present, after a fall in 2021.",  # held-out 43,
-                 "Won't inspect occupied units without the owner present, because of a complaint in 2021.")):  # three
+                 "Won't inspect occupied units without the owner present, because of a complaint in 2021."),  # three
+                ("The sysadmin is Kristjan Tamm; archivist Liis Kask approves all public item sets.",  # held-out 44:
+                 "The sysadmin is Kristjan Tamm; archivist Liis Kask writes all public exhibit pages.")):  # a verb
             with self.subTest(new=new):
                 self.assertTrue(am._places_swapped(am._analyse(old), am._analyse(new)))
                 self.assertTrue(am._places_swapped(am._analyse(new), am._analyse(old)))
@@ -2758,7 +2760,9 @@ class ContradictionsAreNeverMerged(unittest.TestCase):
                 ("Stores motors in a locked steel magazine in his Rolleston garage.",
                  "Stores rocket motors in a locked steel magazine in his Rolleston garage, checked yearly."),
                 ("User runs a one-person vintage synth repair bench in a rented unit at Hope Mill, Manchester.",
-                 "Solo vintage-synth repair business out of a rented unit in Hope Mill (Manchester).")):
+                 "Solo vintage-synth repair business out of a rented unit in Hope Mill (Manchester)."),
+                ("Prefers methods shown as blue-line diagrams from the treble, not as place notation.",  # "not" for
+                 "Wants methods drawn as blue lines following the treble rather than given in place notation.")):
             with self.subTest(new=new):
                 self.assertFalse(am._places_swapped(am._analyse(old), am._analyse(new)))
 
