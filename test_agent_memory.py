@@ -2012,6 +2012,15 @@ class FeaturesReadValuesOneWay(unittest.TestCase):
                 text = pattern.sub(replacement, text)
         self.assertEqual(reached, set(range(len(am._PHRASES))))
 
+    def test_a_unit_after_a_number_is_tried_whatever_letter_ignorecase_reads_as_it(self):  # review: "5 \u0131nch"
+        """IGNORECASE reads a dotless "\u0131" as "i", which case-folding keeps: "#i" alone skipped the
+        inch phrase that any digit used to let through."""
+        for text, normal in (("A 27-\u0131nch monitor.", "A 27 inch monitor."),
+                             ("Shelf 12 \u0131nches wide.", "Shelf 12 inch wide."),
+                             ("Cut to 5 \u0131n.", "Cut to 5 inch."), ("Cut to 5 \u0130N.", "Cut to 5 inch.")):
+            with self.subTest(text=text):
+                self.assertEqual(am._normalise(text), normal)
+
     def test_a_time_with_a_dot_is_a_time(self):
         self.assertEqual(am._normalise("Standup is at 9.45 am; dinner 7.30pm"), "Standup is at 9:45; dinner 19:30")
         self.assertEqual(am._normalise("Meet 9.45-10.15 am"), "Meet 9:45-10:15")
