@@ -2836,6 +2836,22 @@ class ContradictionsAreNeverMerged(unittest.TestCase):
             with self.subTest(new=new):
                 self.assertNotEqual(detector.classify(new)[0], "merge")
 
+    def test_a_spare_is_one_more_of_a_kind(self):  # held-out 44 and 34: merged at 0.72-0.90
+        for old, new in (("Telemetry is via RFD900x radios at 57600 baud on NetID 25.",
+                          "Spare telemetry radios are RFD900x at 57600 baud on NetID 25, kept in the yellow case."),
+                         ("Screen 2 runs a NEC NC1201L with an integrated Dolby IMS3000 media block.",
+                          "The spare media block in the booth cupboard is a Dolby IMS3000 for Screen 2."),
+                         ("Uses a Zebra TC57 PDA scanner on the round; battery swap at 11am.",
+                          "Keeps a spare Zebra TC57 battery in the glovebox in case the 11am swap is missed.")):
+            detector = am.MergeDetector()
+            detector.fit([old, "An unrelated entry about the office coffee machine."])
+            with self.subTest(new=new):
+                self.assertTrue(am._analyse(new).adding)
+                self.assertNotEqual(detector.classify(new)[0], "merge")
+        detector = am.MergeDetector()  # an entry that says "spare" too is restated
+        detector.fit(["Keeps a spare house key under the doormat.", "An unrelated entry about the office coffee machine."])
+        self.assertEqual(detector.classify("The spare house key is kept under the doormat.")[0], "merge")
+
     def test_one_more_of_a_kind_is_not_merged(self):
         detector = am.MergeDetector()
         detector.fit(["Mixes her own glazes; the house celadon recipe is in the 'Glazes' notebook."])
