@@ -2939,10 +2939,16 @@ def _relatives_differ(old: _Analysis, new: _Analysis) -> bool:
     another person. A text leaving the relative out stays the other's restatement if it keeps the
     relative's name ("User's partner Marisol does the books" / "Marisol does the books"), or if the
     entry names what it opens with ("Inês's pickup is at 15:30"); any other value shared is no name
-    of the relative ("User's partner works at Deloitte" / "User works at Deloitte")."""
+    of the relative ("User's partner works at Deloitte" / "User works at Deloitte"). Beside relatives
+    both tell of, a relative only one tells of, named there and nowhere in the other, is another
+    person too ("Her sister Mei Hua keeps the other ... division from their grandmother" / "Her
+    prize plant is a ... division from her late grandmother")."""
     (old_relatives, old_names), (new_relatives, new_names) = _relatives_said(old), _relatives_said(new)
     if old_relatives and new_relatives:
-        return not any(_same_relative(one, two) for one in old_relatives for two in new_relatives)
+        return not any(_same_relative(one, two) for one in old_relatives for two in new_relatives) or any(
+            names and not names & other.keys
+            for relatives, others, other in ((old_relatives, new_relatives, new), (new_relatives, old_relatives, old))
+            for relative, names in relatives.items() if not any(_same_relative(relative, one) for one in others))
     if old_relatives:
         opening = set(new.slots[0] if new.slots else ()) - new.acronyms  # what it opens with: "Inês", "Priya at Arup"
         opening = opening if opening <= old.specific else set()  # no verb: "Sings in the Leeds Chorus"
@@ -2950,18 +2956,18 @@ def _relatives_differ(old: _Analysis, new: _Analysis) -> bool:
     return bool(new_relatives) and not new_names & old.keys
 
 
-def _relatives_said(text: _Analysis) -> tuple[set[str], set[str]]:
-    """The relatives ``text`` tells of, and the values beside them: their names ("Marisol" in "User's
-    partner Marisol", "Marta" in "Marta, the user's colleague")."""
+def _relatives_said(text: _Analysis) -> tuple[dict[str, set[str]], set[str]]:
+    """The relatives ``text`` tells of, each with the values beside it: its names ("Marisol" in
+    "User's partner Marisol", "Marta" in "Marta, the user's colleague"); and all those values."""
     keys = [_word_key(key[:-1]) if key[-1] == "'" else key for key in text.word_keys]  # "neighbour's"
-    said: set[str] = set()
-    beside: set[str] = set()
+    said: dict[str, set[str]] = {}
     for index, key in enumerate(keys):
         if key in _RELATIVES and not text.words[index].endswith("ly"):  # "kid-friendly" tells of no friend
-            said.add(_relative_key(text, keys, index))
             after = index + (1 if text.word_keys[index].endswith("'") else 2)  # "wife's dentist" names no wife
-            beside.update(near for near in keys[max(index - 2, 0):after] if near in text.specific)
-    said.discard("")
+            said.setdefault(_relative_key(text, keys, index), set()).update(
+                near for near in keys[max(index - 2, 0):after] if near in text.specific)
+    beside = set().union(*said.values())  # with the names of the wife of "wife's sister" (no relative alone)
+    said.pop("", None)
     return said, beside
 
 
