@@ -2964,8 +2964,9 @@ def _relatives_said(text: _Analysis) -> tuple[dict[str, set[str]], set[str]]:
     for index, key in enumerate(keys):
         if key in _RELATIVES and not text.words[index].endswith("ly"):  # "kid-friendly" tells of no friend
             after = index + (1 if text.word_keys[index].endswith("'") else 2)  # "wife's dentist" names no wife
-            said.setdefault(_relative_key(text, keys, index), set()).update(
-                near for near in keys[max(index - 2, 0):after] if near in text.specific)
+            said.setdefault(_relative_key(text, keys, index), set()).update(  # no "Wife" opening, no "coffee"
+                near for near in keys[max(index - 2, 0):after]
+                if near in text.specific and near not in _RELATIVES and near not in _FOODS_AND_ANIMALS)
     beside = set().union(*said.values())  # with the names of the wife of "wife's sister" (no relative alone)
     said.pop("", None)
     return said, beside
