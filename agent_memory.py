@@ -1431,7 +1431,8 @@ _SUBJECT = _Regex(rf"\s*(?:(?:Dr|Mr|Mrs|Ms|Prof)\.?\s+|(?:Our|My|Their)\s+(?:[a-
 _NO_OWNERS = _STOP_WORDS | _CALENDAR_WORDS | frozenset(
     "today tonight tomorrow yesterday everyone everybody someone somebody anyone nobody".split())  # "Today's plan"
 _OWNER = _Regex(rf"\s*(?:(?:Dr|Mr|Mrs|Ms|Prof)\.?\s+|{_NAME}\s+)?(?!User['’])({_NAME})['’]s\b")
-_ADDING_MARKERS = _Regex(r"\b(?:also|too|as well|another|one more|an? (?:second|third|extra|additional|new)|spares?)\b",
+_ADDING_MARKERS = _Regex(r"\b(?:also|too|as well|another|one more|an? (?:second|third|extra|additional|new)|"
+                         r"spares?(?![\s-]+(?:time|moments?|(?:bed)?rooms?)\b))\b",  # "in her spare time" is free time
                          re.IGNORECASE)  # "... is also in the notebook", "Spare telemetry radios are ..."
 _UPDATE_MARKERS = _Regex(
     r"\b(?:now|moved|switched|changed|upgraded|downgraded|bumped|raised|increased|decreased|reduced|lowered|cut|"

@@ -2858,6 +2858,25 @@ class ContradictionsAreNeverMerged(unittest.TestCase):
         detector.fit(["Keeps a spare house key under the doormat.", "An unrelated entry about the office coffee machine."])
         self.assertEqual(detector.classify("The spare house key is kept under the doormat.")[0], "merge")
 
+    def test_spare_time_and_a_spare_room_are_no_spare(self):  # review: free time, a guest room, restated
+        """"Spare" of a free time or a room names no second thing: the restatement merges, as it did
+        before "spare" was one more of a kind."""
+        for old, new in (("Tomasz plays chess online on Lichess in his free time.",
+                          "In his spare time Tomasz plays chess online on Lichess."),
+                         ("Mei volunteers at the Leeds food bank in her time off work.",
+                          "Mei volunteers at the Leeds food bank in her spare time."),
+                         ("Aroha's small bedroom doubles as the sewing room.",
+                          "Aroha's spare room doubles as the sewing room.")):
+            detector = am.MergeDetector()
+            detector.fit([old, "An unrelated entry about the office coffee machine."])
+            with self.subTest(new=new):
+                self.assertFalse(am._analyse(new).adding)
+                self.assertEqual(detector.classify(new)[0], "merge")
+        for text in ("A spare timer is kept in the drawer.", "Keeps a spare Roomba battery in the van.",
+                     "Keeps spares in the van."):
+            with self.subTest(text=text):
+                self.assertTrue(am._analyse(text).adding)
+
     def test_one_more_of_a_kind_is_not_merged(self):
         detector = am.MergeDetector()
         detector.fit(["Mixes her own glazes; the house celadon recipe is in the 'Glazes' notebook."])
