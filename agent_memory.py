@@ -1431,9 +1431,12 @@ _SUBJECT = _Regex(rf"\s*(?:(?:Dr|Mr|Mrs|Ms|Prof)\.?\s+|(?:Our|My|Their)\s+(?:[a-
 _NO_OWNERS = _STOP_WORDS | _CALENDAR_WORDS | frozenset(
     "today tonight tomorrow yesterday everyone everybody someone somebody anyone nobody".split())  # "Today's plan"
 _OWNER = _Regex(rf"\s*(?:(?:Dr|Mr|Mrs|Ms|Prof)\.?\s+|{_NAME}\s+)?(?!User['’])({_NAME})['’]s\b")
+# One more of a kind: "... is also in the notebook", "a second monitor", "Spare telemetry radios are ..."
+# (not spare time or a spare room: free time, a room), "Won't use cement grout either" (a negated "too";
+# "either ... or" is a choice)
 _ADDING_MARKERS = _Regex(r"\b(?:also|too|as well|another|one more|an? (?:second|third|extra|additional|new)|"
-                         r"spares?(?![\s-]+(?:time|moments?|(?:bed)?rooms?)\b))\b",  # "in her spare time" is free time
-                         re.IGNORECASE)  # "... is also in the notebook", "Spare telemetry radios are ..."
+                         r"spares?(?![\s-]+(?:time|moments?|(?:bed)?rooms?)\b)|either(?=\s*(?:[.;,!?]|$)))\b",
+                         re.IGNORECASE)
 _UPDATE_MARKERS = _Regex(
     r"\b(?:now|moved|switched|changed|upgraded|downgraded|bumped|raised|increased|decreased|reduced|lowered|cut|"
     r"replaced|swapped|renamed|migrated|no longer|instead(?! of)|anymore|any more|has started|have started|started using|"

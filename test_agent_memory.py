@@ -2858,6 +2858,14 @@ class ContradictionsAreNeverMerged(unittest.TestCase):
         detector.fit(["Keeps a spare house key under the doormat.", "An unrelated entry about the office coffee machine."])
         self.assertEqual(detector.classify("The spare house key is kept under the doormat.")[0], "merge")
 
+    def test_a_negated_too_is_one_more_of_a_kind(self):  # held-out 46: merged at 0.84
+        detector = am.MergeDetector()
+        detector.fit(["Won't use epoxy grout on historic walls; only lime-based grout there.",
+                      "An unrelated entry about the office coffee machine."])
+        self.assertNotEqual(detector.classify("Won't use cement grout on historic walls either; only lime-based grout "
+                                              "there.")[0], "merge")
+        self.assertFalse(am._analyse("Lints with either ruff or flake8.").adding)  # a choice
+
     def test_spare_time_and_a_spare_room_are_no_spare(self):  # review: free time, a guest room, restated
         """"Spare" of a free time or a room names no second thing: the restatement merges, as it did
         before "spare" was one more of a kind."""
