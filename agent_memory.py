@@ -2949,15 +2949,21 @@ def _relatives_differ(old: _Analysis, new: _Analysis) -> bool:
     prize plant is a ... division from her late grandmother")."""
     (old_relatives, old_names), (new_relatives, new_names) = _relatives_said(old), _relatives_said(new)
     if old_relatives and new_relatives:
-        return not any(_same_relative(one, two) for one in old_relatives for two in new_relatives) or any(
-            names and not names & other.keys
-            for relatives, others, other in ((old_relatives, new_relatives, new), (new_relatives, old_relatives, old))
-            for relative, names in relatives.items() if not any(_same_relative(relative, one) for one in others))
+        return (not any(_same_relative(one, two) for one in old_relatives for two in new_relatives)
+                or _named_alone(old_relatives, new_relatives, new) or _named_alone(new_relatives, old_relatives, old))
     if old_relatives:
         opening = set(new.slots[0] if new.slots else ()) - new.acronyms  # what it opens with: "Inês", "Priya at Arup"
         opening = opening if opening <= old.specific else set()  # no verb: "Sings in the Leeds Chorus"
         return not old.specific & new.specific or not (old_names | opening) & new.keys
     return bool(new_relatives) and not new_names & old.keys
+
+
+def _named_alone(relatives: dict[str, set[str]], others: dict[str, set[str]], other: _Analysis) -> bool:
+    """Is one of ``relatives`` none of ``others``, the relatives of the text ``other``, and named
+    beside it with names ``other`` does not hold ("sister" with "Mei" beside the grandmother both
+    tell of)?"""
+    return any(names and not names & other.keys for relative, names in relatives.items()
+               if not any(_same_relative(relative, one) for one in others))
 
 
 def _relatives_said(text: _Analysis) -> tuple[dict[str, set[str]], set[str]]:
@@ -2968,7 +2974,8 @@ def _relatives_said(text: _Analysis) -> tuple[dict[str, set[str]], set[str]]:
     for index, key in enumerate(keys):
         if key in _RELATIVES and not text.words[index].endswith("ly"):  # "kid-friendly" tells of no friend
             after = index + (1 if text.word_keys[index].endswith("'") else 2)  # "wife's dentist" names no wife
-            said.setdefault(_relative_key(text, keys, index), set()).update(  # no "Wife" opening, no "coffee"
+            # a relative's own word ("Wife" opening a sentence) and a food ("friends for coffee") name no one
+            said.setdefault(_relative_key(text, keys, index), set()).update(
                 near for near in keys[max(index - 2, 0):after]
                 if near in text.specific and near not in _RELATIVES and near not in _FOODS_AND_ANIMALS)
     beside = set().union(*said.values())  # with the names of the wife of "wife's sister" (no relative alone)
@@ -3117,8 +3124,8 @@ def _places_swapped(old: _Analysis, new: _Analysis) -> bool:
     def verbs(keys: list[str]) -> bool:
         return all(key in _VERB_WORDS for key in keys)
 
-    def place(keys: list[str], others: list[str]) -> bool:
-        return (valued(keys) or valued(others)) and (valued(keys) or verbs(keys)) and (valued(others) or verbs(others))
+    def place(keys: list[str], others: list[str]) -> bool:  # a value word on one side, a value word or verb on each
+        return (valued(keys) or valued(others)) and all(valued(side) or verbs(side) for side in (keys, others))
     # A word moved from one place to the other is no other value; a word the shared ones hold too may
     # be ("the garden centre cafe" / "the noodle bar", both after "at the Castle Leisure Centre").
     moved = ({key for a, b, _, _ in swaps for key in one[a:b]}, {key for _, _, c, d in swaps for key in other[c:d]})
