@@ -2065,9 +2065,7 @@ class FeaturesReadValuesOneWay(unittest.TestCase):
                          ("The gym opens at noon.", "The gym opens at 12:30.")):
             for one, other in ((old, new), (new, old)):
                 with self.subTest(old=one, new=other):
-                    detector = am.MergeDetector()
-                    detector.fit([one, "An unrelated entry about the office coffee machine."])
-                    self.assertNotEqual(detector.classify(other)[0], "merge")
+                    self.assertNotEqual(action_beside(one, other), "merge")
         for old, new in (("Standup is at quarter to 7 pm.", "Standup is at 18:45."), ("Due at noon.", "Due at 12pm."),
                          ("Weighs 1,5 kg.", "Weighs 1.5 kg."), ("Sizes 5-10.", "Sizes 5 to 10."),
                          ("Takes 5 \u00b5g.", "Takes 5 mcg."), ("A 1-to-6 scale.", "A 1\u20136 scale.")):
@@ -2764,9 +2762,7 @@ class ContradictionsAreNeverMerged(unittest.TestCase):
             with self.subTest(new=new):
                 self.assertTrue(am._places_swapped(am._analyse(old), am._analyse(new)))
                 self.assertTrue(am._places_swapped(am._analyse(new), am._analyse(old)))
-                detector = am.MergeDetector()
-                detector.fit([old, "An unrelated entry about the office coffee machine."])
-                self.assertNotEqual(detector.classify(new)[0], "merge")
+                self.assertNotEqual(action_beside(old, new), "merge")
         for old, new in (  # restatements: an opening reworded, a verb swapped, a word added, names shared
                 ("Works from the newsroom Mon\u2013Wed and from home Thu\u2013Fri.",
                  "In the office Monday to Wednesday, remote Thursday and Friday."),
@@ -2795,9 +2791,7 @@ class ContradictionsAreNeverMerged(unittest.TestCase):
             with self.subTest(new=new):
                 self.assertTrue(am._places_swapped(am._analyse(old), am._analyse(new)))
                 self.assertTrue(am._places_swapped(am._analyse(new), am._analyse(old)))
-                detector = am.MergeDetector()
-                detector.fit([old, "An unrelated entry about the office coffee machine."])
-                self.assertNotEqual(detector.classify(new)[0], "merge")
+                self.assertNotEqual(action_beside(old, new), "merge")
         # a word moved from one place to the other is still no swap
         self.assertFalse(am._places_swapped(am._analyse("Grows leeks in the raised bed near the shed and runner beans "
                                                        "along the south fence."),
@@ -2829,18 +2823,14 @@ class ContradictionsAreNeverMerged(unittest.TestCase):
     def test_a_saint_is_no_street(self):
         self.assertIn("saint", am._analyse("The clinic is on St John Street.").keys)
         self.assertIn("street", am._analyse("The clinic is on Church St, Leeds.").keys)
-        detector = am.MergeDetector()
-        detector.fit(["The clinic is on St John Street.", "An unrelated entry about the office coffee machine."])
-        self.assertNotEqual(detector.classify("The clinic is on John Street.")[0], "merge")
+        self.assertNotEqual(action_beside("The clinic is on St John Street.", "The clinic is on John Street."), "merge")
 
     def test_a_second_of_a_kind_or_a_shared_number_alone_is_not_merged(self):
         for old, new in (("The lab has a Raspberry Pi 4 for sensors.",
                           "The lab has a second Raspberry Pi 4 for sensors."),
                          ("Log retention is 30 days.", "The monorepo holds 30 services.")):
-            detector = am.MergeDetector()
-            detector.fit([old, "An unrelated entry about the office coffee machine."])
             with self.subTest(new=new):
-                self.assertNotEqual(detector.classify(new)[0], "merge")
+                self.assertNotEqual(action_beside(old, new), "merge")
 
     def test_a_spare_is_one_more_of_a_kind(self):  # held-out 44 and 34: merged at 0.72-0.90
         for old, new in (("Telemetry is via RFD900x radios at 57600 baud on NetID 25.",
@@ -2849,21 +2839,16 @@ class ContradictionsAreNeverMerged(unittest.TestCase):
                           "The spare media block in the booth cupboard is a Dolby IMS3000 for Screen 2."),
                          ("Uses a Zebra TC57 PDA scanner on the round; battery swap at 11am.",
                           "Keeps a spare Zebra TC57 battery in the glovebox in case the 11am swap is missed.")):
-            detector = am.MergeDetector()
-            detector.fit([old, "An unrelated entry about the office coffee machine."])
             with self.subTest(new=new):
                 self.assertTrue(am._analyse(new).adding)
-                self.assertNotEqual(detector.classify(new)[0], "merge")
-        detector = am.MergeDetector()  # an entry that says "spare" too is restated
-        detector.fit(["Keeps a spare house key under the doormat.", "An unrelated entry about the office coffee machine."])
-        self.assertEqual(detector.classify("The spare house key is kept under the doormat.")[0], "merge")
+                self.assertNotEqual(action_beside(old, new), "merge")
+        self.assertEqual(action_beside("Keeps a spare house key under the doormat.",  # an entry saying "spare" too
+                                       "The spare house key is kept under the doormat."), "merge")
 
     def test_a_negated_too_is_one_more_of_a_kind(self):  # held-out 46: merged at 0.84
-        detector = am.MergeDetector()
-        detector.fit(["Won't use epoxy grout on historic walls; only lime-based grout there.",
-                      "An unrelated entry about the office coffee machine."])
-        self.assertNotEqual(detector.classify("Won't use cement grout on historic walls either; only lime-based grout "
-                                              "there.")[0], "merge")
+        self.assertNotEqual(action_beside("Won't use epoxy grout on historic walls; only lime-based grout there.",
+                                          "Won't use cement grout on historic walls either; only lime-based grout "
+                                          "there."), "merge")
         self.assertFalse(am._analyse("Lints with either ruff or flake8.").adding)  # a choice
 
     def test_spare_time_and_a_spare_room_are_no_spare(self):  # review: free time, a guest room, restated
@@ -2875,11 +2860,9 @@ class ContradictionsAreNeverMerged(unittest.TestCase):
                           "Mei volunteers at the Leeds food bank in her spare time."),
                          ("Aroha's small bedroom doubles as the sewing room.",
                           "Aroha's spare room doubles as the sewing room.")):
-            detector = am.MergeDetector()
-            detector.fit([old, "An unrelated entry about the office coffee machine."])
             with self.subTest(new=new):
                 self.assertFalse(am._analyse(new).adding)
-                self.assertEqual(detector.classify(new)[0], "merge")
+                self.assertEqual(action_beside(old, new), "merge")
         for text in ("A spare timer is kept in the drawer.", "Keeps a spare Roomba battery in the van.",
                      "Keeps spares in the van."):
             with self.subTest(text=text):
@@ -3144,6 +3127,13 @@ class ContradictionsAreNeverMerged(unittest.TestCase):
                          ("Walks the dog at 3 in the afternoon.", "Walks the dog at 3 each afternoon.")]:
             with self.subTest(new=new):
                 self.assertFalse(am._conflict(old, new))
+
+
+def action_beside(old, new):
+    """What ``classify`` does with ``new`` against ``old`` and an entry about something else."""
+    detector = am.MergeDetector()
+    detector.fit([old, "An unrelated entry about the office coffee machine."])
+    return detector.classify(new)[0]
 
 
 def scripted_llm(*replies):
