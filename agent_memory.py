@@ -3058,7 +3058,8 @@ def _common_ends(one: tuple[str, ...], other: tuple[str, ...]) -> tuple[int, int
 
 def _middle_swapped(old: _Analysis, new: _Analysis) -> bool:
     """Are the two texts the same words around a middle of one to four words on each side (two at
-    least on one), words the other text lacks, not all verbs or small words ("Galleries with
+    least on one), words the other text lacks (or, in a wide frame, one of its shared words), not
+    all verbs or small words ("Galleries with
     textiles are kept at 50 lux" / "with works on paper", "HSE first aid at work certificate
     expires ..." / "HSE commercial diving medical")? The one-word swap, wider: a slot of the same
     template filled with another thing. The same words open and close both, and make two fifths
@@ -3084,9 +3085,17 @@ def _middle_swapped(old: _Analysis, new: _Analysis) -> bool:
     def forms(text: _Analysis, at: int, to: int) -> set[str]:  # "carves" is "carve", "carving" "carv": one word
         return {form for word, key in zip(text.words[at:to], text.word_keys[at:to])  # no "car" of "care"
                 for form in ((key, key + "e") if word.endswith(("ing", "ed")) else (key,))}
-    return (forms(old, start, len(one) - end).isdisjoint(forms(new, 0, len(other)))
-            and forms(new, start, len(other) - end).isdisjoint(forms(old, 0, len(one)))
-            and all(set(middle) - _NO_VALUE_WORDS for middle in middles))
+    middle_forms = forms(old, start, len(one) - end), forms(new, start, len(other) - end)
+    lacking = [middle.isdisjoint(forms(text, 0, len(text.word_keys)))  # each middle's words the other lacks
+               for middle, text in zip(middle_forms, (new, old))]
+    if not all(lacking):  # or one middle's word is in the frame the two share ("22 volunteers; the volunteer
+        # rota ..." / "22 volunteers; the training log ..."): then the frame is three fifths of the longer text,
+        # the middles the same length, no word of theirs a verb, small word or negation, and none in both
+        if (not any(lacking) or start + end < 0.6 * max(len(one), len(other)) or len(middles[0]) != len(middles[1])
+                or any(word in _NO_VALUE_WORDS for middle in middles for word in middle)
+                or {form.rstrip("'") for form in middle_forms[0]} & {form.rstrip("'") for form in middle_forms[1]}):
+            return False
+    return all(set(middle) - _NO_VALUE_WORDS for middle in middles)
 
 
 def _places_swapped(old: _Analysis, new: _Analysis) -> bool:

@@ -2741,6 +2741,27 @@ class ContradictionsAreNeverMerged(unittest.TestCase):
             with self.subTest(other=other):
                 self.assertEqual(am._middle_swapped(am._analyse(spends), am._analyse(other)), swapped)
 
+    def test_a_middle_swapped_holds_a_word_of_the_shared_frame(self):
+        for old, new in (  # held-out 49 and 50: merged at 0.95 and 0.93
+                ("Has about 22 volunteers; the volunteer rota lives in a Google Sheet she updates on Sundays.",
+                 "Has about 22 volunteers; the training log lives in a Google Sheet she updates on Sundays."),
+                ("Nightly at 03:00 the raw telemetry is exported to S3 bucket cc-telemetry-archive via a Python job.",
+                 "Nightly at 03:00 the alarm history is exported to S3 bucket cc-telemetry-archive via a Python "
+                 "job.")):
+            with self.subTest(new=new):
+                self.assertEqual(action_beside(old, new), "judge")
+                self.assertTrue(am._middle_swapped(am._analyse(new), am._analyse(old)))
+        for old, new in (  # restatements of the sets: a negation or a verb in a middle, or a word in both middles
+                ("User prefers feedback in bullet points, not long paragraphs.",
+                 "User likes feedback as bullet points rather than lengthy paragraphs."),
+                ("Switchovers are done with 'patronictl -c /etc/patroni/patroni.yml switchover', never by stopping "
+                 "the leader.", "Switchover via patronictl -c /etc/patroni/patroni.yml switchover \u2014 don't "
+                 "just stop the leader."),
+                ("Has about 22 volunteers; the volunteer rota lives in a Google Sheet she updates on Sundays.",
+                 "Has about 22 volunteers; the rota of volunteers lives in a Google Sheet she updates on Sundays.")):
+            with self.subTest(new=new):
+                self.assertFalse(am._middle_swapped(am._analyse(old), am._analyse(new)))
+
     def test_two_or_three_places_swapped_in_the_same_words_are_another_fact(self):
         for old, new in (  # held-out 41 (merged at 0.81-0.90), and held-out 39 and 40
                 ("Stores motors in a locked steel magazine in his Rolleston garage, inspected by WorkSafe every two "
@@ -2857,12 +2878,12 @@ class ContradictionsAreNeverMerged(unittest.TestCase):
         for old, new in (("Tomasz plays chess online on Lichess in his free time.",
                           "In his spare time Tomasz plays chess online on Lichess."),
                          ("Mei volunteers at the Leeds food bank in her time off work.",
-                          "Mei volunteers at the Leeds food bank in her spare time."),
-                         ("Aroha's small bedroom doubles as the sewing room.",
-                          "Aroha's spare room doubles as the sewing room.")):
+                          "Mei volunteers at the Leeds food bank in her spare time.")):
             with self.subTest(new=new):
                 self.assertFalse(am._analyse(new).adding)
                 self.assertEqual(action_beside(old, new), "merge")
+        self.assertFalse(am._analyse("Aroha's spare room doubles as the sewing room.").adding)  # a room, though
+        # beside "Aroha's small bedroom doubles as ..." a middle swapped, and the LLM's call
         for text in ("A spare timer is kept in the drawer.", "Keeps a spare Roomba battery in the van.",
                      "Keeps spares in the van."):
             with self.subTest(text=text):
