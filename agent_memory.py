@@ -3146,19 +3146,23 @@ _VERB_WORDS = _OPENING_WORDS | _USE_VERBS | _VERBS  # the verbs of _NO_VALUE_WOR
 _SWAP_MAX_WORDS = 80  # a fact is far shorter; difflib's cost grows with the product of the lengths
 
 
-_DETERMINERS = ("the ", "a ", "an ", "our ", "my ", "their ", "his ", "her ", "your ", "this ", "these ", "its ")
+_DETERMINERS = ("the ", "a ", "an ", "our ", "my ", "their ", "his ", "her ", "your ", "this ", "these ", "its ",
+                "all ", "every ", "each ", "both ")
+# "Does the gutter clearing himself ...": the analysis leaves the small verb out, as it does the determiner
+_DETERMINED = tuple(verb + " " + determiner for verb in ("does", "did", "has", "had", "is", "was", "are", "were")
+                    for determiner in _DETERMINERS) + _DETERMINERS
 
 
 def _subject_swapped(old: _Analysis, new: _Analysis) -> bool:
-    """Do both texts open with a determiner and another thing, then go on in the same three words or
-    more ("The leaf-mould bays are at the north end; ..." / "The compost bays are at the north end;
-    ...", "The main kitchen costs £10 an hour ..." / "The small committee room costs £10 an hour
+    """Do both texts open with a determiner (or "all", "each", or a small verb and one: "Does the",
+    "Has a") and another thing, then go on in the same three words or more ("The leaf-mould bays
+    are at the north end; ..." / "The compost bays are at the north end; ...", "The main kitchen costs £10 an hour ..." / "The small committee room costs £10 an hour
     ...")? A determiner opens a subject, and another subject in the same words is another fact; an
     opening without one is often a label or a verb reworded ("Launch: ..." / "Run the pipeline with
     ...", "DSM: Tom Achebe" / "Deputy stage manager is Tom Achebe"). After a determiner a verb is a
     thing ("My work phone ..." / "My personal phone ..."): one subject of a value word is enough; a
     word the one-word swap reads as the same is no other subject ("The kids ..." / "The children ...")."""
-    if not (old.folded.startswith(_DETERMINERS) and new.folded.startswith(_DETERMINERS)):
+    if not (old.folded.startswith(_DETERMINED) and new.folded.startswith(_DETERMINED)):
         return False
     one, other = old.word_keys, new.word_keys
     for i, j in itertools.product(range(1, 4), repeat=2):  # subjects of one to three words

@@ -2447,6 +2447,13 @@ class ContradictionsAreNeverMerged(unittest.TestCase):
         ("His camper van gets cleaned out on the first Saturday of each month.",
          "His rowing boat gets cleaned out on the first Saturday of the month."),
         ("My work phone goes on silent after 6pm.", "My personal phone goes on silent after 6pm."),
+        # ... after "all", "each", and after "does the" or "has a", whose small verb the words leave out (held-out
+        # 51 and 52)
+        ("All peering changes go through the pipeline, never the portal.",
+         "All route table changes go through the pipeline, never the portal."),
+        ("Does the property inspections himself every six months, with photos uploaded to a shared Google Drive.",
+         "Does the gutter clearing himself every six months, with photos uploaded to a shared Google Drive."),
+        ("Has a standing desk at the Leith office by the window.", "Has a locker at the Leith office by the window."),
         # a rate per hour is no rate per minute, after a unit too; the same business day is not the next (review)
         ("The infusion pump is set to 12 mL/min.", "The infusion pump is set to 12 mL/h."),
         ("Support tickets get a reply by the next business day.",
