@@ -3156,12 +3156,13 @@ _DETERMINED = tuple(verb + " " + determiner for verb in ("does", "did", "has", "
 def _subject_swapped(old: _Analysis, new: _Analysis) -> bool:
     """Do both texts open with a determiner (or "all", "each", or a small verb and one: "Does the",
     "Has a") and another thing, then go on in the same three words or more ("The leaf-mould bays
-    are at the north end; ..." / "The compost bays are at the north end; ...", "The main kitchen costs £10 an hour ..." / "The small committee room costs £10 an hour
-    ...")? A determiner opens a subject, and another subject in the same words is another fact; an
-    opening without one is often a label or a verb reworded ("Launch: ..." / "Run the pipeline with
-    ...", "DSM: Tom Achebe" / "Deputy stage manager is Tom Achebe"). After a determiner a verb is a
-    thing ("My work phone ..." / "My personal phone ..."): one subject of a value word is enough; a
-    word the one-word swap reads as the same is no other subject ("The kids ..." / "The children ...")."""
+    are at the north end; ..." / "The compost bays are at the north end; ...", "The main kitchen
+    costs £10 an hour ..." / "The small committee room costs £10 an hour ...")? A determiner opens
+    a subject, and another subject in the same words is another fact; an opening without one is
+    often a label or a verb reworded ("Launch: ..." / "Run the pipeline with ...", "DSM: Tom
+    Achebe" / "Deputy stage manager is Tom Achebe"). After a determiner a verb is a thing ("My work
+    phone ..." / "My personal phone ..."): one subject of a value word is enough; a word the
+    one-word swap reads as the same is no other subject ("The kids ..." / "The children ...")."""
     if not (old.folded.startswith(_DETERMINED) and new.folded.startswith(_DETERMINED)):
         return False
     one, other = old.word_keys, new.word_keys
