@@ -2454,6 +2454,9 @@ class ContradictionsAreNeverMerged(unittest.TestCase):
         ("Does the property inspections himself every six months, with photos uploaded to a shared Google Drive.",
          "Does the gutter clearing himself every six months, with photos uploaded to a shared Google Drive."),
         ("Has a standing desk at the Leith office by the window.", "Has a locker at the Leith office by the window."),
+        # success is no failure (held-out 53: merged at 0.75)
+        ("On failure it alerts #fin-ops-alerts in Slack via webhook.",
+         "On success it posts a run summary to #fin-ops-alerts in Slack via webhook."),
         # a rate per hour is no rate per minute, after a unit too; the same business day is not the next (review)
         ("The infusion pump is set to 12 mL/min.", "The infusion pump is set to 12 mL/h."),
         ("Support tickets get a reply by the next business day.",
