@@ -3167,10 +3167,15 @@ def _subject_swapped(old: _Analysis, new: _Analysis) -> bool:
     if not (old.folded.startswith(_DETERMINED) and new.folded.startswith(_DETERMINED)):
         return False
     one, other = old.word_keys, new.word_keys
-    for i, j in itertools.product(range(1, 4), repeat=2):  # subjects of one to three words
+    for i, j in itertools.product(range(1, 5), repeat=2):  # subjects of one to four words
         if len(one[i:i + 3]) == 3 and one[i:i + 3] == other[j:j + 3]:
             subjects = one[:i], other[:j]
-            if (set(subjects[0]).isdisjoint(other) and set(subjects[1]).isdisjoint(one)
+            # Each subject's words the other text lacks; or one names a thing the other tells of, but its
+            # last word is its own ("The borg passphrase is stored in item 'borg atlas'" / "The exported
+            # repo key is stored ..."), and no word of one opens as one of the other ("cleaner" / "cleaning lady")
+            lacking = [set(subjects[0]).isdisjoint(other), set(subjects[1]).isdisjoint(one)]
+            if ((all(lacking) or any(lacking) and subjects[0][-1] not in other and subjects[1][-1] not in one
+                 and not any(word.startswith(key[:3]) for word in subjects[0] for key in subjects[1]))
                     and frozenset(subjects[0] + subjects[1]) not in _INTERCHANGEABLE
                     and any(set(subject) - _NO_VALUE_WORDS for subject in subjects)
                     and not any(key in text.acronyms for key in subjects[0] + subjects[1] for text in (old, new))):

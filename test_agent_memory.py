@@ -2454,6 +2454,11 @@ class ContradictionsAreNeverMerged(unittest.TestCase):
         ("Does the property inspections himself every six months, with photos uploaded to a shared Google Drive.",
          "Does the gutter clearing himself every six months, with photos uploaded to a shared Google Drive."),
         ("Has a standing desk at the Leith office by the window.", "Has a locker at the Leith office by the window."),
+        # another subject of four words, or one of a word the other text tells of (held-out 55: merged at 0.76-0.84)
+        ("The router and the core switch are plugged into the UPS on the rack's bottom shelf.",
+         "The modem and the access point injectors are plugged into the UPS on the rack's bottom shelf."),
+        ("The borg passphrase is stored in Bitwarden item 'borg atlas' and on paper in the safe.",
+         "The exported repo key is stored in Bitwarden item 'borg atlas' and on paper in the safe."),
         # success is no failure (held-out 53: merged at 0.75)
         ("On failure it alerts #fin-ops-alerts in Slack via webhook.",
          "On success it posts a run summary to #fin-ops-alerts in Slack via webhook."),
@@ -3149,6 +3154,11 @@ class ContradictionsAreNeverMerged(unittest.TestCase):
                          # ... or in a word the one-word swap reads as the same (review)
                          ("The kids get picked up from Oakfield Primary at 3:15.",
                           "The children get picked up from Oakfield Primary at 3:15."),
+                         # ... or in a form of a word the other subject has, or a word the other text ends with
+                         ("Her cleaner comes on Wednesdays to clean the house.",
+                          "Her cleaning lady comes on Wednesdays to clean the house."),
+                         ("His shack is stall 27 at port de Larros, Gujan-Mestras.",  # held-out 36
+                          "His cabane is at port de Larros in Gujan-Mestras, stall number 27."),
                          # one food however named; a count of a kind of animal is no model's variant (review)
                          ("Allergic to soy; carries an EpiPen.", "Allergic to soya; carries an EpiPen."),
                          ("Allergic to prawns; carries an EpiPen.", "Allergic to shrimp; carries an EpiPen."),
