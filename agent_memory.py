@@ -3101,10 +3101,11 @@ def _middle_swapped(old: _Analysis, new: _Analysis) -> bool:
 
 def _places_swapped(old: _Analysis, new: _Analysis) -> bool:
     """Are the two texts the same words but two or three places inside them, each filled with one
-    to three other words on each side ("Stores black powder in a locked steel cabinet in his
+    to four other words on each side ("Stores black powder in a locked steel cabinet in his
     garage" / "Stores motors in a locked steel magazine in his garage", "Won't inspect basements
     without the contractor present, after a fall" / "Won't inspect occupied units without the
-    owner present, because of a complaint")? Slots of one template filled with other things. What
+    owner present, because of a complaint", "Stops pole work during thunderstorms, checked on the
+    Met Office app" / "Stops ladder work when wind gusts exceed 30 mph, checked on ...")? Slots of one template filled with other things. What
     they share must be two fifths of the longer text, three plain words of it at least (no names,
     numbers or days: "Works from the newsroom Mon–Wed and from home Thu–Fri" / "In the office
     Mon–Wed, remote Thu–Fri"), and neither may open with a swap (a label or a verb reworded). Each
@@ -3139,7 +3140,7 @@ def _places_swapped(old: _Analysis, new: _Analysis) -> bool:
     # A word moved from one place to the other is no other value; a word the shared ones hold too may
     # be ("the garden centre cafe" / "the noodle bar", both after "at the Castle Leisure Centre").
     moved = ({key for a, b, _, _ in swaps for key in one[a:b]}, {key for _, _, c, d in swaps for key in other[c:d]})
-    return all(a and c and b - a <= 3 and d - c <= 3 and moved[1].isdisjoint(one[a:b])
+    return all(a and c and b - a <= 4 and d - c <= 4 and moved[1].isdisjoint(one[a:b])
                and moved[0].isdisjoint(other[c:d]) and place(one[a:b], other[c:d]) for a, b, c, d in swaps)
 
 

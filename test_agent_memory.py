@@ -2791,6 +2791,8 @@ class ContradictionsAreNeverMerged(unittest.TestCase):
                  "courier pickups are booked at close."),
                 ("Prefers call times before 5:30am for orangutan nest departures.",
                  "Prefers call times before 5:30am for hornbill nest watches."),
+                ("Stops ladder work when wind gusts exceed 30 mph, checked on the Met Office app.",  # held-out 38:
+                 "Stops pole work during thunderstorms, checked on the Met Office app."),  # a place of four words
                 ("Won't inspect basements without the contractor present, after a fall in 2021.",  # held-out 43,
                  "Won't inspect occupied units without the owner present, because of a complaint in 2021."),  # three
                 ("The sysadmin is Kristjan Tamm; archivist Liis Kask approves all public item sets.",  # held-out 44:
