@@ -1438,8 +1438,8 @@ _OWNER = _Regex(rf"\s*(?:(?:Dr|Mr|Mrs|Ms|Prof)\.?\s+|{_NAME}\s+)?(?!User['’])(
 _ADDING_MARKERS = _Regex(r"\b(?:also|too|as well|another|one more|an? (?:second|third|extra|additional|new)|"
                          r"spares?(?![\s-]+(?:time|moments?|(?:bed)?rooms?)\b)|either(?=\s*(?:[.;,!?]|$)))\b",
                          re.IGNORECASE)
-_UPDATE_MARKERS = _Regex(
-    r"\b(?:now|moved|switched|changed|upgraded|downgraded|bumped|raised|increased|decreased|reduced|lowered|cut|"
+_UPDATE_MARKERS = _Regex(  # (the lookahead, each marker's first letter, spares trying them all at each word)
+    r"\b(?=[abcdefhilmnprstu])(?:now|moved|switched|changed|upgraded|downgraded|bumped|raised|increased|decreased|reduced|lowered|cut|"
     r"replaced|swapped|renamed|migrated|no longer|instead(?! of)|anymore|any more|has started|have started|started using|"
     r"stopped|updated|extended|shortened|postponed|rescheduled|delayed|slipped|pushed back|brought forward|"
     r"(?<!the )(?<!on )(?<!top )(?<!bottom )(?<!is )(?<!are )(?<!be )(?<!been )(?<!was )(?<!were )left(?! (?:side|hand|knee|foot|ankle|leg|arm|shoulder|hip|eye|ear|"
@@ -1692,8 +1692,12 @@ def _range_start(match: re.Match[str]) -> str:
     return f"{hour}:{match.group(2) or '00'}{match.group(3)}"
 
 
-class _Analysis(NamedTuple):
-    """What the projections and the merge rules need to know about one text."""
+class _Analysis:
+    """What the projections and the merge rules need to know about one text.
+
+    The fields down to ``adding`` are read at once. The rest are read on first use, all together:
+    only the rules comparing a fact with the entry closest to it need them, and most new facts are
+    far from every entry, added on their weights and words of change alone."""
 
     weights: dict[int, int]  # bucket -> integer weight before rarity
     features: frozenset[int]  # the buckets, for document frequencies
@@ -1704,15 +1708,16 @@ class _Analysis(NamedTuple):
     initialled: frozenset[tuple[str, str]]  # a name's initial and the key after it: ("h", "marsh") in "H. Marsh"
     acronyms: frozenset[str]  # names written in capitals: "ha" for "HA", "pr" for "PRs"
     derived: frozenset[str]  # keys that are only initials of its names: "ha" for "Home Assistant"
+    skeleton: tuple[str, ...]  # the plain words, in order: "Staging runs on port # and prod on port #"
+    slots: tuple[tuple[str, ...], ...]  # the specific keys between them (and sentence ends), each slot sorted
+    updating: frozenset[str]  # what says that something changed: "now", "moved", "no longer"
+    adding: bool  # says it is one more of a kind: "also", "too", "another"
+    # read on first use (``_later_fields``)
     words: tuple[str, ...]  # its words in order, stop words left out
     word_keys: tuple[str, ...]  # the key of each of them
     polar: frozenset[str]  # words with an opposite: "before", "after", "enabled", …
     polar_places: tuple[tuple[str, str, str], ...]  # each of them with the words before and after it
-    skeleton: tuple[str, ...]  # the plain words, in order: "Staging runs on port # and prod on port #"
-    slots: tuple[tuple[str, ...], ...]  # the specific keys between them (and sentence ends), each slot sorted
     negated: bool
-    updating: frozenset[str]  # what says that something changed: "now", "moved", "no longer"
-    adding: bool  # says it is one more of a kind: "also", "too", "another"
     days: frozenset[str]  # the days and seasons it names, less those it excepts ("weekdays except Friday")
     day_ranges: frozenset[frozenset[str]]  # its ranges of three days or more: "Mon–Thu, Fridays off" has one
     hyphenated: frozenset[tuple[str, ...]]  # the keys of its hyphenated words: ("acme", "io") for "acme-io"
@@ -1725,6 +1730,21 @@ class _Analysis(NamedTuple):
     about_user: bool  # opens with the user as its subject: "User is ...", "The user ...", "I ..."
     subject: str  # the key of the name it opens with as a subject: "kasia" of "Kasia is allergic to PPD"
     owner: str  # the key of the name it opens with as an owner: "tomasz" of "Tomasz's shoes are size 9"
+
+    def __init__(self, later: tuple[str, list[tuple[str, ...]], frozenset[str]], **fields: Any) -> None:
+        self.__dict__.update(fields)
+        self._later = later  # what the fields read on first use are read from: the text, its clauses and keys
+
+    def __getattr__(self, name: str) -> Any:  # a field read on first use (any thread may: each reads the same)
+        if name not in _LATER_FIELDS:
+            raise AttributeError(name)
+        self.__dict__.update(_later_fields(*self._later))
+        return self.__dict__[name]
+
+
+_LATER_FIELDS = frozenset(_Analysis.__annotations__) - {
+    "weights", "features", "keys", "specific", "names", "runs", "initialled", "acronyms", "derived", "skeleton",
+    "slots", "updating", "adding"}
 
 
 def _analyse(text: str) -> _Analysis:
@@ -1870,7 +1890,8 @@ def _each_initialism(run: tuple[tuple[str, str], ...]) -> Iterator[tuple[str, tu
 
 def _analyse_text(text: str) -> _Analysis:
     """Read ``text`` into an ``_Analysis``: normalised, then one pass over its atoms (words and
-    numbers), then a few patterns over the whole text (negation, days, hyphenated words).
+    numbers), then the patterns over the whole text that find values and words of change; the
+    others (negation, days, hyphenated words) wait for the rules (``_later_fields``).
 
     The pass does several jobs at once, because analysing each new fact is most of what a write
     costs: it tells sentences and clauses apart; gathers runs of capitalised words, whose initials
@@ -2042,6 +2063,29 @@ def _analyse_text(text: str) -> _Analysis:
     for feature, weight in counts.items():
         bucket = zlib.crc32(feature.encode("utf-8")) & mask
         weights[bucket] = weights.get(bucket, 0) + weight
+    all_keys = frozenset(keys)
+    return _Analysis(
+        (text, clauses, all_keys),
+        weights=weights,
+        features=frozenset(weights),
+        keys=all_keys,
+        specific=frozenset(specific),
+        names=frozenset(names),
+        runs=tuple(runs),
+        initialled=frozenset(initialled),
+        acronyms=frozenset(acronyms),
+        derived=frozenset(derived),
+        skeleton=tuple(skeleton),
+        slots=tuple(slots),
+        updating=frozenset(_SAME_MARKER.get(marker.casefold(), marker.casefold())
+                           for marker in _UPDATE_MARKERS.findall(text)),
+        adding=bool(_ADDING_MARKERS.search(text)),
+    )
+
+
+def _later_fields(text: str, clauses: list[tuple[str, ...]], keys: frozenset[str]) -> dict[str, Any]:
+    """The fields of an ``_Analysis`` read on first use, from its normalised text, the keys of each
+    of its clauses (specific ones marked "#") and all its keys."""
     folded = text.casefold()
     folded_words = _FOLDED_WORD.findall(folded)
     negations = sum(word in _NEGATIONS or word.endswith("n't") for word in folded_words)
@@ -2050,16 +2094,7 @@ def _analyse_text(text: str) -> _Analysis:
                    for word in folded_words]  # "mornings" / "afternoons" are opposites too
     excepted = frozenset(_word_key(word.casefold()) for word in _EXCEPTED.findall(text))
     polar = frozenset(word for word in polar_words if word in _OPPOSITES)
-    return _Analysis(
-        weights=weights,
-        features=frozenset(weights),
-        keys=frozenset(keys),
-        specific=frozenset(specific),
-        names=frozenset(names),
-        runs=tuple(runs),
-        initialled=frozenset(initialled),
-        acronyms=frozenset(acronyms),
-        derived=frozenset(derived),
+    return dict(
         about_user=bool(_ABOUT_USER.match(text)),
         subject=(_word_key(subject.group(1).casefold()) if (subject := _SUBJECT.match(text))
                  and subject.group(1).casefold() not in _STOP_WORDS else ""),
@@ -2069,13 +2104,8 @@ def _analyse_text(text: str) -> _Analysis:
         word_keys=tuple(map(_word_key, words)),
         polar=polar,
         polar_places=_polar_places(polar_words) if polar else (),
-        skeleton=tuple(skeleton),
-        slots=tuple(slots),
         negated=(negations > 0 and negations > 2 * len(_NEGATED_NEGATION.findall(folded))  # "doesn't avoid": none
                  or bool(_CONTRAST.search(folded))),
-        updating=frozenset(_SAME_MARKER.get(marker.casefold(), marker.casefold())
-                           for marker in _UPDATE_MARKERS.findall(text)),
-        adding=bool(_ADDING_MARKERS.search(text)),
         days=frozenset(keys & _CALENDAR_WORDS) - excepted,
         day_ranges=_day_ranges(folded, excepted),
         hyphenated=frozenset(tuple(_word_key(part) for part in word.split("-"))
