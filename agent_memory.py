@@ -3089,18 +3089,18 @@ def _common_ends(one: tuple[str, ...], other: tuple[str, ...]) -> tuple[int, int
 
 def _middle_swapped(old: _Analysis, new: _Analysis) -> bool:
     """Are the two texts the same words around a middle of one to four words on each side (two at
-    least on one), words the other text lacks (or, in a wide frame, one of its shared words), not
-    all verbs or small words ("Galleries with
-    textiles are kept at 50 lux" / "with works on paper", "HSE first aid at work certificate
-    expires ..." / "HSE commercial diving medical")? The one-word swap, wider: a slot of the same
-    template filled with another thing. The same words open and close both, and make two fifths
-    of each at least (numbers and small words are not counted: "User's passport expires 3 June" /
-    "User's provisional driving licence expires 3 June"), or open three fifths of the longer and
-    its end is swapped ("Buys leeks from Ridley Road market on Mondays for the crew lunch" / "...
-    for bone-break and gore sounds"; a swapped opening is often a restatement: "Launch: ..." / "Run
-    the pipeline with ..."), or open both with three words and end each with three others ("Spends
-    about $120 a month on replacement rubbers and parts for the home machines" / "... on location
-    play and tournament entry fees")."""
+    least on one), words the other text lacks (or, in a wide frame, one of its shared words),
+    not all verbs or small words ("Galleries with textiles are kept at 50 lux" / "with works on
+    paper", "HSE first aid at work certificate expires ..." / "HSE commercial diving medical")?
+    The one-word swap, wider: a slot of the same template filled with another thing. The same
+    words open and close both, and make two fifths of each at least (numbers and small words are
+    not counted: "User's passport expires 3 June" / "User's provisional driving licence expires
+    3 June"), or open three fifths of the longer and its end is swapped ("Buys leeks from Ridley
+    Road market on Mondays for the crew lunch" / "... for bone-break and gore sounds"; a swapped
+    opening is often a restatement: "Launch: ..." / "Run the pipeline with ..."), or open both
+    with three words and end each with three others ("Spends about $120 a month on replacement
+    rubbers and parts for the home machines" / "... on location play and tournament entry
+    fees")."""
     one, other = old.word_keys, new.word_keys
     start, end = _common_ends(one, other)
     middles = one[start:len(one) - end], other[start:len(other) - end]
@@ -3179,22 +3179,23 @@ _SWAP_MAX_WORDS = 80  # a fact is far shorter; difflib's cost grows with the pro
 
 
 _DETERMINERS = ("the ", "a ", "an ", "our ", "my ", "their ", "his ", "her ", "your ", "this ", "these ", "its ",
-                "all ", "every ", "each ", "both ")
+                "all ", "each ", "both ")  # small words too ("every" is a word of its own: "Every X" / "All Y")
 # "Does the gutter clearing himself ...": the analysis leaves the small verb out, as it does the determiner
 _DETERMINED = tuple(verb + " " + determiner for verb in ("does", "did", "has", "had", "is", "was", "are", "were")
                     for determiner in _DETERMINERS) + _DETERMINERS
 
 
 def _subject_swapped(old: _Analysis, new: _Analysis) -> bool:
-    """Do both texts open with a determiner (or "all", "each", or a small verb and one: "Does the",
-    "Has a") and another thing, then go on in the same three words or more ("The leaf-mould bays
-    are at the north end; ..." / "The compost bays are at the north end; ...", "The main kitchen
-    costs £10 an hour ..." / "The small committee room costs £10 an hour ...")? A determiner opens
-    a subject, and another subject in the same words is another fact; an opening without one is
-    often a label or a verb reworded ("Launch: ..." / "Run the pipeline with ...", "DSM: Tom
-    Achebe" / "Deputy stage manager is Tom Achebe"). After a determiner a verb is a thing ("My work
-    phone ..." / "My personal phone ..."): one subject of a value word is enough; a word the
-    one-word swap reads as the same is no other subject ("The kids ..." / "The children ...")."""
+    """Do both texts open with a determiner (or "all", "each", "both", or a small verb and one:
+    "Does the", "Has a") and another thing, then go on in the same three words or more ("The
+    leaf-mould bays are at the north end; ..." / "The compost bays are at the north end; ...",
+    "The main kitchen costs £10 an hour ..." / "The small committee room costs £10 an hour
+    ...")? A determiner opens a subject, and another subject in the same words is another fact;
+    an opening without one is often a label or a verb reworded ("Launch: ..." / "Run the
+    pipeline with ...", "DSM: Tom Achebe" / "Deputy stage manager is Tom Achebe"). After a
+    determiner a verb is a thing ("My work phone ..." / "My personal phone ..."): one subject of
+    a value word is enough; a word the one-word swap reads as the same is no other subject ("The
+    kids ..." / "The children ...")."""
     if not (old.folded.startswith(_DETERMINED) and new.folded.startswith(_DETERMINED)):
         return False
     one, other = old.word_keys, new.word_keys

@@ -3157,6 +3157,8 @@ class ContradictionsAreNeverMerged(unittest.TestCase):
                          ("The kids get picked up from Oakfield Primary at 3:15.",
                           "The children get picked up from Oakfield Primary at 3:15."),
                          # ... or in a form of a word the other subject has, or a word the other text ends with
+                         ("All microservices expose Prometheus metrics on port 9102.",  # review: "every"
+                          "Every service exposes Prometheus metrics on port 9102."),  # is a word, no determiner
                          ("Her cleaner comes on Wednesdays to clean the house.",
                           "Her cleaning lady comes on Wednesdays to clean the house."),
                          ("His shack is stall 27 at port de Larros, Gujan-Mestras.",  # held-out 36
