@@ -3178,11 +3178,11 @@ _VERB_WORDS = _OPENING_WORDS | _USE_VERBS | _VERBS  # the verbs of _NO_VALUE_WOR
 _SWAP_MAX_WORDS = 80  # a fact is far shorter; difflib's cost grows with the product of the lengths
 
 
-_DETERMINERS = ("the ", "a ", "an ", "our ", "my ", "their ", "his ", "her ", "your ", "this ", "these ", "its ",
-                "all ", "each ", "both ")  # small words too ("every" is a word of its own: "Every X" / "All Y")
-# "Does the gutter clearing himself ...": the analysis leaves the small verb out, as it does the determiner
-_DETERMINED = tuple(verb + " " + determiner for verb in ("does", "did", "has", "had", "is", "was", "are", "were")
-                    for determiner in _DETERMINERS) + _DETERMINERS
+# A subject's opening: a determiner, or "all", "each", "both" (small words too; "every" is a word of its own:
+# "Every X" / "All Y"), after a small verb the analysis leaves out, as it does the determiner ("Does the
+# gutter clearing himself ..."), and the user or a pronoun before it ("User has a springer spaniel ...")
+_DETERMINED = _Regex(r"(?:(?:user|i|we|he|she|they)\s+)?(?:(?:does|do|did|has|have|had|is|are|was|were)\s+)?"
+                     r"(?:the|a|an|our|my|their|his|her|your|this|these|its|all|each|both)\s")
 
 
 def _subject_swapped(old: _Analysis, new: _Analysis) -> bool:
@@ -3196,7 +3196,7 @@ def _subject_swapped(old: _Analysis, new: _Analysis) -> bool:
     determiner a verb is a thing ("My work phone ..." / "My personal phone ..."): one subject of
     a value word is enough; a word the one-word swap reads as the same is no other subject ("The
     kids ..." / "The children ...")."""
-    if not (old.folded.startswith(_DETERMINED) and new.folded.startswith(_DETERMINED)):
+    if not (_DETERMINED.match(old.folded) and _DETERMINED.match(new.folded)):
         return False
     one, other = old.word_keys, new.word_keys
     for i, j in itertools.product(range(1, 5), repeat=2):  # subjects of one to four words
