@@ -2766,7 +2766,10 @@ class ContradictionsAreNeverMerged(unittest.TestCase):
                  "Has about 22 volunteers; the training log lives in a Google Sheet she updates on Sundays."),
                 ("Nightly at 03:00 the raw telemetry is exported to S3 bucket cc-telemetry-archive via a Python job.",
                  "Nightly at 03:00 the alarm history is exported to S3 bucket cc-telemetry-archive via a Python "
-                 "job.")):
+                 "job."),
+                ("Has about 22 volunteers; the duty roster lives in a Google Sheet she updates on Sundays.",  # review:
+                 "Has about 22 volunteers; the volunteer contact list lives in a Google Sheet she updates on "
+                 "Sundays.")):  # a word longer
             with self.subTest(new=new):
                 self.assertEqual(action_beside(old, new), "judge")
                 self.assertTrue(am._middle_swapped(am._analyse(new), am._analyse(old)))
