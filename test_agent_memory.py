@@ -2765,6 +2765,18 @@ class ContradictionsAreNeverMerged(unittest.TestCase):
             with self.subTest(other=other):
                 self.assertEqual(am._middle_swapped(am._analyse(spends), am._analyse(other)), swapped)
 
+    def test_a_middle_of_five_words_swapped_is_another_fact(self):  # held-out 55 and 60: merged at 0.78, 0.86
+        for old, new in (
+                ("Registers every new boiler with the manufacturer for the extended warranty within 30 days.",
+                 "Registers every new boiler with the local authority via the competent person scheme within 30 "
+                 "days."),
+                ("Annual port marine safety code audit is due every November; last one was signed off by the board "
+                 "chair, Gordon Reid.", "Annual oil spill contingency plan review is due every November; last one "
+                 "was signed off by the board chair, Gordon Reid.")):
+            with self.subTest(new=new):
+                self.assertTrue(am._middle_swapped(am._analyse(old), am._analyse(new)))
+                self.assertEqual(action_beside(old, new), "judge")
+
     def test_a_middle_swapped_holds_a_word_of_the_shared_frame(self):
         for old, new in (  # held-out 49 and 50: merged at 0.95 and 0.93
                 ("Has about 22 volunteers; the volunteer rota lives in a Google Sheet she updates on Sundays.",
