@@ -3135,15 +3135,16 @@ def _places_swapped(old: _Analysis, new: _Analysis) -> bool:
     to four other words on each side ("Stores black powder in a locked steel cabinet in his
     garage" / "Stores motors in a locked steel magazine in his garage", "Won't inspect basements
     without the contractor present, after a fall" / "Won't inspect occupied units without the
-    owner present, because of a complaint", "Stops pole work during thunderstorms, checked on the
-    Met Office app" / "Stops ladder work when wind gusts exceed 30 mph, checked on ...")? Slots of one template filled with other things. What
-    they share must be two fifths of the longer text, three plain words of it at least (no names,
-    numbers or days: "Works from the newsroom Mon–Wed and from home Thu–Fri" / "In the office
-    Mon–Wed, remote Thu–Fri"), and neither may open with a swap (a label or a verb reworded). Each
-    place holds a value word on one side at least, and a value word or a verb on the other: a
-    verb for another is a place ("approves all public item sets" / "writes all public exhibit
-    pages"), a verb or small word alone is none ("go out" / "are delivered", "not as" / "rather
-    than"). (One place is the one-word or middle swap.)"""
+    owner present, because of a complaint", "Stops pole work during thunderstorms, checked on
+    the Met Office app" / "Stops ladder work when wind gusts exceed 30 mph, checked on ...")?
+    Slots of one template filled with other things. What they share must be two fifths of the
+    longer text, three plain words of it at least (no names, numbers or days: "Works from the
+    newsroom Mon–Wed and from home Thu–Fri" / "In the office Mon–Wed, remote Thu–Fri"; the
+    opening word is plain, though capitalised: "Team kit ..."), and neither may open with a swap
+    (a label or a verb reworded). Each place holds a value word on one side at least, and a
+    value word or a verb on the other: a verb for another is a place ("approves all public item
+    sets" / "writes all public exhibit pages"), a verb or small word alone is none ("go out" /
+    "are delivered", "not as" / "rather than"). (One place is the one-word or middle swap.)"""
     one, other = ([key.rstrip("'") for key in text.word_keys] for text in (old, new))  # "shop's" is "shop"
     # Cheap tests first: a swap at the opening, or places seven words longer on one side, make none.
     if (not 4 <= min(len(one), len(other)) <= max(len(one), len(other)) <= _SWAP_MAX_WORDS
@@ -3155,7 +3156,7 @@ def _places_swapped(old: _Analysis, new: _Analysis) -> bool:
     swaps = [(a, b, c, d) for tag, a, b, c, d in blocks if tag != "equal"]
     if len(swaps) not in (2, 3) or any(tag != "replace" for tag, *_ in blocks if tag != "equal"):
         return False  # a word added or left out is no swap
-    specific = old.specific | new.specific
+    specific = (old.specific | new.specific) - {one[0]}  # an opening word is capitalised for opening ("Team kit")
     same = [key for tag, a, b, _, _ in blocks if tag == "equal" for key in one[a:b]]
     if len(same) < 0.4 * max(len(one), len(other)) or sum(key not in specific for key in same) < 3:
         return False
@@ -3226,7 +3227,8 @@ def _subject_swapped(old: _Analysis, new: _Analysis) -> bool:
     return False
 
 
-_NO_VALUE_WORDS = _OPENING_WORDS | _USE_VERBS | _VERBS | _STOP_WORDS | _NEGATIONS  # what a one-word swap passes over
+_NO_VALUE_WORDS = (_OPENING_WORDS | _USE_VERBS | _VERBS | _STOP_WORDS | _NEGATIONS  # what a one-word swap passes over
+                   | {"through", "within", "across", "around", "until", "between"})  # prepositions of no value
 # Words a one-word swap reads as the same, though they are no synonyms for the projections (where
 # a group of their own shifted the cosines of other facts): spellings, short forms, everyday pairs.
 _INTERCHANGEABLE = frozenset(frozenset(map(_word_key, pair.split("/"))) for pair in """

@@ -2820,7 +2820,14 @@ class ContradictionsAreNeverMerged(unittest.TestCase):
                 ("Won't inspect basements without the contractor present, after a fall in 2021.",  # held-out 43,
                  "Won't inspect occupied units without the owner present, because of a complaint in 2021."),  # three
                 ("The sysadmin is Kristjan Tamm; archivist Liis Kask approves all public item sets.",  # held-out 44:
-                 "The sysadmin is Kristjan Tamm; archivist Liis Kask writes all public exhibit pages.")):  # a verb
+                 "The sysadmin is Kristjan Tamm; archivist Liis Kask writes all public exhibit pages."),  # a verb
+                # the opening word is a plain word, though capitalised (held-out 48, 57 and 59: merged at 0.72-0.89)
+                ("Team kit is ordered from Sport Masters in Fourways, R480 per dress with printed numbers.",
+                 "Team tracksuits are ordered from Sport Masters in Fourways, R480 per jacket with printed names."),
+                ("Customer reviews are requested automatically by Jobber 2 days after a visit.",
+                 "Customer follow-ups are sent automatically by Jobber 2 days after a quote."),
+                ("Deleted user accounts are purged from every table after thirty days.",
+                 "Deleted user photos are purged from the media bucket after thirty days.")):
             with self.subTest(new=new):
                 self.assertTrue(am._places_swapped(am._analyse(old), am._analyse(new)))
                 self.assertTrue(am._places_swapped(am._analyse(new), am._analyse(old)))
