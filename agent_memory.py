@@ -1549,6 +1549,9 @@ _NOT_IDENTIFIER = _Regex(r"[^\w.-]+")
 _NUMBER_NOISE = _Regex(r"^v(?=\d)|(?<![^-])0(?=\d:)|:00$|(?<=\d)(?:st|nd|rd|th)$")
 # The host of a URL or path, no value of its own: "app2.example.com" of "http://app2.example.com/admin"
 _URL_HOST = _Regex(r"(?:(?<=://)|(?<![\w.-]))([^\W_][\w-]*(?:\.[\w-]+)+)(?=(?::\d+)?/)")
+# A command's option names one thing: "--restart", "-Pit" (not "-c", nor one given a value: "--lang=en_GB",
+# nor "-prefixed" after a closing backtick)
+_OPTION = _Regex(r"(?<![\w'\"-])(?<!\w`)(?:--[^\W\d_][^\W\d]*[^\W\d_]|-[^\W\d_]{2,})(?![\w=-])")
 _HANDLE = _Regex(r"[#@][^\W\d_][\w.-]*(?<![-_.])")
 _EMAIL = _Regex(r"(?<![\w.+-])[\w.+-]+@[\w-]+(?:\.[\w-]+)+")  # from a run's start only: linear
 _KEY_CHORD = _Regex(r"(?:(?:ctrl|control|cmd|command|alt|option|opt|shift|super|meta|win|fn|hyper)[-+])+"
@@ -1607,8 +1610,8 @@ def _whole_values(text: str, code_spans: list[tuple[int, int]]) -> set[str]:
         token = match.group()
         if not ("-" in token or "." in token or "#" in token or "@" in token):
             continue  # a word or number alone, most of them: no compound, handle or address
-        handle = _HANDLE.match(token) or _EMAIL.search(token)
-        if handle:  # a Slack channel, a handle or an address names one thing: "#data-alerts", "@ops-team"
+        handle = _HANDLE.match(token) or _EMAIL.search(token) or _OPTION.search(token)
+        if handle:  # a Slack channel, a handle, an address or an option names one thing: "#data-alerts", "@ops-team"
             values.add(handle.group().casefold())
         token = token.casefold()
         hosts = {host.strip(".-") for host in _URL_HOST.findall(token)} if "/" in token else ()

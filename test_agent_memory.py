@@ -2468,6 +2468,9 @@ class ContradictionsAreNeverMerged(unittest.TestCase):
          "The modem and the access point injectors are plugged into the UPS on the rack's bottom shelf."),
         ("The borg passphrase is stored in Bitwarden item 'borg atlas' and on paper in the safe.",
          "The exported repo key is stored in Bitwarden item 'borg atlas' and on paper in the safe."),
+        # another option of the same command (held-out 53: merged at 0.74)
+        ("To restart a failed run: java -jar invoice-batch.jar --restart executionId=<id>.",
+         "To abandon a failed run: java -jar invoice-batch.jar --abandon executionId=<id>."),
         # success is no failure (held-out 53: merged at 0.75)
         ("On failure it alerts #fin-ops-alerts in Slack via webhook.",
          "On success it posts a run summary to #fin-ops-alerts in Slack via webhook."),
@@ -3190,6 +3193,11 @@ class ContradictionsAreNeverMerged(unittest.TestCase):
                          # ... or in a form of a word the other subject has, or a word the other text ends with
                          ("The flight instructor on Tuesdays is Priya Nair at Cumbernauld.",  # an acronym may
                           "The CFI on Tuesdays is Priya Nair at Cumbernauld."),  # stand for the other subject
+                         ("Deploy with `fly deploy --strategy rolling` from the ops box.",  # options, backticked
+                          "Deploy from the ops box with fly deploy --strategy rolling."),  # or not, in any order
+                         ("Run the tests with pytest -x --ff before pushing.", "Before pushing, run pytest --ff -x."),
+                         ("`TARIFA_`-prefixed env vars override appsettings.json.",  # no option after a backtick
+                          "Config via `appsettings.json` plus env vars prefixed `TARIFA_`."),
                          ("All microservices expose Prometheus metrics on port 9102.",  # review: "every"
                           "Every service exposes Prometheus metrics on port 9102."),  # is a word, no determiner
                          ("Her cleaner comes on Wednesdays to clean the house.",
