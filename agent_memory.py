@@ -3124,9 +3124,9 @@ def _middle_swapped(old: _Analysis, new: _Analysis) -> bool:
                for middle, text in zip(middle_forms, (new, old))]
     if not all(lacking):  # or one middle's word is in the frame the two share ("22 volunteers; the volunteer
         # rota ..." / "22 volunteers; the training log ..."): then the frame is three fifths of the longer text,
-        # the middles differ in length by a word at most, no word of theirs is a verb, small word or negation,
+        # the middles differ in length by two words at most, no word of theirs is a verb, small word or negation,
         # and none is in both
-        if (not any(lacking) or start + end < 0.6 * max(len(one), len(other)) or abs(len(middles[0]) - len(middles[1])) > 1
+        if (not any(lacking) or start + end < 0.6 * max(len(one), len(other)) or abs(len(middles[0]) - len(middles[1])) > 2
                 or any(word in _NO_VALUE_WORDS for middle in middles for word in middle)
                 or {form.rstrip("'") for form in middle_forms[0]} & {form.rstrip("'") for form in middle_forms[1]}):
             return False
