@@ -3143,11 +3143,14 @@ def _places_swapped(old: _Analysis, new: _Analysis) -> bool:
     Slots of one template filled with other things. What they share must be two fifths of the
     longer text, three plain words of it at least (no names, numbers or days: "Works from the
     newsroom Mon–Wed and from home Thu–Fri" / "In the office Mon–Wed, remote Thu–Fri"; the
-    opening word is plain, though capitalised: "Team kit ..."), and neither may open with a swap
-    (a label or a verb reworded). Each place holds a value word on one side at least, and a
-    value word or a verb on the other: a verb for another is a place ("approves all public item
-    sets" / "writes all public exhibit pages"), a verb or small word alone is none ("go out" /
-    "are delivered", "not as" / "rather than"). (One place is the one-word or middle swap.)"""
+    opening word is plain, though capitalised: "Team kit ...", not an acronym: "SCIM targets ..."),
+    and neither may open with a swap (a label or a verb reworded). Each place holds a value word
+    on one side at least, and a value word or a verb on the other: a verb for another is a place
+    ("approves all public item sets" / "writes all public exhibit pages"), a verb or small word
+    alone is none ("go out" / "are delivered", "not as" / "rather than"), nor "within", "until"
+    and like prepositions for words of another kind ("within 6 weeks" / "at most six weeks"),
+    though for another preposition they are one ("within" / "outside"). (One place is the
+    one-word or middle swap.)"""
     one, other = ([key.rstrip("'") for key in text.word_keys] for text in (old, new))  # "shop's" is "shop"
     # Cheap tests first: a swap at the opening, or places seven words longer on one side, make none.
     if (not 4 <= min(len(one), len(other)) <= max(len(one), len(other)) <= _SWAP_MAX_WORDS
@@ -3159,19 +3162,22 @@ def _places_swapped(old: _Analysis, new: _Analysis) -> bool:
     swaps = [(a, b, c, d) for tag, a, b, c, d in blocks if tag != "equal"]
     if len(swaps) not in (2, 3) or any(tag != "replace" for tag, *_ in blocks if tag != "equal"):
         return False  # a word added or left out is no swap
-    specific = (old.specific | new.specific) - {one[0]}  # an opening word is capitalised for opening ("Team kit")
+    # An opening word is capitalised for opening ("Team kit"), not one written in capitals ("SCIM targets")
+    specific = (old.specific | new.specific) - ({one[0]} - old.acronyms - new.acronyms)
     same = [key for tag, a, b, _, _ in blocks if tag == "equal" for key in one[a:b]]
     if len(same) < 0.4 * max(len(one), len(other)) or sum(key not in specific for key in same) < 3:
         return False
 
-    def valued(keys: list[str]) -> bool:
-        return any(key not in _NO_VALUE_WORDS and not key.isdigit() for key in keys)
+    def valued(keys: list[str], others: list[str]) -> bool:  # ``others``: the words the place swaps them for
+        return any(key not in _NO_VALUE_WORDS and not key.isdigit()
+                   and (key not in _BOUNDING_PREPOSITIONS or not _PREPOSITIONS.isdisjoint(others)) for key in keys)
 
     def verbs(keys: list[str]) -> bool:
         return all(key in _VERB_WORDS for key in keys)
 
     def place(keys: list[str], others: list[str]) -> bool:  # a value word on one side, a value word or verb on each
-        return (valued(keys) or valued(others)) and all(valued(side) or verbs(side) for side in (keys, others))
+        return ((valued(keys, others) or valued(others, keys))
+                and all(valued(side, opposite) or verbs(side) for side, opposite in ((keys, others), (others, keys))))
     # A word moved from one place to the other is no other value; a word the shared ones hold too may
     # be ("the garden centre cafe" / "the noodle bar", both after "at the Castle Leisure Centre").
     moved = ({key for a, b, _, _ in swaps for key in one[a:b]}, {key for _, _, c, d in swaps for key in other[c:d]})
@@ -3230,8 +3236,13 @@ def _subject_swapped(old: _Analysis, new: _Analysis) -> bool:
     return False
 
 
-_NO_VALUE_WORDS = (_OPENING_WORDS | _USE_VERBS | _VERBS | _STOP_WORDS | _NEGATIONS  # what a one-word swap passes over
-                   | {"through", "within", "across", "around", "until", "between"})  # prepositions of no value
+_NO_VALUE_WORDS = _OPENING_WORDS | _USE_VERBS | _VERBS | _STOP_WORDS | _NEGATIONS  # what a one-word swap passes over
+# Prepositions a place swaps for words of another kind hold no value there ("within 6 weeks" / "at most six
+# weeks"), but for another preposition they do, as in a one-word swap ("within the EU" / "outside the EU")
+_BOUNDING_PREPOSITIONS = frozenset(("through", "within", "across", "around", "until", "between"))
+_PREPOSITIONS = _BOUNDING_PREPOSITIONS | frozenset(_word_key(word) for word in """
+inside outside beyond past behind along alongside near beside throughout toward against among amongst till since
+during round upon above below beneath underneath""".split())  # those not small words already
 # Words a one-word swap reads as the same, though they are no synonyms for the projections (where
 # a group of their own shifted the cosines of other facts): spellings, short forms, everyday pairs.
 _INTERCHANGEABLE = frozenset(frozenset(map(_word_key, pair.split("/"))) for pair in """
