@@ -3196,12 +3196,6 @@ _DETERMINED = _Regex(r"(?:(?:user|i|we|he|she|they)\s+)?(?:(?:does|do|did|has|ha
                      r"(?:the|a|an|our|my|their|his|her|your|this|these|its|all|each|both)\s")
 
 
-def _may_stand_for(acronym: str, words: Sequence[str]) -> bool:
-    """May ``acronym`` stand for ``words``, or some of them ("cfi" for "flight instructor")?"""
-    initials = "".join(word[:1] for word in words)
-    return acronym in initials or initials in acronym
-
-
 def _subject_swapped(old: _Analysis, new: _Analysis) -> bool:
     """Do both texts open with a determiner (or "all", "each", "both", or a small verb and one:
     "Does the", "Has a") and another thing, then go on in the same three words or more ("The
@@ -3212,8 +3206,8 @@ def _subject_swapped(old: _Analysis, new: _Analysis) -> bool:
     pipeline with ...", "DSM: Tom Achebe" / "Deputy stage manager is Tom Achebe"). After a
     determiner a verb is a thing ("My work phone ..." / "My personal phone ..."): one subject of
     a value word is enough; a word the one-word swap reads as the same is no other subject ("The
-    kids ..." / "The children ..."), nor an acronym that may stand for the other's words ("The CFI
-    ..." / "The flight instructor ...", but "The DB servers ..." / "The build agents ...")."""
+    kids ..." / "The children ..."), nor one of an acronym, which may stand for the other's words
+    ("The CFI ..." / "The flight instructor ...", "The HR team ..." / "The people team ...")."""
     if not (_DETERMINED.match(old.folded) and _DETERMINED.match(new.folded)):
         return False
     one, other = old.word_keys, new.word_keys
@@ -3228,10 +3222,8 @@ def _subject_swapped(old: _Analysis, new: _Analysis) -> bool:
                  and not any(word.startswith(key[:3]) for word in subjects[0] for key in subjects[1]))
                     and frozenset(subjects[0] + subjects[1]) not in _INTERCHANGEABLE
                     and any(set(subject) - _NO_VALUE_WORDS for subject in subjects)
-                    and not any(key in text.acronyms and _may_stand_for(key, others)
-                                for text, subject, others in ((old, subjects[0], subjects[1]),
-                                                              (new, subjects[1], subjects[0]))
-                                for key in subject)):
+                    and not any(len(key) >= 2 and key in text.acronyms  # the X of "X-ray" is none
+                                for key in subjects[0] + subjects[1] for text in (old, new))):
                 return True
     return False
 

@@ -2454,11 +2454,9 @@ class ContradictionsAreNeverMerged(unittest.TestCase):
         ("Does the property inspections himself every six months, with photos uploaded to a shared Google Drive.",
          "Does the gutter clearing himself every six months, with photos uploaded to a shared Google Drive."),
         ("Has a standing desk at the Leith office by the window.", "Has a locker at the Leith office by the window."),
-        # ... and of an acronym that cannot stand for the other subject (held-out 57: merged at 0.92; review)
+        # ... and of a capital letter alone, which is no acronym (held-out 57: merged at 0.92)
         ("The ultrasound machine PC (Windows 10) is on VLAN 30 and must never get feature updates.",
          "The X-ray machine PC (Windows 10) is on VLAN 30 and must never get feature updates."),
-        ("All the DB servers run Ubuntu 22.04 with unattended upgrades.",
-         "All the build agents run Ubuntu 22.04 with unattended upgrades."),
         ("She has a springer spaniel that she walks on Portobello beach every morning.",  # review: after the user
          "She has a rescue greyhound that she walks on Portobello beach every morning."),  # or a pronoun too
         ("User does the property inspections himself every six months.",
@@ -3221,7 +3219,9 @@ class ContradictionsAreNeverMerged(unittest.TestCase):
                           "The children get picked up from Oakfield Primary at 3:15."),
                          # ... or in a form of a word the other subject has, or a word the other text ends with
                          ("The flight instructor on Tuesdays is Priya Nair at Cumbernauld.",  # an acronym may
-                          "The CFI on Tuesdays is Priya Nair at Cumbernauld."),  # stand for the other subject
+                          "The CFI on Tuesdays is Priya Nair at Cumbernauld."),  # stand for the other subject,
+                         ("The people team is on call for payroll questions on Fridays.",  # in other words too
+                          "The HR team is on call for payroll questions on Fridays."),  # (review)
                          ("Deploy with `fly deploy --strategy rolling` from the ops box.",  # options, backticked
                           "Deploy from the ops box with fly deploy --strategy rolling."),  # or not, in any order
                          ("Run the tests with pytest -x --ff before pushing.", "Before pushing, run pytest --ff -x."),
