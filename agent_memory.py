@@ -3162,8 +3162,10 @@ def _places_swapped(old: _Analysis, new: _Analysis) -> bool:
     swaps = [(a, b, c, d) for tag, a, b, c, d in blocks if tag != "equal"]
     if len(swaps) not in (2, 3) or any(tag != "replace" for tag, *_ in blocks if tag != "equal"):
         return False  # a word added or left out is no swap
-    # An opening word is capitalised for opening ("Team kit"), not one written in capitals ("SCIM targets")
-    specific = (old.specific | new.specific) - ({one[0]} - old.acronyms - new.acronyms)
+    # An opening word is capitalised for opening ("Team kit"), not one written in capitals ("SCIM targets"),
+    # nor a name after a small word ("The Leica SP8 ...")
+    opening = {one[0]} if all(text.folded.startswith(text.words[0]) for text in (old, new)) else set()
+    specific = (old.specific | new.specific) - (opening - old.acronyms - new.acronyms)
     same = [key for tag, a, b, _, _ in blocks if tag == "equal" for key in one[a:b]]
     if len(same) < 0.4 * max(len(one), len(other)) or sum(key not in specific for key in same) < 3:
         return False

@@ -2869,6 +2869,12 @@ class ContradictionsAreNeverMerged(unittest.TestCase):
                 self.assertNotEqual(action_beside(old, new), "merge")
         # for words of another kind it is no place ("within 6 weeks" / "at most six weeks": above)
 
+    def test_a_name_after_an_opening_small_word_is_no_plain_word(self):  # review: "Leica" counted as plain
+        old = am._analyse("The Leica SP8 in room B2.16 is older and used for fixed samples and teaching.")
+        new = am._analyse("The Leica SP8 in room B2.16 has the white-light laser and is used for FRET work.")
+        self.assertFalse(am._places_swapped(old, new))  # three plain words shared, but "Leica" is a name
+        self.assertFalse(am._places_swapped(new, old))
+
     def test_an_opening_acronym_is_no_plain_word(self):  # held-out 58: a restatement sent to the LLM
         old, new = ("SCIM provisioning to Slack, Zoom and GitHub Enterprise; deprovisioning suspends rather than "
                     "deletes.", "SCIM targets: Slack, Zoom, GitHub Enterprise \u2014 deprovisioned users are "
