@@ -902,7 +902,8 @@ _OPPOSITE_PAIRS = [
     ("online", "offline"), ("inbound", "outbound"), ("incoming", "outgoing"), ("ingress", "egress"),
     ("leftmost", "rightmost"), ("northern", "southern"), ("eastern", "western"), ("oldest", "newest"),
     ("portrait", "landscape"), ("import", "export"), ("imports", "exports"), ("rise", "fall"), ("rises", "falls"),
-    ("success", "failure"), ("succeeds", "fails"), ("pass", "fail"), ("passes", "fails"),
+    ("success", "failure"), ("succeeds", "fails"), ("pass", "fail"), ("passes", "fails"), ("within", "outside"),
+    ("inside", "outside"),
 ]
 _OPPOSITES: dict[str, set[str]] = {}
 for _one, _other in _OPPOSITE_PAIRS:

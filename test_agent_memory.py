@@ -2466,6 +2466,10 @@ class ContradictionsAreNeverMerged(unittest.TestCase):
          "The modem and the access point injectors are plugged into the UPS on the rack's bottom shelf."),
         ("The borg passphrase is stored in Bitwarden item 'borg atlas' and on paper in the safe.",
          "The exported repo key is stored in Bitwarden item 'borg atlas' and on paper in the safe."),
+        # outside is no within (held-out 63: merged at 0.76)
+        ("Extenuating circumstances claims must be submitted within 7 days of the assessment deadline.",
+         "Extenuating circumstances claims made outside 7 days of the assessment deadline need a late-submission "
+         "statement."),
         # another option of the same command (held-out 53: merged at 0.74)
         ("To restart a failed run: java -jar invoice-batch.jar --restart executionId=<id>.",
          "To abandon a failed run: java -jar invoice-batch.jar --abandon executionId=<id>."),
