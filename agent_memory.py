@@ -1440,9 +1440,9 @@ _ADDING_MARKERS = _Regex(r"\b(?:also|too|as well|another|one more|an? (?:second|
                          r"spares?(?![\s-]+(?:time|moments?|(?:bed)?rooms?)\b)|either(?=\s*(?:[.;,!?]|$)))\b",
                          re.IGNORECASE)
 _UPDATE_MARKERS = _Regex(  # (the lookahead, each marker's first letter, spares trying them all at each word)
-    r"\b(?=[abcdefhilmnprstu])(?:now|moved|switched|changed|upgraded|downgraded|bumped|raised|increased|decreased|reduced|lowered|cut|"
-    r"replaced|swapped|renamed|migrated|no longer|instead(?! of)|anymore|any more|has started|have started|started using|"
-    r"stopped|updated|extended|shortened|postponed|rescheduled|delayed|slipped|pushed back|brought forward|"
+    r"\b(?=[abcdefhilmnprstu])(?:now|moved|switched|changed|upgraded|downgraded|bumped|raised|increased|decreased|"
+    r"reduced|lowered|cut|replaced|swapped|renamed|migrated|no longer|instead(?! of)|anymore|any more|"
+    r"has started|have started|started using|stopped|updated|extended|shortened|postponed|rescheduled|delayed|slipped|pushed back|brought forward|"
     r"(?<!the )(?<!on )(?<!top )(?<!bottom )(?<!is )(?<!are )(?<!be )(?<!been )(?<!was )(?<!were )left(?! (?:side|hand|knee|foot|ankle|leg|arm|shoulder|hip|eye|ear|"
     r"wrist|elbow|ring|index|middle|little|pinky|thumb|big toe|achilles|calf|hamstring|quad|lung|click|pane|panel|"
     r"column|margin|sidebar|corner|lane|turn))|took over|from (?!\d)\S+ to)\b",  # "Sam left Google", not "left knee"
@@ -1746,9 +1746,8 @@ class _Analysis:
         return self.__dict__[name]
 
 
-_LATER_FIELDS = frozenset(_Analysis.__annotations__) - {
-    "weights", "features", "keys", "specific", "names", "runs", "initialled", "acronyms", "derived", "skeleton",
-    "slots", "updating", "adding"}
+_FIELDS = list(_Analysis.__annotations__)
+_LATER_FIELDS = frozenset(_FIELDS[_FIELDS.index("words"):])  # those after "read on first use"
 
 
 def _analyse(text: str) -> _Analysis:
@@ -3127,7 +3126,8 @@ def _middle_swapped(old: _Analysis, new: _Analysis) -> bool:
         # rota ..." / "22 volunteers; the training log ..."): then the frame is three fifths of the longer text,
         # the middles differ in length by two words at most, no word of theirs is a verb, small word or negation,
         # and none is in both
-        if (not any(lacking) or start + end < 0.6 * max(len(one), len(other)) or abs(len(middles[0]) - len(middles[1])) > 2
+        if (not any(lacking) or start + end < 0.6 * max(len(one), len(other))
+                or abs(len(middles[0]) - len(middles[1])) > 2
                 or any(word in _NO_VALUE_WORDS for middle in middles for word in middle)
                 or {form.rstrip("'") for form in middle_forms[0]} & {form.rstrip("'") for form in middle_forms[1]}):
             return False
