@@ -1551,7 +1551,7 @@ _NUMBER_NOISE = _Regex(r"^v(?=\d)|(?<![^-])0(?=\d:)|:00$|(?<=\d)(?:st|nd|rd|th)$
 # The host of a URL or path, no value of its own: "app2.example.com" of "http://app2.example.com/admin"
 _URL_HOST = _Regex(r"(?:(?<=://)|(?<![\w.-]))([^\W_][\w-]*(?:\.[\w-]+)+)(?=(?::\d+)?/)")
 # A command's option names one thing: "--restart", "-Pit" (not "-c", nor one given a value: "--lang=en_GB",
-# nor "-prefixed" after a closing backtick)
+# nor "-prefixed" after a closing backtick; a list's "-Milk" written without a space reads as one too)
 _OPTION = _Regex(r"(?<![\w'\"-])(?<!\w`)(?:--[^\W\d_][^\W\d]*[^\W\d_]|-[^\W\d_]{2,})(?![\w=-])")
 _HANDLE = _Regex(r"[#@][^\W\d_][\w.-]*(?<![-_.])")
 _EMAIL = _Regex(r"(?<![\w.+-])[\w.+-]+@[\w-]+(?:\.[\w-]+)+")  # from a run's start only: linear
@@ -1701,7 +1701,8 @@ class _Analysis:
 
     The fields down to ``adding`` are read at once. The rest are read on first use, all together:
     only the rules comparing a fact with the entry closest to it need them, and most new facts are
-    far from every entry, added on their weights and words of change alone."""
+    far from every entry, added on their weights and words of change alone. An analysis is shared
+    through the cache, by every thread: nothing assigns to it but its own first use."""
 
     weights: dict[int, int]  # bucket -> integer weight before rarity
     features: frozenset[int]  # the buckets, for document frequencies
@@ -1740,14 +1741,15 @@ class _Analysis:
         self._later = later  # what the fields read on first use are read from: the text, its clauses and keys
 
     def __getattr__(self, name: str) -> Any:  # a field read on first use (any thread may: each reads the same)
-        if name not in _LATER_FIELDS:
-            raise AttributeError(name)
-        self.__dict__.update(_later_fields(*self._later))
-        return self.__dict__[name]
+        if name in _LATER_FIELDS:
+            self.__dict__.update(_later_fields(*self._later))
+            if name in self.__dict__:
+                return self.__dict__[name]
+        raise AttributeError(f"'_Analysis' object has no attribute {name!r}")
 
 
-_FIELDS = list(_Analysis.__annotations__)
-_LATER_FIELDS = frozenset(_FIELDS[_FIELDS.index("words"):])  # those after "read on first use"
+_LATER_FIELDS = frozenset(itertools.dropwhile(lambda name: name != "words", _Analysis.__annotations__))  # those
+# after "read on first use", which _later_fields returns (a test holds the two the same)
 
 
 def _analyse(text: str) -> _Analysis:
@@ -3122,10 +3124,10 @@ def _middle_swapped(old: _Analysis, new: _Analysis) -> bool:
     middle_forms = forms(old, start, len(one) - end), forms(new, start, len(other) - end)
     lacking = [middle.isdisjoint(forms(text, 0, len(text.word_keys)))  # each middle's words the other lacks
                for middle, text in zip(middle_forms, (new, old))]
-    if not all(lacking):  # or one middle's word is in the frame the two share ("22 volunteers; the volunteer
-        # rota ..." / "22 volunteers; the training log ..."): then the frame is three fifths of the longer text,
-        # the middles differ in length by two words at most, no word of theirs is a verb, small word or negation,
-        # and none is in both
+    # Or one middle's word is in the frame the two share ("22 volunteers; the volunteer rota ..." / "22
+    # volunteers; the training log ..."): then the frame is three fifths of the longer text, the middles differ
+    # in length by two words at most, no word of theirs is a verb, small word or negation, and none is in both
+    if not all(lacking):
         if (not any(lacking) or start + end < 0.6 * max(len(one), len(other))
                 or abs(len(middles[0]) - len(middles[1])) > 2
                 or any(word in _NO_VALUE_WORDS for middle in middles for word in middle)
@@ -3192,25 +3194,26 @@ _VERB_WORDS = _OPENING_WORDS | _USE_VERBS | _VERBS  # the verbs of _NO_VALUE_WOR
 _SWAP_MAX_WORDS = 80  # a fact is far shorter; difflib's cost grows with the product of the lengths
 
 
-# A subject's opening: a determiner, or "all", "each", "both" (small words too; "every" is a word of its own:
-# "Every X" / "All Y"), after a small verb the analysis leaves out, as it does the determiner ("Does the
-# gutter clearing himself ..."), and the user or a pronoun before it ("User has a springer spaniel ...")
+# A subject's opening, every part of it a small word the analysis leaves out: a determiner, or "all",
+# "each" or "both" ("every" is kept as a word, so "Every X" / "All Y" would differ in it); before it, a
+# small verb ("Does the gutter clearing himself ..."); before that, the user or a pronoun ("She has a ...")
 _DETERMINED = _Regex(r"(?:(?:user|i|we|he|she|they)\s+)?(?:(?:does|do|did|has|have|had|is|are|was|were)\s+)?"
                      r"(?:the|a|an|our|my|their|his|her|your|this|these|its|all|each|both)\s")
 
 
 def _subject_swapped(old: _Analysis, new: _Analysis) -> bool:
     """Do both texts open with a determiner (or "all", "each", "both", or a small verb and one:
-    "Does the", "Has a") and another thing, then go on in the same three words or more ("The
-    leaf-mould bays are at the north end; ..." / "The compost bays are at the north end; ...",
-    "The main kitchen costs £10 an hour ..." / "The small committee room costs £10 an hour
-    ...")? A determiner opens a subject, and another subject in the same words is another fact;
-    an opening without one is often a label or a verb reworded ("Launch: ..." / "Run the
+    "Does the", "Has a", "She has a") and another thing, then go on in the same three words or
+    more ("The leaf-mould bays are at the north end; ..." / "The compost bays are at the north
+    end; ...", "The main kitchen costs £10 an hour ..." / "The small committee room costs £10 an
+    hour ...")? A determiner opens a subject, and another subject in the same words is another
+    fact; an opening without one is often a label or a verb reworded ("Launch: ..." / "Run the
     pipeline with ...", "DSM: Tom Achebe" / "Deputy stage manager is Tom Achebe"). After a
     determiner a verb is a thing ("My work phone ..." / "My personal phone ..."): one subject of
     a value word is enough; a word the one-word swap reads as the same is no other subject ("The
-    kids ..." / "The children ..."), nor one of an acronym, which may stand for the other's words
-    ("The CFI ..." / "The flight instructor ...", "The HR team ..." / "The people team ...")."""
+    kids ..." / "The children ..."), nor one of an acronym, which may stand for the other's
+    words ("The CFI ..." / "The flight instructor ...", "The HR team ..." / "The people team
+    ...")."""
     if not (_DETERMINED.match(old.folded) and _DETERMINED.match(new.folded)):
         return False
     one, other = old.word_keys, new.word_keys
@@ -3222,7 +3225,7 @@ def _subject_swapped(old: _Analysis, new: _Analysis) -> bool:
             # repo key is stored ..."), and no word of one opens as one of the other ("cleaner" / "cleaning lady")
             lacking = [set(subjects[0]).isdisjoint(other), set(subjects[1]).isdisjoint(one)]
             if ((all(lacking) or any(lacking) and subjects[0][-1] not in other and subjects[1][-1] not in one
-                 and not any(word.startswith(key[:3]) for word in subjects[0] for key in subjects[1]))
+                 and not any(word[:3] == key[:3] for word in subjects[0] for key in subjects[1]))
                     and frozenset(subjects[0] + subjects[1]) not in _INTERCHANGEABLE
                     and any(set(subject) - _NO_VALUE_WORDS for subject in subjects)
                     and not any(len(key) >= 2 and key in text.acronyms  # the X of "X-ray" is none
@@ -3234,10 +3237,10 @@ def _subject_swapped(old: _Analysis, new: _Analysis) -> bool:
 _NO_VALUE_WORDS = _OPENING_WORDS | _USE_VERBS | _VERBS | _STOP_WORDS | _NEGATIONS  # what a one-word swap passes over
 # Prepositions a place swaps for words of another kind hold no value there ("within 6 weeks" / "at most six
 # weeks"), but for another preposition they do, as in a one-word swap ("within the EU" / "outside the EU")
-_BOUNDING_PREPOSITIONS = frozenset(("through", "within", "across", "around", "until", "between"))
+_BOUNDING_PREPOSITIONS = frozenset(map(_word_key, ("through", "within", "across", "around", "until", "between")))
 _PREPOSITIONS = _BOUNDING_PREPOSITIONS | frozenset(_word_key(word) for word in """
 inside outside beyond past behind along alongside near beside throughout toward against among amongst till since
-during round upon above below beneath underneath""".split())  # those not small words already
+round upon above below beneath underneath""".split())  # those not small words already
 # Words a one-word swap reads as the same, though they are no synonyms for the projections (where
 # a group of their own shifted the cosines of other facts): spellings, short forms, everyday pairs.
 _INTERCHANGEABLE = frozenset(frozenset(map(_word_key, pair.split("/"))) for pair in """

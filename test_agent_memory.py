@@ -1737,6 +1737,39 @@ class TheStemmerFoldsInflections(unittest.TestCase):
 class FeaturesReadValuesOneWay(unittest.TestCase):
     """The same value written two ways gives the same key, so restatements match."""
 
+    def test_the_fields_read_on_first_use_are_those_the_later_reading_gives(self):
+        self.assertEqual(am._LATER_FIELDS, set(am._later_fields("Sam is off on Fridays.", [], frozenset())))
+        analysis = am._analyse_text("Staging now runs on port 5433, not 5432, Mon-Fri.")
+        self.assertNotIn("negated", analysis.__dict__)  # not read yet
+        self.assertTrue(analysis.negated)
+        self.assertIn("word_keys", analysis.__dict__)  # all of them read at once
+        with self.assertRaises(AttributeError):
+            analysis.no_such_field
+        self.assertFalse(hasattr(analysis, "no_such_field"))
+
+    def test_every_word_of_change_passes_its_first_letter_test(self):
+        pattern = am._UPDATE_MARKERS._pattern
+        letters = re.match(r"\\b\(\?=\[([a-z]+)\]\)\(\?:", pattern)
+        self.assertIsNotNone(letters, "the pattern opens with its lookahead of first letters")
+        body, depth, markers, marker = pattern[letters.end():], 0, [], ""
+        for char in body:  # the markers, split at the alternation's own "|"
+            if char == "(":
+                depth += 1
+            elif char == ")":
+                if depth == 0:
+                    break
+                depth -= 1
+            if char == "|" and depth == 0:
+                markers.append(marker)
+                marker = ""
+            else:
+                marker += char
+        markers.append(marker)
+        self.assertGreater(len(markers), 30)
+        for marker in markers:
+            with self.subTest(marker=marker):
+                self.assertIn(re.sub(r"^(?:\(\?<![^)]*\))+", "", marker)[0], letters.group(1))
+
     def test_a_number_too_long_for_int_is_read_as_text(self):
         # int() refuses more than 4,300 digits (Python 3.11+): "…k" must not be read as thousands then.
         huge = "9" * 4400 + "k"
