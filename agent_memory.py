@@ -1321,10 +1321,11 @@ _PHRASES: list[tuple[_Regex, Any, tuple[str, ...]]] = [
     (_Regex(r"\bnet[- ](\d{1,3})(?!\d|[.,:/]\d| days?\b)", re.IGNORECASE), r"net \1 days", ("net",)),  # payment terms: "net-30"
     # "920 Mb/s" is "920 Mbps"; a capital B is bytes: "920 MB/s" is no "920 Mbps"
     (_Regex(r"\b(\d+(?:\.\d+)?) ?([kKmMgGtT])(?:b/s|bit/s|bits/s|bps)\b"), r"\1 \2bit", _after_number("kmgt")),
-    # "50wt" is "50 wt", "11pt" "11 pt", "5yo" "5 yo", "500mcg" "500 mcg" (a unit, as "mg" is); other letters
-    # stay on their number, or "RTX 4070ti" / "RTX 4070" and "13kwh" / "13kw" would differ by a plain word only
-    (_Regex(r"\b(\d+(?:\.\d+)?)(wt|pt|yo|mcg|iu|psi|kwh|kw|kva|mpg|oz|tsp|tbsp)\b"), r"\1 \2",
-     _after_number("wpymikot")),
+    # "50wt" is "50 wt", "11pt" "11 pt", "5yo" "5 yo", "500mcg" "500 mcg" (a unit, as "mg" is), in any case:
+    # "13kWh", "132kV", "24dBm", "10GbE"; other letters stay on their number, or "RTX 4070ti" / "RTX 4070"
+    # and "13kwh" / "13kw" would differ by a plain word only
+    (_Regex(r"\b(\d+(?:\.\d+)?)(wt|pt|yo|mcg|iu|psi|[kmg]wh|[kmg]w|[km]?va|mah|ma|[km]?v|dbm|dbi|db|gbe|nm|"
+            r"mpg|oz|tsp|tbsp)\b", re.IGNORECASE), r"\1 \2", _after_number("wpymikotgvdn\u0131")),
     (_Regex(r"\b(\d+) ?yrs?\b"), r"\1 years", _after_number("y")),  # "5yrs"
     (_Regex(r"\b(\d+) ?wks?\b"), r"\1 weeks", _after_number("w")),  # "12 wks"
     # "2 inches", "2-inch", "2 in." and 27" are "2 inch"; "2 in the box" is no length
