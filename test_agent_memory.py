@@ -1804,6 +1804,9 @@ class FeaturesReadValuesOneWay(unittest.TestCase):
             ("Invoices go out quarterly.", "Invoices go out every quarter.", "every quarter"),  # held-out 39
             ("Eats every three-quarters of an hour.", "Eats every 45 minutes.", "45 minute"),
             ("Tokens are kept for 3 days.", "Tokens are kept for 72 hours.", "72 hour"),
+            ("Survey is emailed two days after a request closes.", "Survey is emailed 48 hours after a request closes.",
+             "48 hour"),  # held-out 65: a time before or after an event is one in days and in hours
+            ("Confirms by SMS 2 days ahead.", "Confirms by text 48 hours ahead.", "2 day"),  # held-out 59
             ("Logs go to App Insights.", "Logs go to Application Insights.", "app"),
             ("Translates DE>EN.", "Translates German>English.", "german"),
             ("Flyers are EN/ES.", "Flyers are English/Spanish.", "spanish"),
