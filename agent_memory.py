@@ -2934,7 +2934,7 @@ def _conflicting(old: _Analysis, new: _Analysis) -> bool:
             or _hyphenated_siblings(old, new) or _identifier_extended(old, new) or _variant_named(old, new)
             or _swapped_around_negation(old, new) or _negations_crossed(old, new) or _days_differ(old, new)
             or _one_word_swapped(old, new) or _middle_swapped(old, new) or _subject_swapped(old, new)
-            or _places_swapped(old, new)
+            or _places_swapped(old, new) or _places_swapped(new, old)
             or _grades_differ(old, new) or _words_exchanged(old, new) or _relatives_differ(old, new)
             or _someone_else(old, new) or _exception_added(old, new) or _exception_added(new, old)
             or _environment_named(old, new))
@@ -3162,6 +3162,9 @@ def _places_swapped(old: _Analysis, new: _Analysis) -> bool:
         return False
     import difflib
 
+    # (difflib aligns a word said twice one way: "the race officer ... after each race" read against "the
+    # results secretary ... after each race" matches the first "race", the other way round the last, so
+    # _conflicting asks both ways)
     blocks = difflib.SequenceMatcher(None, one, other, autojunk=False).get_opcodes()
     swaps = [(a, b, c, d) for tag, a, b, c, d in blocks if tag != "equal"]
     if len(swaps) not in (2, 3) or any(tag != "replace" for tag, *_ in blocks if tag != "equal"):

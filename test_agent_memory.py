@@ -2905,6 +2905,18 @@ class ContradictionsAreNeverMerged(unittest.TestCase):
             with self.subTest(new=new):
                 self.assertFalse(am._places_swapped(am._analyse(old), am._analyse(new)))
 
+    def test_places_swapped_are_read_both_ways(self):  # held-out 66: merged at 0.73
+        """A word both texts say twice ("the race officer ... after each race") may be matched to its
+        first or its last time, by the order the texts are read in: the swap is found either way."""
+        old = ("Series files (.blw) live in OneDrive under Racing/2024; the race officer saves a copy to the USB "
+               "stick after each race.")
+        new = ("Series files (.blw) live in OneDrive under Racing/2024; the results secretary emails a copy to the "
+               "fleet captains after each race.")
+        for one, other in ((old, new), (new, old)):
+            with self.subTest(new=other):
+                self.assertTrue(am._conflict(one, other))
+                self.assertNotEqual(action_beside(one, other), "merge")
+
     def test_a_preposition_for_another_is_a_value(self):  # review: "within" and like words held no value anywhere
         for old, new in (
                 ("Customer data must stay within the EU region.", "Customer data must stay outside the EU region."),
