@@ -2870,8 +2870,12 @@ def _variant_named(a: _Analysis, b: _Analysis) -> bool:
             continue
         tokens = {token.strip(".,;:!?()[]'\"") for token in other.folded.split()}
         for number, word in pairs:
-            key = _word_key(word)  # a name, no unit or acronym ("120 Hz", "16 CE hours")
-            if (key in one.names and key not in one.acronyms and key not in _UNITS and number in tokens
+            key = _word_key(word)  # a name, no unit or acronym ("120 Hz", "16 CE hours"); a letter is a
+            # variant's, though its capital reads as an acronym ("Fluke 87V", spaced as a unit's letter is),
+            # unless the other text has a word of that letter after the number ("25 W" / "25 watts")
+            letter = len(key) == 1 and f" {number} {key}" not in f" {other.folded}"
+            if (key in one.names and (key not in one.acronyms or letter) and key not in _UNITS
+                    and number in tokens
                     and _unmatched(frozenset((key,)), one, other)):  # no "British" of "BNG"
                 return True
     return False
