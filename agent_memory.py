@@ -3152,7 +3152,8 @@ def _places_swapped(old: _Analysis, new: _Analysis) -> bool:
     longer text, three plain words of it at least (no names, numbers or days: "Works from the
     newsroom Mon–Wed and from home Thu–Fri" / "In the office Mon–Wed, remote Thu–Fri"; the
     opening word is plain, though capitalised: "Team kit ...", not an acronym: "SCIM targets ..."),
-    and neither may open with a swap (a label or a verb reworded). Each place holds a value word
+    and neither may open with a swap (a label or a verb reworded), but for a subject after a
+    determiner ("The security scales ..." / "The produce scales ..."). Each place holds a value word
     on one side at least, and a value word or a verb on the other: a verb for another is a place
     ("approves all public item sets" / "writes all public exhibit pages"), a verb or small word
     alone is none ("go out" / "are delivered", "not as" / "rather than"), nor "within", "until"
@@ -3160,9 +3161,14 @@ def _places_swapped(old: _Analysis, new: _Analysis) -> bool:
     though for another preposition they are one ("within" / "outside"). (One place is the
     one-word or middle swap.)"""
     one, other = ([key.rstrip("'") for key in text.word_keys] for text in (old, new))  # "shop's" is "shop"
-    # Cheap tests first: a swap at the opening, or places seven words longer on one side, make none.
+    # Cheap tests first: places seven words longer on one side make none, nor does a swap at the opening,
+    # but for a subject after a determiner ("The security scales in the bagging area are calibrated ..." /
+    # "The produce scales under the scanner are calibrated ...")
     if (not 4 <= min(len(one), len(other)) <= max(len(one), len(other)) <= _SWAP_MAX_WORDS
-            or one[0] != other[0] or abs(len(one) - len(other)) > 6):
+            or abs(len(one) - len(other)) > 6):
+        return False
+    determined = all(_DETERMINED.match(text.folded) for text in (old, new))
+    if one[0] != other[0] and not determined:
         return False
     import difflib
 
@@ -3194,7 +3200,7 @@ def _places_swapped(old: _Analysis, new: _Analysis) -> bool:
     # A word moved from one place to the other is no other value; a word the shared ones hold too may
     # be ("the garden centre cafe" / "the noodle bar", both after "at the Castle Leisure Centre").
     moved = ({key for a, b, _, _ in swaps for key in one[a:b]}, {key for _, _, c, d in swaps for key in other[c:d]})
-    return all(a and c and b - a <= 4 and d - c <= 4 and moved[1].isdisjoint(one[a:b])
+    return all((a and c or determined) and b - a <= 4 and d - c <= 4 and moved[1].isdisjoint(one[a:b])
                and moved[0].isdisjoint(other[c:d]) and place(one[a:b], other[c:d]) for a, b, c, d in swaps)
 
 

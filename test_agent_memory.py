@@ -2886,7 +2886,10 @@ class ContradictionsAreNeverMerged(unittest.TestCase):
                 ("Customer reviews are requested automatically by Jobber 2 days after a visit.",
                  "Customer follow-ups are sent automatically by Jobber 2 days after a quote."),
                 ("Deleted user accounts are purged from every table after thirty days.",
-                 "Deleted user photos are purged from the media bucket after thirty days.")):
+                 "Deleted user photos are purged from the media bucket after thirty days."),
+                # the opening is a place when both open with a subject's determiner (held-out 69: merged at 0.89)
+                ("The security scales in the bagging area are calibrated every 6 months by Avery Weigh-Tronix",
+                 "The produce scales under the scanner are calibrated every 6 months by Avery Weigh-Tronix")):
             with self.subTest(new=new):
                 self.assertTrue(am._places_swapped(am._analyse(old), am._analyse(new)))
                 self.assertTrue(am._places_swapped(am._analyse(new), am._analyse(old)))
