@@ -3110,7 +3110,9 @@ def _middle_swapped(old: _Analysis, new: _Analysis) -> bool:
     opening is often a restatement: "Launch: ..." / "Run the pipeline with ..."), or open both
     with three words and end each with three others ("Spends about $120 a month on replacement
     rubbers and parts for the home machines" / "... on location play and tournament entry
-    fees")."""
+    fees"), or open with the same preposition, a scope, and end in the same three fifths of the
+    longer ("In seminar rooms, ceiling mics are ..." / "In lecture theatres, ceiling mics are
+    ...")."""
     one, other = old.word_keys, new.word_keys
     start, end = _common_ends(one, other)
     middles = one[start:len(one) - end], other[start:len(other) - end]
@@ -3119,7 +3121,8 @@ def _middle_swapped(old: _Analysis, new: _Analysis) -> bool:
         if not all(1 <= len(middle) <= 5 for middle in middles) or max(map(len, middles)) < 2:
             return False
         longer = max(len(one), len(other))  # the same words frame the middle, or open three fifths of a text:
-        if not start or start + end < 0.4 * longer or not end and start < 0.6 * longer:  # its end swapped
+        scoped = not start and end >= 0.6 * longer and _scoped_alike(old, new)  # or end it, after "In ..."
+        if not scoped and (not start or start + end < 0.4 * longer or not end and start < 0.6 * longer):
             return False
     if any(len(middle) == 1 and middle[0] in text.acronyms for middle, text in zip(middles, (old, new))):
         return False  # "CFI" / "flight instructor": an acronym may stand for the other's words
@@ -3167,7 +3170,7 @@ def _places_swapped(old: _Analysis, new: _Analysis) -> bool:
     if (not 4 <= min(len(one), len(other)) <= max(len(one), len(other)) <= _SWAP_MAX_WORDS
             or abs(len(one) - len(other)) > 6):
         return False
-    determined = all(_DETERMINED.match(text.folded) for text in (old, new))
+    determined = all(_DETERMINED.match(text.folded) for text in (old, new)) or _scoped_alike(old, new)
     if one[0] != other[0] and not determined:
         return False
     import difflib
@@ -3211,6 +3214,16 @@ _SWAP_MAX_WORDS = 80  # a fact is far shorter; difflib's cost grows with the pro
 # A subject's opening, every part of it a small word the analysis leaves out: a determiner, or "all",
 # "each" or "both" ("every" is kept as a word, so "Every X" / "All Y" would differ in it); before it, a
 # small verb ("Does the gutter clearing himself ..."); before that, the user or a pronoun ("She has a ...")
+# A scope the text opens with: "In seminar rooms, ceiling mics are ..." / "In lecture theatres, ceiling mics are ..."
+_SCOPES = frozenset("in on at for during after before from under over within across through when if".split())
+
+
+def _scoped_alike(old: _Analysis, new: _Analysis) -> bool:
+    """Do both texts open with the same preposition, a scope: one swapped after it is another fact's?"""
+    first = old.folded.split(maxsplit=1)[:1]
+    return bool(first) and first[0] in _SCOPES and new.folded.split(maxsplit=1)[:1] == first
+
+
 _DETERMINED = _Regex(r"(?:(?:user|i|we|he|she|they)\s+)?(?:(?:does|do|did|has|have|had|is|are|was|were)\s+)?"
                      r"(?:the|a|an|our|my|their|his|her|your|this|these|its|all|each|both)\s")
 
