@@ -1031,6 +1031,8 @@ _RANGE_BEFORE = _Regex(r"\d\s*(?:[-–—]|\bto|\band|\bor)\s*$", re.IGNORECASE)
 _CURRENCIES = {"$": "USD", "US$": "USD", "A$": "AUD", "C$": "CAD", "NZ$": "NZD", "HK$": "HKD", "€": "EUR", "£": "GBP",
                "¥": "JPY", "₹": "INR", "₩": "KRW", "₽": "RUB", "₺": "TRY", "₪": "ILS", "₫": "VND", "฿": "THB"}
 _CURRENCY = r"(?:US|A|C|NZ|HK)?\$|[€£¥₹₩₽₺₪₫฿]"
+_CURRENCY_NAMES = {"us": "USD", "australian": "AUD", "canadian": "CAD", "new zealand": "NZD", "hong kong": "HKD",
+                   "singapore": "SGD", "euro": "EUR"}
 
 
 def _one_unit(match: re.Match[str]) -> str:
@@ -1262,6 +1264,11 @@ _PHRASES: list[tuple[_Regex, Any, tuple[str, ...]]] = [
      _CURRENCY_SIGNS),
     (_Regex(rf"(?<=\d)\s?({_CURRENCY})(?![\w$])"), lambda match: " " + _CURRENCIES[match.group(1)],  # "90 €"
      _CURRENCY_SIGNS),
+    # a currency named is its code: "in Australian dollars" is "in AUD", "12 euros" "12 EUR" (not "Euro 2024",
+    # nor bare "dollars" or "pounds", which may be of another country, or a weight)
+    (_Regex(r"\b(US|Australian|Canadian|New Zealand|Hong Kong|Singapore) dollars?\b|\beuros\b|(?<=\d )euro\b"),
+     lambda match: _CURRENCY_NAMES[(match.group(1) or "euro").casefold()], ("dollar", "euro")),
+    (_Regex(rf"(?<=\bin )({_CURRENCY})(?![\w$])"), lambda match: _CURRENCIES[match.group(1)], _CURRENCY_SIGNS),  # "in US$"
     # "DE>EN" is "German>English", "EN/ES" "English/Spanish": language codes only in a pair, or three
     # or more in a list ("IT, DE and EN"), never alone ("IT" is a department, "DE" a state)
     (_Regex(rf"\b{_LANGUAGE}(?:{_LANGUAGE_GAP}{_LANGUAGE})+\b"), _language_names, ("/", ">", "→", "–", "-")),

