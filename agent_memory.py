@@ -2945,7 +2945,7 @@ def _conflicting(old: _Analysis, new: _Analysis) -> bool:
             or _hyphenated_siblings(old, new) or _identifier_extended(old, new) or _variant_named(old, new)
             or _swapped_around_negation(old, new) or _negations_crossed(old, new) or _days_differ(old, new)
             or _one_word_swapped(old, new) or _middle_swapped(old, new) or _subject_swapped(old, new)
-            or _places_swapped(old, new) or _places_swapped(new, old)
+            or _places_swapped(old, new)
             or _grades_differ(old, new) or _words_exchanged(old, new) or _relatives_differ(old, new)
             or _someone_else(old, new) or _exception_added(old, new) or _exception_added(new, old)
             or _environment_named(old, new))
@@ -3177,17 +3177,22 @@ def _places_swapped(old: _Analysis, new: _Analysis) -> bool:
     if (not 4 <= min(len(one), len(other)) <= max(len(one), len(other)) <= _SWAP_MAX_WORDS
             or abs(len(one) - len(other)) > 6):
         return False
-    determined = all(_DETERMINED.match(text.folded) for text in (old, new)) or _scoped_alike(old, new)
+    determined = one[0] != other[0] and (all(_DETERMINED.match(text.folded) for text in (old, new))
+                                         or _scoped_alike(old, new))
     if one[0] != other[0] and not determined:
         return False
     import difflib
 
-    # (difflib aligns a word said twice one way: "the race officer ... after each race" read against "the
-    # results secretary ... after each race" matches the first "race", the other way round the last, so
-    # _conflicting asks both ways)
+    def swapped_only(blocks: list[tuple[str, int, int, int, int]]) -> bool:  # no word added or left out
+        return all(tag in ("equal", "replace") for tag, *_ in blocks)
     blocks = difflib.SequenceMatcher(None, one, other, autojunk=False).get_opcodes()
+    if not swapped_only(blocks) and _aligned_two_ways(one, other):
+        # difflib matches a word said twice by the order of the texts ("the race officer ... after each race"
+        # / "the results secretary ... after each race": the first "race" one way, the last the other)
+        blocks = [({"insert": "delete", "delete": "insert"}.get(tag, tag), a, b, c, d) for tag, c, d, a, b in
+                  difflib.SequenceMatcher(None, other, one, autojunk=False).get_opcodes()]
     swaps = [(a, b, c, d) for tag, a, b, c, d in blocks if tag != "equal"]
-    if len(swaps) not in (2, 3) or any(tag != "replace" for tag, *_ in blocks if tag != "equal"):
+    if len(swaps) not in (2, 3) or not swapped_only(blocks):
         return False  # a word added or left out is no swap
     # An opening word is capitalised for opening ("Team kit"), not one written in capitals ("SCIM targets"),
     # nor a name after a small word ("The Leica SP8 ...")
@@ -3212,6 +3217,14 @@ def _places_swapped(old: _Analysis, new: _Analysis) -> bool:
     moved = ({key for a, b, _, _ in swaps for key in one[a:b]}, {key for _, _, c, d in swaps for key in other[c:d]})
     return all((a and c or determined) and b - a <= 4 and d - c <= 4 and moved[1].isdisjoint(one[a:b])
                and moved[0].isdisjoint(other[c:d]) and place(one[a:b], other[c:d]) for a, b, c, d in swaps)
+
+
+def _aligned_two_ways(one: list[str], other: list[str]) -> bool:
+    """May difflib align the words two texts share otherwise, read the other way round? Only if one
+    of them is said twice, or they come in another order: else every one is matched, either way."""
+    others = set(other)
+    shared = [word for word in one if word in others]
+    return len(set(shared)) < len(shared) or shared != [word for word in other if word in set(one)]
 
 
 _VERB_WORDS = _OPENING_WORDS | _USE_VERBS | _VERBS  # the verbs of _NO_VALUE_WORDS
