@@ -1028,9 +1028,10 @@ _CONTRAST_CUE = _Regex(r"(?<![a-z'])(?:%s)(?![a-z'])|n't(?![a-z'])" % "|".join(
 _PREFERRERS = frozenset(("user", "i", "we", "they", "he", "she", "who", "always", "usually", "had", "has", "have",
                          "would", "'d"))
 _RANGE_BEFORE = _Regex(r"\d\s*(?:[-–—]|\bto|\band|\bor)\s*$", re.IGNORECASE)  # "30 to 60 minutes", not "set to 60"
-_CURRENCIES = {"$": "USD", "US$": "USD", "A$": "AUD", "C$": "CAD", "NZ$": "NZD", "HK$": "HKD", "€": "EUR", "£": "GBP",
+_CURRENCIES = {"$": "USD", "US$": "USD", "A$": "AUD", "AU$": "AUD", "C$": "CAD", "CA$": "CAD", "NZ$": "NZD",
+               "HK$": "HKD", "S$": "SGD", "SG$": "SGD", "€": "EUR", "£": "GBP",
                "¥": "JPY", "₹": "INR", "₩": "KRW", "₽": "RUB", "₺": "TRY", "₪": "ILS", "₫": "VND", "฿": "THB"}
-_CURRENCY = r"(?:US|A|C|NZ|HK)?\$|[€£¥₹₩₽₺₪₫฿]"
+_CURRENCY = r"(?:US|AU?|CA?|NZ|HK|SG?)?\$|[€£¥₹₩₽₺₪₫฿]"
 _CURRENCY_NAMES = {"us": "USD", "australian": "AUD", "canadian": "CAD", "new zealand": "NZD", "hong kong": "HKD",
                    "singapore": "SGD", "euro": "EUR"}
 
