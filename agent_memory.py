@@ -2946,7 +2946,7 @@ def _conflicting(old: _Analysis, new: _Analysis) -> bool:
             or _hyphenated_siblings(old, new) or _identifier_extended(old, new) or _variant_named(old, new)
             or _swapped_around_negation(old, new) or _negations_crossed(old, new) or _days_differ(old, new)
             or _one_word_swapped(old, new) or _middle_swapped(old, new) or _subject_swapped(old, new)
-            or _places_swapped(old, new)
+            or _places_swapped(old, new) or _scope_swapped(old, new)
             or _grades_differ(old, new) or _words_exchanged(old, new) or _relatives_differ(old, new)
             or _someone_else(old, new) or _exception_added(old, new) or _exception_added(new, old)
             or _environment_named(old, new))
@@ -3118,9 +3118,7 @@ def _middle_swapped(old: _Analysis, new: _Analysis) -> bool:
     opening is often a restatement: "Launch: ..." / "Run the pipeline with ..."), or open both
     with three words and end each with three others ("Spends about $120 a month on replacement
     rubbers and parts for the home machines" / "... on location play and tournament entry
-    fees"), or open with the same preposition, a scope, and end in the same three fifths of the
-    longer ("In seminar rooms, ceiling mics are ..." / "In lecture theatres, ceiling mics are
-    ...")."""
+    fees")."""
     one, other = old.word_keys, new.word_keys
     start, end = _common_ends(one, other)
     middles = one[start:len(one) - end], other[start:len(other) - end]
@@ -3129,8 +3127,7 @@ def _middle_swapped(old: _Analysis, new: _Analysis) -> bool:
         if not all(1 <= len(middle) <= 5 for middle in middles) or max(map(len, middles)) < 2:
             return False
         longer = max(len(one), len(other))  # the same words frame the middle, or open three fifths of a text:
-        scoped = not start and end >= 0.6 * longer and _scoped_alike(old, new)  # or end it, after "In ..."
-        if not scoped and (not start or start + end < 0.4 * longer or not end and start < 0.6 * longer):
+        if not start or start + end < 0.4 * longer or not end and start < 0.6 * longer:  # its end swapped
             return False
     if any(len(middle) == 1 and middle[0] in text.acronyms for middle, text in zip(middles, (old, new))):
         return False  # "CFI" / "flight instructor": an acronym may stand for the other's words
@@ -3243,6 +3240,30 @@ def _scoped_alike(old: _Analysis, new: _Analysis) -> bool:
     """Do both texts open with the same preposition, a scope: one swapped after it is another fact's?"""
     first = old.folded.split(maxsplit=1)[:1]
     return bool(first) and first[0] in _SCOPES and new.folded.split(maxsplit=1)[:1] == first
+
+
+def _scope_swapped(old: _Analysis, new: _Analysis) -> bool:
+    """Do both texts open with the same preposition and another scope, one to five words each, then
+    go on in the same words for three fifths of the longer text ("In seminar rooms, ceiling mics are
+    ..." / "In lecture theatres, ceiling mics are ...", "For trust clients, ID&V uses Onfido ... on
+    each trustee" / "For individual clients, ID&V uses Onfido ...")? Whatever follows, the fact is
+    about another scope; an opening swapped without one is often only reworded ("Launch: ...")."""
+    if not _scoped_alike(old, new):
+        return False
+    one, other = old.word_keys, new.word_keys
+    enough = 0.6 * max(len(one), len(other))
+    for at in range(1, min(5, len(one)) + 1):
+        for other_at in range(1, min(5, len(other)) + 1):
+            scopes = set(one[:at]), set(other[:other_at])
+            if not scopes[0].isdisjoint(scopes[1]) or not all(scope - _NO_VALUE_WORDS for scope in scopes):
+                continue
+            same = 0
+            while (at + same < len(one) and other_at + same < len(other)
+                   and one[at + same] == other[other_at + same]):
+                same += 1
+            if same >= enough:
+                return True
+    return False
 
 
 _DETERMINED = _Regex(r"(?:(?:user|i|we|he|she|they)\s+)?(?:(?:does|do|did|has|have|had|is|are|was|were)\s+)?"
