@@ -1952,6 +1952,25 @@ class FeaturesReadValuesOneWay(unittest.TestCase):
         self.assertTrue(am._conflict("User has 24 hours of PTO left.", "User has 1 day of PTO left."))
         self.assertTrue(am._conflict("Response SLA is 2 business days.", "Response SLA is 48 hours."))
 
+    def test_a_time_ahead_of_an_event_is_no_time_after_it(self):  # review: "2 days ahead" / "48 hours later" merged
+        # once a day and its hours agree, the word for the direction is all that differs: "ahead", "prior",
+        # "before" and "earlier" are on one side of the event, "after" and "later" on the other
+        for old, new in (("Sam books the table 2 days ahead.", "Sam books the table 48 hours later."),
+                         ("The results came out 3 days prior.", "The results came out 72 hours later."),
+                         ("The vet calls 2 days prior to surgery.", "The vet calls 2 days after surgery."),
+                         ("The parcel arrived 2 days before.", "The parcel arrived 2 days later."),
+                         ("The courier confirms 1 day ahead of delivery.", "The courier confirms 24 hours after delivery."),
+                         ("The report is due 2 days earlier.", "The report is due 48 hours after.")):
+            for one, other in ((old, new), (new, old)):
+                with self.subTest(new=other):
+                    self.assertTrue(am._conflict(one, other))
+                    self.assertNotEqual(action_beside(one, other), "merge")
+        # the same side, however worded, is no conflict
+        for old, new in (("Confirms by SMS 2 days ahead.", "Confirms by text 48 hours before."),
+                         ("The vet calls 2 days prior to surgery.", "The vet calls 48 hours before surgery.")):
+            with self.subTest(new=new):
+                self.assertFalse(am._conflict(old, new))
+
     def test_a_short_code_is_read_only_where_it_can_be_nothing_else(self):
         # "CA" is a certificate authority, "OK" a word, "MD" Markdown: only "Austin, TX" names a state
         for text, code in (("Uses Postgres, CA certs.", "ca"), ("Is it ok, OK?", "ok"), ("Notes go in a file, MD.", "md"),
