@@ -1952,6 +1952,20 @@ class FeaturesReadValuesOneWay(unittest.TestCase):
         self.assertTrue(am._conflict("User has 24 hours of PTO left.", "User has 1 day of PTO left."))
         self.assertTrue(am._conflict("Response SLA is 2 business days.", "Response SLA is 48 hours."))
 
+    def test_a_range_or_a_fraction_before_an_event_is_no_time_limit(self):  # review
+        # "1-2 days after", "24/48 hours after", "1.2 days after": the number after the dash, slash or point
+        # is no time of its own, as in "within 12-24 hours"
+        for text, other_unit in (("Parcels arrive 1-2 days after dispatch.", "48 hour"),
+                                 ("Parcels arrive 1–2 days after dispatch.", "48 hour"),
+                                 ("Replies 24/48 hours after a ticket is opened.", "2 day"),
+                                 ("Nurse calls 12-24 hours before the visit.", "1 day"),
+                                 ("The batch runs 1.2 days after the upload.", "48 hour"),
+                                 ("The batch runs 1,2 days after the upload.", "48 hour")):
+            with self.subTest(text=text):
+                self.assertNotIn(other_unit, am._analyse(text).keys)
+        self.assertIn("48 hour", am._analyse("Parcels arrive 2 days after dispatch.").keys)
+        self.assertIn("1 day", am._analyse("Nurse calls 24 hours before the visit.").keys)
+
     def test_a_time_ahead_of_an_event_is_no_time_after_it(self):  # review: "2 days ahead" / "48 hours later" merged
         # once a day and its hours agree, the word for the direction is all that differs: "ahead", "prior",
         # "before" and "earlier" are on one side of the event, "after" and "later" on the other
