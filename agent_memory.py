@@ -2880,14 +2880,37 @@ def _variant_named(a: _Analysis, b: _Analysis) -> bool:
             continue
         tokens = {token.strip(".,;:!?()[]'\"") for token in other.folded.split()}
         for number, word in pairs:
-            key = _word_key(word)  # a name, no unit or acronym ("120 Hz", "16 CE hours"); a letter is a
-            # variant's, though its capital reads as an acronym ("Fluke 87V", spaced as a unit's letter is),
-            # unless the other text has a word of that letter after the number ("25 W" / "25 watts")
-            letter = len(key) == 1 and f" {number} {key}" not in f" {other.folded}"
-            if (key in one.names and (key not in one.acronyms or letter) and key not in _UNITS
+            key = _word_key(word)  # a name, no unit ("120 Hz"); letters in capitals are a variant's too ("Fluke
+            # 87V", "Acme 100MA", spaced as a unit's letters are; "Galaxy S23 FE"), unless the other text spells
+            # them out after the number ("16 CE hours" / "16 continuing-education hours", "25 W" / "25 watts"),
+            # or they are a frequency's ("97.4 MHz" / "97.4 FM")
+            if (key in one.names and key not in _UNITS
+                    and (key not in one.acronyms
+                         or not key.endswith("hz") and not _spelled_after(key, number, other.folded))
                     and number in tokens
                     and _unmatched(frozenset((key,)), one, other)):  # no "British" of "BNG"
                 return True
+    return False
+
+
+_SPELLING_WORD = _Regex(r"[^\W\d_]+")  # the words that spell letters out: "continuing-education" is two
+
+
+def _spelled_after(letters: str, number: str, folded: str) -> bool:
+    """Does ``folded`` spell ``letters`` out right after ``number``: in the word after it, the first letter
+    first and the others in order ("ma" in "500 milliamps", "w" in "25 watts", "hp" in "300 horsepower"), or
+    as the initials of the words after it ("ce" in "16 continuing-education hours", "bpm" in "120 beats per
+    minute")? Not "ma" in "65 multimeter in the van"."""
+    spaced, marker = f" {folded}", f" {number} {letters[:1]}"
+    start = spaced.find(marker)
+    while start >= 0:
+        at = start + len(marker) - 1  # the first letter
+        words = _SPELLING_WORD.findall(spaced, at, at + 80)
+        in_word = iter(words[0])
+        if (all(letter in in_word for letter in letters)  # in order: each found after the one before
+                or "".join(word[0] for word in words[:len(letters)]) == letters):
+            return True
+        start = spaced.find(marker, start + 1)
     return False
 
 
