@@ -1202,6 +1202,8 @@ def _after_number(starts: str) -> tuple[str, ...]:
     return tuple("#" + start for start in starts)
 
 
+_GLUED_UNITS = r"wt|pt|yo|mcg|iu|psi|[kmg]wh|[kmg]w|[km]?va|mah|ma|[km]?v|dbm|dbi|db|gbe|nm|mpg|oz|tsp|tbsp"
+_GLUED_UNIT = _Regex(_GLUED_UNITS)
 _CURRENCY_SIGNS = ("$", "€", "£", "¥", "₹", "₩", "₽", "₺", "₪", "₫", "฿")
 _AFTER_AMOUNT = r"(?:(?<=\d)|(?<=\d[a-zA-Z])|(?<=\d[a-zA-Z]{2})|(?<=\d [a-zA-Z])|(?<=\d [a-zA-Z]{2}))"
 _PHRASES: list[tuple[_Regex, Any, tuple[str, ...]]] = [
@@ -1334,8 +1336,8 @@ _PHRASES: list[tuple[_Regex, Any, tuple[str, ...]]] = [
     # "50wt" is "50 wt", "11pt" "11 pt", "5yo" "5 yo", "500mcg" "500 mcg" (a unit, as "mg" is), in any case:
     # "13kWh", "132kV", "24dBm", "10GbE"; other letters stay on their number, or "RTX 4070ti" / "RTX 4070"
     # and "13kwh" / "13kw" would differ by a plain word only
-    (_Regex(r"\b(\d+(?:\.\d+)?)(wt|pt|yo|mcg|iu|psi|[kmg]wh|[kmg]w|[km]?va|mah|ma|[km]?v|dbm|dbi|db|gbe|nm|"
-            r"mpg|oz|tsp|tbsp)\b", re.IGNORECASE), r"\1 \2", _after_number("wpymikotgvdn\u0131")),
+    (_Regex(rf"\b(\d+(?:\.\d+)?)({_GLUED_UNITS})\b", re.IGNORECASE), r"\1 \2",
+     _after_number("wpymikotgvdn\u0131")),
     (_Regex(r"\b(\d+) ?yrs?\b"), r"\1 years", _after_number("y")),  # "5yrs"
     (_Regex(r"\b(\d+) ?wks?\b"), r"\1 weeks", _after_number("w")),  # "12 wks"
     # "2 inches", "2-inch", "2 in." and 27" are "2 inch"; "2 in the box" is no length
@@ -2880,13 +2882,14 @@ def _variant_named(a: _Analysis, b: _Analysis) -> bool:
             continue
         tokens = {token.strip(".,;:!?()[]'\"") for token in other.folded.split()}
         for number, word in pairs:
-            key = _word_key(word)  # a name, no unit ("120 Hz"); letters in capitals are a variant's too ("Fluke
-            # 87V", "Acme 100MA", spaced as a unit's letters are; "Galaxy S23 FE"), unless the other text spells
-            # them out after the number ("16 CE hours" / "16 continuing-education hours", "25 W" / "25 watts"),
-            # or they are a frequency's ("97.4 MHz" / "97.4 FM")
+            key = _word_key(word)  # a name, no unit ("120 Hz") nor acronym ("12 NCR FastLane tills"); but a
+            # letter, or a unit's letters parted from their number, are a variant's ("Fluke 87V", "Acme 100MA")
+            # unless the other text spells them out after the number ("25 W" / "25 watts", "500 mA" / "500
+            # milliamps")
             if (key in one.names and key not in _UNITS
                     and (key not in one.acronyms
-                         or not key.endswith("hz") and not _spelled_after(key, number, other.folded))
+                         or (len(key) == 1 or _GLUED_UNIT.fullmatch(key))
+                         and not _spelled_after(key, number, other.folded))
                     and number in tokens
                     and _unmatched(frozenset((key,)), one, other)):  # no "British" of "BNG"
                 return True
