@@ -1269,11 +1269,14 @@ _PHRASES: list[tuple[_Regex, Any, tuple[str, ...]]] = [
      _CURRENCY_SIGNS),
     (_Regex(rf"(?<=\d)\s?({_CURRENCY})(?![\w$])"), lambda match: " " + _CURRENCIES[match.group(1)],  # "90 €"
      _CURRENCY_SIGNS),
-    # a currency named is its code: "in Australian dollars" is "in AUD", "12 euros" "12 EUR" (not "Euro 2024",
-    # nor bare "dollars" or "pounds", which may be of another country, or a weight)
-    (_Regex(r"\b(US|Australian|Canadian|New Zealand|Hong Kong|Singapore) dollars?\b|\beuros\b|(?<=\d )euro\b"),
+    # a currency named is its code, in any case: "in Australian dollars" is "in AUD", "12 euros" and "12 Euros"
+    # "12 EUR" (not "Euro 2024", nor "us" in lower case, a pronoun: "pays us dollars"; nor bare "dollars" or
+    # "pounds", which may be of another country, or a weight)
+    (_Regex(r"\b((?-i:US)|Australian|Canadian|New Zealand|Hong Kong|Singapore) dollars?\b|\beuros\b|(?<=\d )euro\b",
+            re.IGNORECASE),
      lambda match: _CURRENCY_NAMES[(match.group(1) or "euro").casefold()], ("dollar", "euro")),
-    (_Regex(rf"(?<=\bin )({_CURRENCY})(?![\w$])"), lambda match: _CURRENCIES[match.group(1)], _CURRENCY_SIGNS),  # "in US$"
+    (_Regex(rf"(?<=\b[Ii]n )({_CURRENCY})(?![\w$])"), lambda match: _CURRENCIES[match.group(1)],  # "in US$"
+     _CURRENCY_SIGNS),
     # "DE>EN" is "German>English", "EN/ES" "English/Spanish": language codes only in a pair, or three
     # or more in a list ("IT, DE and EN"), never alone ("IT" is a department, "DE" a state)
     (_Regex(rf"\b{_LANGUAGE}(?:{_LANGUAGE_GAP}{_LANGUAGE})+\b"), _language_names, ("/", ">", "→", "–", "-")),

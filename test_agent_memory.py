@@ -1810,6 +1810,10 @@ class FeaturesReadValuesOneWay(unittest.TestCase):
             ("Folios settle in US$.", "Folios settle in US dollars.", "usd"),
             ("Mustering costs 650 Australian dollars an hour.", "Mustering costs AU$650 an hour.", "aud"),  # 75
             ("Barley runs 290 Canadian dollars a tonne.", "Barley runs CA$290 a tonne.", "cad"),
+            ("Charges 12 Euros a class.", "Charges 12 euros a class.", "eur"),  # review: in any case
+            ("Invoices are in US Dollars.", "Invoices are in USD.", "usd"),
+            ("Quotes in australian dollars.", "Quotes in AUD.", "aud"),
+            ("In US$, trades settle T+1.", "In USD, trades settle T+1.", "usd"),
             ("Survey is emailed two days after a request closes.", "Survey is emailed 48 hours after a request closes.",
              "48 hour"),  # held-out 65: a time before or after an event is one in days and in hours
             ("Confirms by SMS 2 days ahead.", "Confirms by text 48 hours ahead.", "2 day"),  # held-out 59
