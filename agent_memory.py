@@ -3282,6 +3282,8 @@ def _scope_swapped(old: _Analysis, new: _Analysis) -> bool:
     if not _scoped_alike(old, new):
         return False
     one, other = old.word_keys, new.word_keys
+    if one[:1] == other[:1] == tuple(old.folded.split(maxsplit=1)[:1]):  # a preposition kept as a word: "within"
+        one, other = one[1:], other[1:]
     enough = 0.6 * max(len(one), len(other))
     for at in range(1, min(5, len(one)) + 1):
         for other_at in range(1, min(5, len(other)) + 1):

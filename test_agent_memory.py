@@ -2890,6 +2890,9 @@ class ContradictionsAreNeverMerged(unittest.TestCase):
                 ("For individual clients, ID&V uses Onfido document check plus a facial similarity check.",  # 73:
                  "For trust clients, ID&V uses Onfido document check plus a facial similarity check on each "  # 0.94
                  "trustee.", am._scope_swapped),
+                ("Within retail banking, ID&V uses an Onfido document check plus a facial similarity check.",  # review:
+                 "Within wealth management, ID&V uses an Onfido document check plus a facial similarity check on "
+                 "each account holder.", am._scope_swapped),  # a preposition kept as a word ("within") opens one too
                 ("On shared mailboxes, send-as rights are granted only through a ServiceNow request.",
                  "On room mailboxes, booking-delegate rights are granted only through a ServiceNow request.",
                  am._places_swapped)):
