@@ -3212,24 +3212,10 @@ def _places_swapped(old: _Analysis, new: _Analysis) -> bool:
         return False
     import difflib
 
-    def swapped_only(blocks: list[tuple[str, int, int, int, int]]) -> bool:  # no word added or left out
-        return all(tag in ("equal", "replace") for tag, *_ in blocks)
-    blocks = difflib.SequenceMatcher(None, one, other, autojunk=False).get_opcodes()
-    if not swapped_only(blocks) and _aligned_two_ways(one, other):
-        # difflib matches a word said twice by the order of the texts ("the race officer ... after each race"
-        # / "the results secretary ... after each race": the first "race" one way, the last the other)
-        blocks = [({"insert": "delete", "delete": "insert"}.get(tag, tag), a, b, c, d) for tag, c, d, a, b in
-                  difflib.SequenceMatcher(None, other, one, autojunk=False).get_opcodes()]
-    swaps = [(a, b, c, d) for tag, a, b, c, d in blocks if tag != "equal"]
-    if len(swaps) not in (2, 3) or not swapped_only(blocks):
-        return False  # a word added or left out is no swap
     # An opening word is capitalised for opening ("Team kit"), not one written in capitals ("SCIM targets"),
     # nor a name after a small word ("The Leica SP8 ...")
     opening = {one[0]} if all(text.folded.startswith(text.words[0]) for text in (old, new)) else set()
     specific = (old.specific | new.specific) - (opening - old.acronyms - new.acronyms)
-    same = [key for tag, a, b, _, _ in blocks if tag == "equal" for key in one[a:b]]
-    if len(same) < 0.4 * max(len(one), len(other)) or sum(key not in specific for key in same) < 3:
-        return False
 
     def valued(keys: list[str], others: list[str]) -> bool:  # ``others``: the words the place swaps them for
         return any(key not in _NO_VALUE_WORDS and not key.isdigit()
@@ -3241,11 +3227,28 @@ def _places_swapped(old: _Analysis, new: _Analysis) -> bool:
     def place(keys: list[str], others: list[str]) -> bool:  # a value word on one side, a value word or verb on each
         return ((valued(keys, others) or valued(others, keys))
                 and all(valued(side, opposite) or verbs(side) for side, opposite in ((keys, others), (others, keys))))
-    # A word moved from one place to the other is no other value; a word the shared ones hold too may
-    # be ("the garden centre cafe" / "the noodle bar", both after "at the Castle Leisure Centre").
-    moved = ({key for a, b, _, _ in swaps for key in one[a:b]}, {key for _, _, c, d in swaps for key in other[c:d]})
-    return all((a and c or determined) and b - a <= 4 and d - c <= 4 and moved[1].isdisjoint(one[a:b])
-               and moved[0].isdisjoint(other[c:d]) and place(one[a:b], other[c:d]) for a, b, c, d in swaps)
+
+    def swapped(blocks: list[tuple[str, int, int, int, int]]) -> bool:  # places swapped, as difflib aligns them
+        swaps = [(a, b, c, d) for tag, a, b, c, d in blocks if tag != "equal"]
+        if len(swaps) not in (2, 3) or any(tag not in ("equal", "replace") for tag, *_ in blocks):
+            return False  # a word added or left out is no swap
+        same = [key for tag, a, b, _, _ in blocks if tag == "equal" for key in one[a:b]]
+        if len(same) < 0.4 * max(len(one), len(other)) or sum(key not in specific for key in same) < 3:
+            return False
+        # A word moved from one place to the other is no other value; a word the shared ones hold too may
+        # be ("the garden centre cafe" / "the noodle bar", both after "at the Castle Leisure Centre").
+        moved = ({key for a, b, _, _ in swaps for key in one[a:b]},
+                 {key for _, _, c, d in swaps for key in other[c:d]})
+        return all((a and c or determined) and b - a <= 4 and d - c <= 4 and moved[1].isdisjoint(one[a:b])
+                   and moved[0].isdisjoint(other[c:d]) and place(one[a:b], other[c:d]) for a, b, c, d in swaps)
+    if swapped(difflib.SequenceMatcher(None, one, other, autojunk=False).get_opcodes()):
+        return True
+    # difflib matches a word said twice by the order of the texts ("the race officer ... after each race" / "the
+    # results secretary ... after each race": the first "race" one way, the last the other), so when the words may
+    # align otherwise, the other way round, read it so too, whatever the first reading found
+    return _aligned_two_ways(one, other) and swapped(
+        [({"insert": "delete", "delete": "insert"}.get(tag, tag), a, b, c, d) for tag, c, d, a, b in
+         difflib.SequenceMatcher(None, other, one, autojunk=False).get_opcodes()])
 
 
 def _aligned_two_ways(one: list[str], other: list[str]) -> bool:
