@@ -3212,11 +3212,6 @@ def _places_swapped(old: _Analysis, new: _Analysis) -> bool:
         return False
     import difflib
 
-    # An opening word is capitalised for opening ("Team kit"), not one written in capitals ("SCIM targets"),
-    # nor a name after a small word ("The Leica SP8 ...")
-    opening = {one[0]} if all(text.folded.startswith(text.words[0]) for text in (old, new)) else set()
-    specific = (old.specific | new.specific) - (opening - old.acronyms - new.acronyms)
-
     def valued(keys: list[str], others: list[str]) -> bool:  # ``others``: the words the place swaps them for
         return any(key not in _NO_VALUE_WORDS and not key.isdigit()
                    and (key not in _BOUNDING_PREPOSITIONS or not _PREPOSITIONS.isdisjoint(others)) for key in keys)
@@ -3232,6 +3227,10 @@ def _places_swapped(old: _Analysis, new: _Analysis) -> bool:
         swaps = [(a, b, c, d) for tag, a, b, c, d in blocks if tag != "equal"]
         if len(swaps) not in (2, 3) or any(tag not in ("equal", "replace") for tag, *_ in blocks):
             return False  # a word added or left out is no swap
+        # An opening word is capitalised for opening ("Team kit"), not one written in capitals ("SCIM
+        # targets"), nor a name after a small word ("The Leica SP8 ...")
+        opening = {one[0]} if all(text.folded.startswith(text.words[0]) for text in (old, new)) else set()
+        specific = (old.specific | new.specific) - (opening - old.acronyms - new.acronyms)
         same = [key for tag, a, b, _, _ in blocks if tag == "equal" for key in one[a:b]]
         if len(same) < 0.4 * max(len(one), len(other)) or sum(key not in specific for key in same) < 3:
             return False
@@ -3254,9 +3253,9 @@ def _places_swapped(old: _Analysis, new: _Analysis) -> bool:
 def _aligned_two_ways(one: list[str], other: list[str]) -> bool:
     """May difflib align the words two texts share otherwise, read the other way round? Only if one
     of them is said twice, or they come in another order: else every one is matched, either way."""
-    others = set(other)
+    ones, others = set(one), set(other)
     shared = [word for word in one if word in others]
-    return len(set(shared)) < len(shared) or shared != [word for word in other if word in set(one)]
+    return len(set(shared)) < len(shared) or shared != [word for word in other if word in ones]
 
 
 _VERB_WORDS = _OPENING_WORDS | _USE_VERBS | _VERBS  # the verbs of _NO_VALUE_WORDS
