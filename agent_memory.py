@@ -3223,7 +3223,7 @@ def _places_swapped(old: _Analysis, new: _Analysis) -> bool:
         return ((valued(keys, others) or valued(others, keys))
                 and all(valued(side, opposite) or verbs(side) for side, opposite in ((keys, others), (others, keys))))
 
-    def swapped(blocks: list[tuple[str, int, int, int, int]]) -> bool:  # places swapped, as difflib aligns them
+    def swapped(blocks: Sequence[tuple[str, int, int, int, int]]) -> bool:  # places swapped, as difflib aligns them
         swaps = [(a, b, c, d) for tag, a, b, c, d in blocks if tag != "equal"]
         if len(swaps) not in (2, 3) or any(tag not in ("equal", "replace") for tag, *_ in blocks):
             return False  # a word added or left out is no swap
