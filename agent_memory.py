@@ -3192,7 +3192,8 @@ def _places_swapped(old: _Analysis, new: _Analysis) -> bool:
     newsroom Mon–Wed and from home Thu–Fri" / "In the office Mon–Wed, remote Thu–Fri"; the
     opening word is plain, though capitalised: "Team kit ...", not an acronym: "SCIM targets ..."),
     and neither may open with a swap (a label or a verb reworded), but for a subject after a
-    determiner ("The security scales ..." / "The produce scales ..."). Each place holds a value word
+    determiner or a scope after the same preposition ("The security scales ..." / "The produce
+    scales ...", "On room mailboxes, ..." / "On shared mailboxes, ..."). Each place holds a value word
     on one side at least, and a value word or a verb on the other: a verb for another is a place
     ("approves all public item sets" / "writes all public exhibit pages"), a verb or small word
     alone is none ("go out" / "are delivered", "not as" / "rather than"), nor "within", "until"
@@ -3265,6 +3266,10 @@ _SWAP_MAX_WORDS = 80  # a fact is far shorter; difflib's cost grows with the pro
 # A subject's opening, every part of it a small word the analysis leaves out: a determiner, or "all",
 # "each" or "both" ("every" is kept as a word, so "Every X" / "All Y" would differ in it); before it, a
 # small verb ("Does the gutter clearing himself ..."); before that, the user or a pronoun ("She has a ...")
+_DETERMINED = _Regex(r"(?:(?:user|i|we|he|she|they)\s+)?(?:(?:does|do|did|has|have|had|is|are|was|were)\s+)?"
+                     r"(?:the|a|an|our|my|their|his|her|your|this|these|its|all|each|both)\s")
+
+
 # A scope the text opens with: "In seminar rooms, ceiling mics are ..." / "In lecture theatres, ceiling mics are ..."
 _SCOPES = frozenset("in on at for during after before from under over within across through when if".split())
 
@@ -3299,10 +3304,6 @@ def _scope_swapped(old: _Analysis, new: _Analysis) -> bool:
             if same >= enough:
                 return True
     return False
-
-
-_DETERMINED = _Regex(r"(?:(?:user|i|we|he|she|they)\s+)?(?:(?:does|do|did|has|have|had|is|are|was|were)\s+)?"
-                     r"(?:the|a|an|our|my|their|his|her|your|this|these|its|all|each|both)\s")
 
 
 def _subject_swapped(old: _Analysis, new: _Analysis) -> bool:
