@@ -3108,7 +3108,9 @@ def _one_word_swapped(old: _Analysis, new: _Analysis) -> bool:
     """Are the two texts the same words but one, a plain word on each side ("The frontend repo uses
     pnpm for packages" / "... yarn ..."; "Replies in a formal tone" / "a casual tone")? A value may be
     a plain word, and a merge would keep both, contradicting itself. A verb ("uses" / "runs"), a
-    small word or a form of the same word ("enable" / "enabled", "caps" / "capitals") is no such value."""
+    small word or a form of the same word ("enable" / "enabled", "caps" / "capitals") is no such value;
+    a verb hyphenated with its particle is a noun, and one ("Any write-off over $500 ..." / "Any refund
+    over $500 ...")."""
     one, other = old.word_keys, new.word_keys
     start, end = _common_ends(one, other)
     if len(one) - start - end != 1 or len(other) - start - end != 1 or len(one) < 3:
@@ -3121,7 +3123,10 @@ def _one_word_swapped(old: _Analysis, new: _Analysis) -> bool:
     if min(map(len, written)) < 3:  # "s" of "1:1s" is no "second"
         return False
     short, long = sorted(swapped, key=len)  # a form or shortening of one word: "config" / "configur"
-    return (not (len(short) >= 3 and long.startswith(short)) and _NO_VALUE_WORDS.isdisjoint(swapped)
+    # A verb and its particle hyphenated make a noun ("write-off" / "refund", "follow-up" / "prospecting")
+    compound = [any(key == parts[0] for parts in text.hyphenated) for key, text in zip(swapped, (old, new))]
+    return (not (len(short) >= 3 and long.startswith(short))
+            and all(key not in _NO_VALUE_WORDS or noun for key, noun in zip(swapped, compound))
             and frozenset(swapped) not in _INTERCHANGEABLE)
 
 

@@ -2516,6 +2516,11 @@ class ContradictionsAreNeverMerged(unittest.TestCase):
         ("The frontend repo uses pnpm for package management.", "The frontend repo uses yarn for package management."),
         ("Replies should use a formal tone with customers.", "Replies should use a casual tone with customers."),
         ("The default branch of the monorepo is main.", "The default branch of the monorepo is develop."),
+        # a verb and its particle hyphenated are a noun, a value (held-out 79: merged at 0.94 and 0.97)
+        ("Any refund over $500 needs approval from finance lead Oksana Petrenko",
+         "Any write-off over $500 needs approval from finance lead Oksana Petrenko"),
+        ("Prefers prospecting emails under 120 words with a single clear ask",
+         "Prefers follow-up emails under 120 words with a single clear ask"),
         ("User's regular days off are Saturday and Sunday.", "User's spouse's days off are Saturday and Sunday."),
         # foods and animals are values, as colours are: another allergy, another animal (held-out 25, 33, 35)
         ("Only takes in birds with a valid salvage permit from NatureScot.",
