@@ -2110,7 +2110,8 @@ def _later_fields(text: str, clauses: list[tuple[str, ...]], keys: frozenset[str
     folded = text.casefold()
     folded_words = _FOLDED_WORD.findall(folded)
     negations = sum(word in _NEGATIONS or word.endswith("n't") for word in folded_words)
-    words = tuple(word for word in folded_words if word not in _STOP_WORDS)
+    words = tuple(word for at, word in enumerate(folded_words) if word not in _STOP_WORDS  # but "user" inside
+                  or word in ("user", "users") and at > 0 and folded_words[at - 1] != "the")  # a text: "user mailboxes"
     polar_words = [word[:-1] if word[-1] == "s" and word not in _OPPOSITES and word[:-1] in _OPPOSITES else word
                    for word in folded_words]  # "mornings" / "afternoons" are opposites too
     excepted = frozenset(_word_key(word.casefold()) for word in _EXCEPTED.findall(text))
@@ -3344,7 +3345,8 @@ def _subject_swapped(old: _Analysis, new: _Analysis) -> bool:
     return False
 
 
-_NO_VALUE_WORDS = _OPENING_WORDS | _USE_VERBS | _VERBS | _STOP_WORDS | _NEGATIONS  # what a one-word swap passes over
+# What a one-word swap passes over; "user" inside a text is a plain word ("for user mailboxes")
+_NO_VALUE_WORDS = (_OPENING_WORDS | _USE_VERBS | _VERBS | _STOP_WORDS | _NEGATIONS) - {"user", "users"}
 # Prepositions a place swaps for words of another kind hold no value there ("within 6 weeks" / "at most six
 # weeks"), but for another preposition they do, as in a one-word swap ("within the EU" / "outside the EU")
 _BOUNDING_PREPOSITIONS = frozenset(map(_word_key, ("through", "within", "across", "around", "until", "between")))

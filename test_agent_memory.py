@@ -2516,6 +2516,12 @@ class ContradictionsAreNeverMerged(unittest.TestCase):
         ("The frontend repo uses pnpm for package management.", "The frontend repo uses yarn for package management."),
         ("Replies should use a formal tone with customers.", "Replies should use a casual tone with customers."),
         ("The default branch of the monorepo is main.", "The default branch of the monorepo is develop."),
+        # "user" inside a text is a plain word, not the user the text is about (held-out 56 and 79: merged
+        # at 0.98 and 0.88)
+        ("Default quota for shared mailboxes is 5 GB, issue-warning at 4.5 GB.",
+         "Default quota for user mailboxes is 5 GB, issue-warning at 4.5 GB."),
+        ("Intercom conversations sync to Salesforce tasks via the native integration, hourly",
+         "Intercom users sync to Salesforce contacts via the native integration, hourly"),
         # a verb and its particle hyphenated are a noun, a value (held-out 79: merged at 0.94 and 0.97)
         ("Any refund over $500 needs approval from finance lead Oksana Petrenko",
          "Any write-off over $500 needs approval from finance lead Oksana Petrenko"),
