@@ -1742,6 +1742,7 @@ class _Analysis:
     days: frozenset[str]  # the days and seasons it names, less those it excepts ("weekdays except Friday")
     day_ranges: frozenset[frozenset[str]]  # its ranges of three days or more: "Mon–Thu, Fridays off" has one
     hyphenated: frozenset[tuple[str, ...]]  # the keys of its hyphenated words: ("acme", "io") for "acme-io"
+    hyphen_openers: frozenset[int]  # where in ``words`` a hyphenated word opens: 1 for "Any write-off ..."
     code_words: frozenset[str]  # its identifiers in backticks: "analytics" for "`analytics`"
     folded: str  # the text normalised and case-folded, for the rare rule that reads it whole
     contrasted: tuple[str, ...]  # its words in order, "not", "than", "over", "instead" as "¬": "use ruff ¬ black"
@@ -2108,10 +2109,14 @@ def _later_fields(text: str, clauses: list[tuple[str, ...]], keys: frozenset[str
     """The fields of an ``_Analysis`` read on first use, from its normalised text, the keys of each
     of its clauses (specific ones marked "#") and all its keys."""
     folded = text.casefold()
-    folded_words = _FOLDED_WORD.findall(folded)
+    found = list(_FOLDED_WORD.finditer(folded))
+    folded_words = [word.group() for word in found]
     negations = sum(word in _NEGATIONS or word.endswith("n't") for word in folded_words)
-    words = tuple(word for at, word in enumerate(folded_words) if word not in _STOP_WORDS  # but "user" inside
-                  or word in ("user", "users") and at > 0 and folded_words[at - 1] != "the")  # a text: "user mailboxes"
+    kept = [at for at, word in enumerate(folded_words) if word not in _STOP_WORDS  # but "user" inside
+            or word in ("user", "users") and at > 0 and folded_words[at - 1] != "the"]  # a text: "user mailboxes"
+    words = tuple(folded_words[at] for at in kept)
+    hyphenated = _HYPHENATED.findall(folded)
+    compound_starts = {match.start() for match in _HYPHENATED.finditer(folded)} if hyphenated else set()
     polar_words = [word[:-1] if word[-1] == "s" and word not in _OPPOSITES and word[:-1] in _OPPOSITES else word
                    for word in folded_words]  # "mornings" / "afternoons" are opposites too
     excepted = frozenset(_word_key(word.casefold()) for word in _EXCEPTED.findall(text))
@@ -2130,8 +2135,8 @@ def _later_fields(text: str, clauses: list[tuple[str, ...]], keys: frozenset[str
                  or bool(_CONTRAST.search(folded))),
         days=frozenset(keys & _CALENDAR_WORDS) - excepted,
         day_ranges=_day_ranges(folded, excepted),
-        hyphenated=frozenset(tuple(_word_key(part) for part in word.split("-"))
-                             for word in _HYPHENATED.findall(folded)),
+        hyphenated=frozenset(tuple(_word_key(part) for part in word.split("-")) for word in hyphenated),
+        hyphen_openers=frozenset(index for index, at in enumerate(kept) if found[at].start() in compound_starts),
         code_words=frozenset(span.casefold() for span in _BACKTICKED_WORD.findall(text)),
         folded=folded,
         contrasted=_contrasted(_WORD_OR_MARK.findall(folded)) if _CONTRAST_CUE.search(folded) else (),
@@ -3124,8 +3129,9 @@ def _one_word_swapped(old: _Analysis, new: _Analysis) -> bool:
     if min(map(len, written)) < 3:  # "s" of "1:1s" is no "second"
         return False
     short, long = sorted(swapped, key=len)  # a form or shortening of one word: "config" / "configur"
-    # A verb and its particle hyphenated make a noun ("write-off" / "refund", "follow-up" / "prospecting")
-    compound = [any(key == parts[0] for parts in text.hyphenated) for key, text in zip(swapped, (old, new))]
+    # A verb and its particle hyphenated make a noun ("write-off" / "refund", "follow-up" / "prospecting"), the
+    # swapped word itself, not the same verb elsewhere ("Checks passports at check-in" / "Verifies ...")
+    compound = [start in text.hyphen_openers for text in (old, new)]
     return (not (len(short) >= 3 and long.startswith(short))
             and all(key not in _NO_VALUE_WORDS or noun for key, noun in zip(swapped, compound))
             and frozenset(swapped) not in _INTERCHANGEABLE)
