@@ -3276,10 +3276,10 @@ _SWAP_MAX_WORDS = 80  # a fact is far shorter; difflib's cost grows with the pro
 
 
 # A subject's opening, every part of it a small word the analysis leaves out: a determiner, or "all",
-# "each" or "both" ("every" is kept as a word, so "Every X" / "All Y" would differ in it); before it, a
+# "each", "both" or "any" ("every" is kept as a word, so "Every X" / "All Y" would differ in it); before it, a
 # small verb ("Does the gutter clearing himself ..."); before that, the user or a pronoun ("She has a ...")
 _DETERMINED = _Regex(r"(?:(?:user|i|we|he|she|they)\s+)?(?:(?:does|do|did|has|have|had|is|are|was|were)\s+)?"
-                     r"(?:the|a|an|our|my|their|his|her|your|this|these|its|all|each|both)\s")
+                     r"(?:the|a|an|our|my|their|his|her|your|this|these|its|all|each|both|any)\s")
 
 
 # A scope the text opens with: "In seminar rooms, ceiling mics are ..." / "In lecture theatres, ceiling mics are ..."
@@ -3319,7 +3319,7 @@ def _scope_swapped(old: _Analysis, new: _Analysis) -> bool:
 
 
 def _subject_swapped(old: _Analysis, new: _Analysis) -> bool:
-    """Do both texts open with a determiner (or "all", "each", "both", or a small verb and one:
+    """Do both texts open with a determiner (or "all", "each", "both", "any", or a small verb and one:
     "Does the", "Has a", "She has a") and another thing, then go on in the same three words or
     more ("The leaf-mould bays are at the north end; ..." / "The compost bays are at the north
     end; ...", "The main kitchen costs £10 an hour ..." / "The small committee room costs £10 an

@@ -2558,6 +2558,12 @@ class ContradictionsAreNeverMerged(unittest.TestCase):
         ("Does the property inspections himself every six months, with photos uploaded to a shared Google Drive.",
          "Does the gutter clearing himself every six months, with photos uploaded to a shared Google Drive."),
         ("Has a standing desk at the Leith office by the window.", "Has a locker at the Leith office by the window."),
+        # ... and after "any" (held-out 81 and 84: merged at 0.88 and 0.96)
+        ("Any firmware upgrade requires a Management of Change ticket in ServiceNow and sign-off from the controls "
+         "lead", "Any online edit requires a Management of Change ticket in ServiceNow and sign-off from the controls "
+         "lead"),
+        ("Any email to more than 2,000 recipients must be approved by the branch coordinator, Sarah Nunn.",
+         "Any text blast to more than 2,000 recipients must be approved by the branch coordinator, Sarah Nunn."),
         # ... and of a capital letter alone, which is no acronym (held-out 57: merged at 0.92)
         ("The ultrasound machine PC (Windows 10) is on VLAN 30 and must never get feature updates.",
          "The X-ray machine PC (Windows 10) is on VLAN 30 and must never get feature updates."),
