@@ -2115,8 +2115,8 @@ def _later_fields(text: str, clauses: list[tuple[str, ...]], keys: frozenset[str
     kept = [at for at, word in enumerate(folded_words) if word not in _STOP_WORDS  # but "user" inside
             or word in ("user", "users") and at > 0 and folded_words[at - 1] != "the"]  # a text: "user mailboxes"
     words = tuple(folded_words[at] for at in kept)
-    hyphenated = _HYPHENATED.findall(folded)
-    compound_starts = {match.start() for match in _HYPHENATED.finditer(folded)} if hyphenated else set()
+    compounds = list(_HYPHENATED.finditer(folded))
+    compound_starts = {match.start() for match in compounds}
     polar_words = [word[:-1] if word[-1] == "s" and word not in _OPPOSITES and word[:-1] in _OPPOSITES else word
                    for word in folded_words]  # "mornings" / "afternoons" are opposites too
     excepted = frozenset(_word_key(word.casefold()) for word in _EXCEPTED.findall(text))
@@ -2135,7 +2135,7 @@ def _later_fields(text: str, clauses: list[tuple[str, ...]], keys: frozenset[str
                  or bool(_CONTRAST.search(folded))),
         days=frozenset(keys & _CALENDAR_WORDS) - excepted,
         day_ranges=_day_ranges(folded, excepted),
-        hyphenated=frozenset(tuple(_word_key(part) for part in word.split("-")) for word in hyphenated),
+        hyphenated=frozenset(tuple(_word_key(part) for part in match.group().split("-")) for match in compounds),
         hyphen_openers=frozenset(index for index, at in enumerate(kept) if found[at].start() in compound_starts),
         code_words=frozenset(span.casefold() for span in _BACKTICKED_WORD.findall(text)),
         folded=folded,
@@ -3219,9 +3219,8 @@ def _places_swapped(old: _Analysis, new: _Analysis) -> bool:
     if (not 4 <= min(len(one), len(other)) <= max(len(one), len(other)) <= _SWAP_MAX_WORDS
             or abs(len(one) - len(other)) > 6):
         return False
-    determined = one[0] != other[0] and (all(_DETERMINED.match(text.folded) for text in (old, new))
-                                         or _scoped_alike(old, new))
-    if one[0] != other[0] and not determined:
+    determined = one[0] != other[0]  # a swap at the opening, allowed only after a determiner or a scope
+    if determined and not (all(_DETERMINED.match(text.folded) for text in (old, new)) or _scoped_alike(old, new)):
         return False
     import difflib
 
