@@ -3178,8 +3178,17 @@ def _middle_swapped(old: _Analysis, new: _Analysis) -> bool:
         return {form for word, key in zip(text.words[at:to], text.word_keys[at:to])  # no "car" of "care"
                 for form in ((key, key + "e") if word.endswith(("ing", "ed")) else (key,))}
     middle_forms = forms(old, start, len(one) - end), forms(new, start, len(other) - end)
-    lacking = [middle.isdisjoint(forms(text, 0, len(text.word_keys)))  # each middle's words the other lacks
-               for middle, text in zip(middle_forms, (new, old))]
+    # The same plain word after another on each side, a noun with another qualifier: "cascade tests for
+    # relatives" / "panel tests", "wrong property types" / "unplanned properties"
+    if (min(map(len, middles)) >= 2 and middles[0][1] == middles[1][1]
+            and old.specific.isdisjoint((middles[0][1], old.words[start + 1]))  # no name: "UNIS"
+            and middles[0][0].rstrip("'") != middles[1][0].rstrip("'")
+            and _NO_VALUE_WORDS.isdisjoint((middles[0][0], middles[1][0]))
+            and _UNITS.isdisjoint((middles[0][0], middles[1][0]))):
+        head = forms(old, start + 1, start + 2)
+        middle_forms = middle_forms[0] - head, middle_forms[1] - head
+    lacking = [bool(middle) and middle.isdisjoint(forms(text, 0, len(text.word_keys)))  # each middle's
+               for middle, text in zip(middle_forms, (new, old))]  # other words, which the other text lacks
     # Or one middle's word is in the frame the two share ("22 volunteers; the volunteer rota ..." / "22
     # volunteers; the training log ..."): then the frame is three fifths of the longer text, the middles differ
     # in length by two words at most, no word of theirs is a verb, small word or negation, and none is in both
