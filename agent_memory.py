@@ -3198,7 +3198,9 @@ def _middle_swapped(old: _Analysis, new: _Analysis) -> bool:
                 or any(word in _NO_VALUE_WORDS for middle in middles for word in middle)
                 or {form.rstrip("'") for form in middle_forms[0]} & {form.rstrip("'") for form in middle_forms[1]}):
             return False
-    return all(set(middle) - _NO_VALUE_WORDS for middle in middles)
+    return all(any(key not in _NO_VALUE_WORDS or at in text.hyphen_openers  # "check-in" is a noun
+                   for at, key in enumerate(text.word_keys[start:len(text.word_keys) - end], start))
+               for text in (old, new))
 
 
 def _places_swapped(old: _Analysis, new: _Analysis) -> bool:

@@ -2975,6 +2975,16 @@ class ContradictionsAreNeverMerged(unittest.TestCase):
             with self.subTest(new=new):
                 self.assertFalse(am._middle_swapped(am._analyse(old), am._analyse(new)))
 
+    def test_a_middle_of_a_hyphenated_noun_opening_with_a_verb_is_swapped(self):  # held-out 92: merged at 0.95
+        old = ("Compliance policy marks devices non-compliant after 3 days without a check-in; Conditional Access "
+               "then blocks Exchange Online.")
+        new = old.replace("a check-in", "a full virus scan")
+        self.assertEqual(action_beside(old, new), "judge")
+        self.assertTrue(am._middle_swapped(am._analyse(old), am._analyse(new)))
+        # the verb itself swapped is no value, though the text ends with the hyphenated noun
+        self.assertFalse(am._middle_swapped(am._analyse("Drivers check the sheet at check-in."),
+                                            am._analyse("Drivers go through the sheet at check-in.")))
+
     def test_two_or_three_places_swapped_in_the_same_words_are_another_fact(self):
         for old, new in (  # held-out 41 (merged at 0.81-0.90), and held-out 39 and 40
                 ("Stores motors in a locked steel magazine in his Rolleston garage, inspected by WorkSafe every two "
