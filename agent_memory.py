@@ -1202,6 +1202,7 @@ def _after_number(starts: str) -> tuple[str, ...]:
     return tuple("#" + start for start in starts)
 
 
+_PER_UNITS = {"mo": "month", "mos": "month", "yr": "year", "yrs": "year", "wk": "week", "wks": "week", "d": "day"}
 _GLUED_UNITS = r"wt|pt|yo|mcg|iu|psi|[kmg]wh|[kmg]w|[km]?va|mah|ma|[km]?v|dbm|dbi|db|gbe|nm|mpg|oz|tsp|tbsp"
 _GLUED_UNIT = _Regex(_GLUED_UNITS)
 _CURRENCY_SIGNS = ("$", "€", "£", "¥", "₹", "₩", "₽", "₺", "₪", "₫", "฿")
@@ -1393,6 +1394,11 @@ _PHRASES: list[tuple[_Regex, Any, tuple[str, ...]]] = [
     # (no "HR"); both, or "1 mL per minute" / "1 mL/h" would read as one rate, a unit against a word
     (_Regex(rf"{_AFTER_AMOUNT}/(?:h|hrs?)\b"), " per hour", ("/h",)),
     (_Regex(rf"{_AFTER_AMOUNT}/min\b"), " per minute", ("/min",)),
+    # and any other word after an amount of its own: "~180/day" is "180 per day", "GBP 6.50/portion" "per
+    # portion", "USD 150/mo" "per month" (no "v2/api", "/data/2024/q1", ":9568/metrics", "24/7" or "3/4")
+    (_Regex(r"(?<![\w/.:@#-])(\d+(?:\.\d+)?(?: ?[a-zA-Z]{1,2}| (?:hrs|hours|days|nights|weeks|times))?)/"
+            r"(mos?|yrs?|wks?|d|[a-z]{2,})\b(?![/\d-]|\.\w)"),
+     lambda match: f"{match.group(1)} per {_PER_UNITS.get(match.group(2), match.group(2))}", ("/",)),
     # "60 s" and "60-second" are "1 minutes"; "the 60s" and "her 60s" are decades
     (_Regex(r"(?<!the )(?<!her )(?<!his )(?<!their )(?<!mid-)\b(\d{1,9})[- ]?(s|secs?|seconds?)\b"), _in_larger_unit,
      _after_number("s")),
