@@ -1844,6 +1844,8 @@ def _atom_kind_and_key(atom: str, in_code: bool, sentence_start: bool) -> tuple[
     if lowered in _STOP_WORDS or lowered in _NEGATIONS or "'" in lowered:  # "'" is left in "can't" only
         return "stop", lowered
     if not lowered.isalpha():  # atoms are letters or digits: this one holds a digit
+        if bare[-1] == "s" and bare[0].isalpha() and bare[:-1].isupper():  # "MP3s" is "MP3", as "PRs" is "PR"
+            lowered = lowered[:-1]
         return "number", _number_key(lowered)
     key = _word_key(lowered)
     if key.isdigit():  # "three" is 3

@@ -2230,6 +2230,13 @@ class FeaturesReadValuesOneWay(unittest.TestCase):
         self.assertIn("ipa", am._analyse("Tap 1 is the house IPA's.").keys)  # a possessive is no plural
         self.assertIn("fcm", am._analyse("Push uses Firebase Cloud Messaging.").keys)
 
+    def test_a_model_s_plural_is_the_model(self):  # held-out 7, 11, 21, 49, 61, 62, 74 and 85: sent to the LLM
+        self.assertEqual(am._analyse("Two Sony FX3s on set.").specific, am._analyse("Two Sony FX3 on set.").specific)
+        self.assertIn("mp3", am._analyse("Rehearsal tracks are MP3s.").keys)
+        self.assertIn("1:1", am._analyse("1:1s are weekly.").keys)  # no letter first: no model
+        self.assertEqual(action_beside("Tray labels printed on Zebra ZT410 printers at the packing benches.",
+                                       "Packing benches use Zebra ZT410s for printing tray labels."), "merge")
+
     def test_code_names_and_paths_count_whole(self):
         self.assertTrue(am._conflict("Bundle ID is `app.example.ios`.",
                                      "Widget extension bundle ID is `app.example.ios.widgets`."))
