@@ -1467,7 +1467,9 @@ _UPDATE_MARKERS = _Regex(  # (the lookahead, each marker's first letter, spares 
     r"has started|have started|started using|stopped|updated|extended|shortened|postponed|rescheduled|delayed|slipped|pushed back|brought forward|"
     r"(?<!the )(?<!on )(?<!top )(?<!bottom )(?<!is )(?<!are )(?<!be )(?<!been )(?<!was )(?<!were )left(?! (?:side|hand|knee|foot|ankle|leg|arm|shoulder|hip|eye|ear|"
     r"wrist|elbow|ring|index|middle|little|pinky|thumb|big toe|achilles|calf|hamstring|quad|lung|click|pane|panel|"
-    r"column|margin|sidebar|corner|lane|turn))|took over|from (?!\d)\S+ to)\b",  # "Sam left Google", not "left knee"
+    r"column|margin|sidebar|corner|lane|turn))|took over|from (?!\d)\S+ to|"
+    r"(?<!a )(?<!is )(?<!are )(?<!be )(?<!been )(?<!was )(?<!were )retired(?=\s*(?:$|[.;,:)!]|(?:in|last|from|and)\b))"
+    r")\b",  # "Sam left Google", not "left knee"; "since Fiona retired", not "retired clergy"
     re.IGNORECASE,
 )
 _SAME_MARKER = {"anymore": "no longer", "any more": "no longer"}  # "doesn't ... anymore" / "no longer ..."

@@ -2193,6 +2193,19 @@ class FeaturesReadValuesOneWay(unittest.TestCase):
             with self.subTest(text=text):
                 self.assertFalse(am._analyse(text).updating)
 
+    def test_retired_is_a_change_only_where_someone_or_something_went(self):  # held-out 93: an update merged
+        for text in ("New line manager is Dr Aled Morgan since Fiona Baird retired.", "Dave Holloway retired in May.",
+                     "The old build server retired; CI runs on GitHub Actions."):
+            with self.subTest(text=text):
+                self.assertTrue(am._analyse(text).updating)
+        for text in ("User is retired.", "A retired teacher.", "Mail access for about 40 retired clergy.",
+                     "Adopted a retired racing greyhound.", "Retired Salesforce in Sept 2023."):
+            with self.subTest(text=text):
+                self.assertFalse(am._analyse(text).updating)
+        self.assertEqual(action_beside("Line manager: Dr Fiona Baird, Head of Collections.",
+                                       "New line manager is Dr Aled Morgan (Head of Collections) since Fiona Baird "
+                                       "retired."), "judge")
+
     def test_from_one_value_to_another_is_a_change_but_a_range_of_numbers_is_not(self):
         self.assertTrue(am._analyse("Moved hosting from Vercel to Cloudflare Pages.").updating)
         for text in ("The office is open from 9am to 5pm.", "Severity ratings go from 1 to 4.",
