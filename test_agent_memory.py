@@ -3011,6 +3011,19 @@ class ContradictionsAreNeverMerged(unittest.TestCase):
             with self.subTest(new=new):
                 self.assertFalse(am._middle_swapped(am._analyse(old), am._analyse(new)))
 
+    def test_a_middle_after_the_same_small_words_is_swapped(self):  # held-out 80 and 93: merged at 0.83, 0.81
+        for old, new in (("Has had the rabies pre-exposure vaccination course; last booster June 2022.",
+                          "Has had the tick-borne encephalitis vaccination course; last booster June 2022."),
+                         ("There are card update points (wall readers) at the main entrance and the level 1 lift lobby",
+                          "There are intercom panels at the main entrance and the level 1 lift lobby")):
+            with self.subTest(new=new):
+                self.assertEqual(action_beside(old, new), "judge")
+                self.assertTrue(am._middle_swapped(am._analyse(old), am._analyse(new)))
+        # an opening swapped after other words is often a restatement
+        self.assertFalse(am._middle_swapped(am._analyse("Launch: `snakemake --profile profiles/slurm -j 100`"),
+                                            am._analyse("Run the pipeline with `snakemake --profile profiles/slurm "
+                                                        "-j 100`")))
+
     def test_a_middle_of_a_hyphenated_noun_opening_with_a_verb_is_swapped(self):  # held-out 92: merged at 0.95
         old = ("Compliance policy marks devices non-compliant after 3 days without a check-in; Conditional Access "
                "then blocks Exchange Online.")
