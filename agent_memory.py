@@ -1044,6 +1044,14 @@ def _one_unit(match: re.Match[str]) -> str:
     return "1 " + match.group(1)
 
 
+def _numbered_pair(match: re.Match[str]) -> str:
+    """"web01/02" is "web01 and web02"; other numbers after a name and a slash stay."""
+    name, first, second = match.groups()
+    if len(first) != len(second) or int(second) <= int(first):
+        return match.group()
+    return f"{name}{first} and {name}{second}"
+
+
 _LABEL_NOUNS = frozenset("seat flat apt apartment room unit suite gate bay locker row platform pitch plot berth cabin "
                          "desk table bed ward block stall stand slot box house door number".split())
 _SPAN_UNITS = {"d": "days", "w": "weeks", "y": "years"}
@@ -1399,6 +1407,9 @@ _PHRASES: list[tuple[_Regex, Any, tuple[str, ...]]] = [
     (_Regex(r"(?<![\w/.:@#-])(\d+(?:\.\d+)?(?: ?[a-zA-Z]{1,2}| (?:hrs|hours|days|nights|weeks|times))?)/"
             r"(mos?|yrs?|wks?|d|[a-z]{2,})\b(?![/\d-]|\.\w)"),
      lambda match: f"{match.group(1)} per {_PER_UNITS.get(match.group(2), match.group(2))}", ("/",)),
+    # a pair of numbered names in one: "cad-app01/02" is "cad-app01 and cad-app02", "BRCA1/2" "BRCA1 and BRCA2"
+    # (the second number as wide as the first, and higher: no "geant4/11", no "x86/64")
+    (_Regex(r"(?<![\w/.-])([A-Za-z][\w-]*?)(\d+)/(\d+)\b(?![/\w-]|\.\w)"), _numbered_pair, ("/",)),
     # "60 s" and "60-second" are "1 minutes"; "the 60s" and "her 60s" are decades
     (_Regex(r"(?<!the )(?<!her )(?<!his )(?<!their )(?<!mid-)\b(\d{1,9})[- ]?(s|secs?|seconds?)\b"), _in_larger_unit,
      _after_number("s")),

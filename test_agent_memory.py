@@ -1793,6 +1793,18 @@ class FeaturesReadValuesOneWay(unittest.TestCase):
         self.assertEqual(action_beside("Charges from \u00a36.50 per portion; a 3-tier cake serves about 100",
                                        "From \u00a36.50/portion; 3 tiers \u2248 100 servings"), "merge")
 
+    def test_a_pair_of_numbered_names_in_one_is_both(self):  # held-out 95: added
+        for text, normalised in (("Hosts lounge-gw-01/02.", "Hosts lounge-gw-01 and lounge-gw-02."),
+                                 ("Tests BRCA1/2.", "Tests BRCA1 and BRCA2."),
+                                 ("Flies the B737-600/700.", "Flies the B737-600 and B737-700.")):
+            with self.subTest(text=text):
+                self.assertEqual(am._normalise(text), normalised)
+        for text in ("Builds geant4/11.", "Targets x86/64.", "GET /api/v1/2", "Shifts P1/P2.", "Ports 9001/9002."):
+            with self.subTest(text=text):  # another width, a lower number, a path, no name
+                self.assertEqual(am._normalise(text), text)
+        self.assertEqual(action_beside("Hosts lounge-gw-01 and lounge-gw-02 behind HAProxy; VIP 10.44.2.10",
+                                       "HAProxy fronts lounge-gw-01/02 on VIP 10.44.2.10"), "merge")
+
     def test_spellings_of_one_value(self):
         same = [
             ("Stand-up at 8am.", "Stand-up at 8:00.", "8"),
@@ -2090,7 +2102,7 @@ class FeaturesReadValuesOneWay(unittest.TestCase):
             "Done at the latest; open at the earliest; \u00a338/hr; 60 seconds; 12h; 30 mins; 30d; 6w; 90 minutes.",
             "Two business days; UTC-5; minus 16.", "1,5 kg at noon; 5 \u03bcg; 2L; pins !=2.31; 5 at most, 3 at least.",
             "A 1-to-6 scale.", "Flow 1.0 mL/min.", "Costs 12 euros in Australian dollars, paid in US$.", "Replaced next business day.", "Answered the same business day.",
-            "Temperatures in \u00b0C.", "Every three-quarters of an hour.", "About 180/day."]
+            "Temperatures in \u00b0C.", "Every three-quarters of an hour.", "About 180/day.", "Hosts web01/02."]
         # and a number before each unit, glued, spaced or hyphenated ("#s" is a need for what follows a number)
         units = ("s secs seconds h hrs hours mins minutes m mn million k kg kilograms g grams ms ml dl l yrs wks d w y "
                  "in inch inches fps kb px khz rpm km cm mm mi mg mph gib ft lbs wt pt yo mcg iu psi kwh kw kva mpg oz "
