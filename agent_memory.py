@@ -1404,7 +1404,7 @@ _PHRASES: list[tuple[_Regex, Any, tuple[str, ...]]] = [
     (_Regex(rf"{_AFTER_AMOUNT}/min\b"), " per minute", ("/min",)),
     # and any other word after an amount of its own: "~180/day" is "180 per day", "GBP 6.50/portion" "per
     # portion", "USD 150/mo" "per month" (no "v2/api", "/data/2024/q1", ":9568/metrics", "24/7" or "3/4")
-    (_Regex(r"(?<![\w/.:@#-])(\d+(?:\.\d+)?(?: ?[a-zA-Z]{1,2}| (?:hrs|hours|days|nights|weeks|times))?)/"
+    (_Regex(r"(?<![\w/.:@#-])(\d+(?:\.\d+)?(?: ?[a-zA-Z]{1,2}| [A-Z]{3}| (?:hrs|hours|days|nights|weeks|times))?)/"
             r"(mos?|yrs?|wks?|d|[a-z]{2,})\b(?![/\d-]|\.\w)"),
      lambda match: f"{match.group(1)} per {_PER_UNITS.get(match.group(2), match.group(2))}", ("/",)),
     # a pair of numbered names in one: "cad-app01/02" is "cad-app01 and cad-app02", "BRCA1/2" "BRCA1 and BRCA2"

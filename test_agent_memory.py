@@ -1783,7 +1783,8 @@ class FeaturesReadValuesOneWay(unittest.TestCase):
                                  ("Seasoning is 70ml/kg of rice.", "Seasoning is 70 ml per kg of rice."),
                                  ("Plan is $150/mo.", "Plan is USD 150 per month."),
                                  ("Works 32.5 hrs/wk.", "Works 32.5 hours per week."),
-                                 ("Trains 3 days/week.", "Trains 3 days per week.")):
+                                 ("Trains 3 days/week.", "Trains 3 days per week."),
+                                 ("Fee is 35 EUR/booking.", "Fee is 35 EUR per booking.")):  # held-out 95
             with self.subTest(text=text):
                 self.assertEqual(am._normalise(text), normalised)
         for text in ("GET /api/v2/users", "Files in /data/2024/q1.", "Open 24/7.", "Add 1/2 tsp.", "3 and/or 4",
