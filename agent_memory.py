@@ -3149,13 +3149,18 @@ def _one_word_swapped(old: _Analysis, new: _Analysis) -> bool:
         return True  # "over http" / "over https", "ws" / "wss"
     if min(map(len, written)) < 3:  # "s" of "1:1s" is no "second"
         return False
-    short, long = sorted(swapped, key=len)  # a form or shortening of one word: "config" / "configur"
     # A verb and its particle hyphenated make a noun ("write-off" / "refund", "follow-up" / "prospecting"), the
     # swapped word itself, not the same verb elsewhere ("Checks passports at check-in" / "Verifies ...")
     compound = [start in text.hyphen_openers for text in (old, new)]
-    return (not (len(short) >= 3 and long.startswith(short))
-            and all(key not in _NO_VALUE_WORDS or noun for key, noun in zip(swapped, compound))
-            and frozenset(swapped) not in _INTERCHANGEABLE)
+    return (not _one_word(*swapped)
+            and all(key not in _NO_VALUE_WORDS or noun for key, noun in zip(swapped, compound)))
+
+
+def _one_word(one: str, other: str) -> bool:
+    """Are two keys one word to a swap: a form or shortening of it ("config" / "configur", "tech" /
+    "technical"), or an everyday pair (``_INTERCHANGEABLE``: "kids" / "children", "bug" / "defect")?"""
+    short, long = sorted((one, other), key=len)
+    return len(short) >= 3 and long.startswith(short) or frozenset((one, other)) in _INTERCHANGEABLE
 
 
 def _common_ends(one: tuple[str, ...], other: tuple[str, ...]) -> tuple[int, int]:
@@ -3205,6 +3210,7 @@ def _middle_swapped(old: _Analysis, new: _Analysis) -> bool:
     if (min(map(len, middles)) >= 2 and middles[0][1] == middles[1][1]
             and old.specific.isdisjoint((middles[0][1], old.words[start + 1]))  # no name: "UNIS"
             and middles[0][0].rstrip("'") != middles[1][0].rstrip("'")
+            and not _one_word(middles[0][0], middles[1][0])  # "bug tickets" / "defect tickets", as one word swapped
             and _NO_VALUE_WORDS.isdisjoint((middles[0][0], middles[1][0]))
             and _UNITS.isdisjoint((middles[0][0], middles[1][0]))):
         head = forms(old, start + 1, start + 2)
