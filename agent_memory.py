@@ -996,6 +996,7 @@ _ISO_DATE = r"(?:19|20)\d\d\.\d\d\.\d\d"  # what the date phrases write: "2026.0
 _DATE_ATOM = _Regex(rf"{_ISO_DATE}(?:/{_ISO_DATE})?")  # a date, or a range of dates
 _ORDINAL = _Regex(r"\d(?:st|nd|rd|th)$", re.IGNORECASE)
 _UNIT_GAP = _Regex(r"[\s/-]*(?:times\s+)?(?:(?:a|an|per|each)\s+)?", re.IGNORECASE)  # "24 hours", "3 times a day"
+_UNIT_RATE = _Regex(r"(?<![\w.])(\d+(?:\.\d+)?) ?([^\W\d_]+) per ([^\W\d_]+)")  # "7 mg per kg", "1 tb per user"
 _TIME_UNIT = r"(?:sec(?:ond)?|min(?:ute)?|hour|day|night|workday|week|month|quarter|year)"
 _PERIODICAL = r"(?:hour|dai|night|week|month|quarter|year)ly"  # "daily", "weekly"
 # "3 times a day", "3 times/day", "3 times daily": a rate; not "12 Times", "2 times, not 4"
@@ -2481,7 +2482,8 @@ def _unit_cosines(query: Sequence[float], vectors: list[tuple[float, ...]]) -> l
 #     part ("acme-io" / "acme-internal"; `_hyphenated_siblings`), or they are
 #     the same words but one, a plain word each ("uses pnpm" / "uses yarn" in
 #     the same sentence; `_one_word_swapped`), or but a short middle ("with
-#     textiles" / "with works on paper"; `_middle_swapped`);
+#     textiles" / "with works on paper"; `_middle_swapped`), or they give the
+#     same amount per another thing ("7 mg/kg" / "7 mg/day"; `_rates_differ`);
 #   - one is negated and the other not ("likes" / "doesn't like"), or one uses
 #     a word whose opposite the other uses ("before" / "after", "mornings" /
 #     "afternoons"; `_opposed`), or a small word of another grade ("must" /
@@ -3005,7 +3007,8 @@ def _conflicting(old: _Analysis, new: _Analysis) -> bool:
             or _swapped_around_negation(old, new) or _negations_crossed(old, new) or _days_differ(old, new)
             or _one_word_swapped(old, new) or _middle_swapped(old, new) or _subject_swapped(old, new)
             or _places_swapped(old, new) or _scope_swapped(old, new)
-            or _grades_differ(old, new) or _words_exchanged(old, new) or _relatives_differ(old, new)
+            or _grades_differ(old, new) or _rates_differ(old, new) or _words_exchanged(old, new)
+            or _relatives_differ(old, new)
             or _someone_else(old, new) or _exception_added(old, new) or _exception_added(new, old)
             or _environment_named(old, new))
 
@@ -3417,6 +3420,19 @@ def _grades_differ(old: _Analysis, new: _Analysis) -> bool:
         if len(grades[0]) == 1 and len(grades[1]) == 1 and grades[0] != grades[1]:
             return True
     return False
+
+
+def _rates_differ(old: _Analysis, new: _Analysis) -> bool:
+    """Is the same amount of a unit per another thing in each text ("7 mg per kg" / "7 mg per day", "70 ml
+    per kg" / "70 ml per cup", "1 TB per user" / "1 TB per month")? "mg/kg" is "mg per kg" by then, and
+    "kg" is too short a word for the one-word swap. An amount given per nothing ("7 mg a day") or per a
+    word of its own ("2 GB RAM per core") differs from none."""
+    rates: list[dict[tuple[str, str], set[str]]] = [{}, {}]
+    for text, found in zip((old, new), rates):
+        for number, written, per in _UNIT_RATE.findall(text.folded) if " per " in text.folded else ():
+            if (unit := _word_key(written)) in _UNITS and unit != "time":  # "3 times per day" is a count
+                found.setdefault((_number_key(number), unit), set()).add(_word_key(per))
+    return any(amount in rates[1] and pers.isdisjoint(rates[1][amount]) for amount, pers in rates[0].items())
 
 
 def _days_differ(old: _Analysis, new: _Analysis) -> bool:

@@ -3047,6 +3047,25 @@ class ContradictionsAreNeverMerged(unittest.TestCase):
                                             am._analyse("Run the pipeline with `snakemake --profile profiles/slurm "
                                                         "-j 100`")))
 
+    def test_the_same_amount_per_another_thing_is_another_fact(self):
+        # "mg/kg" is read "mg per kg", and "kg" is too short for the one-word swap: a merge lost the dose
+        for old, new in (
+                ("Gentamicin on the ward is dosed at 7 mg/kg once daily, checked against trough levels.",
+                 "Gentamicin on the ward is dosed at 7 mg/day usually once daily, checked against trough levels."),
+                ("Sushi rice is seasoned with 70ml/kg of red vinegar.", "Sushi rice is seasoned with 70ml/cup of red "
+                 "vinegar.")):
+            with self.subTest(new=new):
+                self.assertEqual(action_beside(old, new), "judge")
+                self.assertTrue(am._rates_differ(am._analyse(old), am._analyse(new)))
+        for old, new in (  # the same rate spelled otherwise, or given per nothing, or per a word of its own
+                ("Dosed at 7 mg/kg once daily.", "Dosed at 7 mg per kg once daily."),
+                ("Backup quota on the NAS is 1 TB/mo for staff.", "Backup quota on the NAS is 1 TB per month for staff."),
+                ("Feeds 30 grams per bird per day.", "Gives each bird 30 g a day."),
+                ("Jobs get 2 GB per core.", "Jobs get 2 GB RAM per core.")):
+            with self.subTest(new=new):
+                self.assertFalse(am._rates_differ(am._analyse(old), am._analyse(new)))
+        self.assertEqual(action_beside("Dosed at 7 mg/kg once daily.", "Dosed at 7 mg per kg once daily."), "merge")
+
     def test_a_middle_of_a_hyphenated_noun_opening_with_a_verb_is_swapped(self):  # held-out 92: merged at 0.95
         old = ("Compliance policy marks devices non-compliant after 3 days without a check-in; Conditional Access "
                "then blocks Exchange Online.")
