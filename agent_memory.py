@@ -1068,6 +1068,13 @@ def _span_unless_label(match: re.Match[str]) -> str:
     return f"{match.group(1)} {_SPAN_UNITS[match.group(2)]}"
 
 
+def _per_word(match: re.Match[str]) -> str:
+    """"~180/day" is "180 per day", "USD 150/mo" "150 per month"; but a stop word after "per" is read as
+    none, and "USD 150/project" would say "USD 150" alone: it stays one value."""
+    per = _PER_UNITS.get(match.group(2), match.group(2))
+    return match.group() if per in _STOP_WORDS else f"{match.group(1)} per {per}"
+
+
 def _saint_or_street(match: re.Match[str]) -> str:
     """"St" before a name is a saint ("on St John Street", "12 St Mary's Road"), after one a street ("Church St
     Leeds"): "street" only there, or "St John Street" would be "John Street"."""
@@ -1406,8 +1413,7 @@ _PHRASES: list[tuple[_Regex, Any, tuple[str, ...]]] = [
     # and any other word after an amount of its own: "~180/day" is "180 per day", "GBP 6.50/portion" "per
     # portion", "USD 150/mo" "per month" (no "v2/api", "/data/2024/q1", ":9568/metrics", "24/7" or "3/4")
     (_Regex(r"(?<![\w/.:@#-])(\d+(?:\.\d+)?(?: ?[a-zA-Z]{1,2}| [A-Z]{3}| (?:hrs|hours|days|nights|weeks|times))?)/"
-            r"(mos?|yrs?|wks?|d|[a-z]{2,})\b(?![/\d-]|\.\w)"),
-     lambda match: f"{match.group(1)} per {_PER_UNITS.get(match.group(2), match.group(2))}", ("/",)),
+            r"(mos?|yrs?|wks?|d|[a-z]{2,})\b(?![/\d-]|\.\w)"), _per_word, ("/",)),
     # a pair of numbered names in one: "cad-app01/02" is "cad-app01 and cad-app02", "BRCA1/2" "BRCA1 and BRCA2"
     # (the second number as wide as the first, and higher: no "geant4/11", no "x86/64")
     (_Regex(r"(?<![\w/.-])([A-Za-z][\w-]*?)(\d+)/(\d+)\b(?![/\w-]|\.\w)"), _numbered_pair, ("/",)),

@@ -1793,6 +1793,10 @@ class FeaturesReadValuesOneWay(unittest.TestCase):
                 self.assertEqual(am._normalise(text), text)
         self.assertEqual(action_beside("Charges from \u00a36.50 per portion; a 3-tier cake serves about 100",
                                        "From \u00a36.50/portion; 3 tiers \u2248 100 servings"), "merge")
+        # a stop word after "per" is read as none: "USD 500 per project" would be "USD 500" alone, beside "per day"
+        self.assertEqual(am._normalise("Charges $500/project."), "Charges USD 500/project.")
+        self.assertEqual(action_beside("Charges $500/project for logo design, half up front.",
+                                       "Charges $500/day for logo design, half up front."), "judge")
 
     def test_a_pair_of_numbered_names_in_one_is_both(self):  # held-out 95: added
         for text, normalised in (("Hosts lounge-gw-01/02.", "Hosts lounge-gw-01 and lounge-gw-02."),
