@@ -1036,6 +1036,7 @@ _CURRENCIES = {"$": "USD", "US$": "USD", "A$": "AUD", "AU$": "AUD", "C$": "CAD",
 _CURRENCY = r"(?:US|AU?|CA?|NZ|HK|SG?)?\$|[€£¥₹₩₽₺₪₫฿]"
 _CURRENCY_NAMES = {"us": "USD", "australian": "AUD", "canadian": "CAD", "new zealand": "NZD", "hong kong": "HKD",
                    "singapore": "SGD", "euro": "EUR"}
+_AMOUNT_MARK = _Regex(r"(?:[~≈]|\b(?:%s) )$" % "|".join(sorted(set(_CURRENCIES.values()))))  # "~180", "USD 150"
 
 
 def _one_unit(match: re.Match[str]) -> str:
@@ -1056,6 +1057,7 @@ def _numbered_pair(match: re.Match[str]) -> str:
 _LABEL_NOUNS = frozenset("seat flat apt apartment room unit suite gate bay locker row platform pitch plot berth cabin "
                          "desk table bed ward block stall stand slot box house door number".split())
 _SPAN_UNITS = {"d": "days", "w": "weeks", "y": "years"}
+_TIME_WORD = _Regex(_TIME_UNIT)  # "day", "month": what a bare number is counted per ("~180/day")
 _LOWER_WORD = _Regex(r"[a-z]+")
 
 
@@ -1069,10 +1071,15 @@ def _span_unless_label(match: re.Match[str]) -> str:
 
 
 def _per_word(match: re.Match[str]) -> str:
-    """"~180/day" is "180 per day", "USD 150/mo" "150 per month"; but a stop word after "per" is read as
-    none, and "USD 150/project" would say "USD 150" alone: it stays one value."""
-    per = _PER_UNITS.get(match.group(2), match.group(2))
-    return match.group() if per in _STOP_WORDS else f"{match.group(1)} per {per}"
+    """"~180/day" is "180 per day", "USD 150/mo" "150 per month", "70ml/kg" "70 ml per kg"; but a stop word
+    after "per" is read as none, and "USD 150/project" would say "USD 150" alone: it stays one value. A
+    bare number, with no unit, "~" or currency, is a port, version or label before any word but a time
+    ("443/tcp", "Debian 12/bookworm", "size 10/medium", "ext 4512/reception"): no rate either."""
+    amount, per = match.group(1), _PER_UNITS.get(match.group(2), match.group(2))
+    if per in _STOP_WORDS or (amount.replace(".", "").isdigit() and not _TIME_WORD.fullmatch(per)
+                              and not _AMOUNT_MARK.search(match.string, 0, match.start())):
+        return match.group()
+    return f"{amount} per {per}"
 
 
 def _saint_or_street(match: re.Match[str]) -> str:

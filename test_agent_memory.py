@@ -1788,8 +1788,10 @@ class FeaturesReadValuesOneWay(unittest.TestCase):
             with self.subTest(text=text):
                 self.assertEqual(am._normalise(text), normalised)
         for text in ("GET /api/v2/users", "Files in /data/2024/q1.", "Open 24/7.", "Add 1/2 tsp.", "3 and/or 4",
-                     "Swagger at https://localhost:7043/swagger", "Metrics at :9568/metrics", "Runs v2/api."):
-            with self.subTest(text=text):  # paths, ports, fractions and words are no rates
+                     "Swagger at https://localhost:7043/swagger", "Metrics at :9568/metrics", "Runs v2/api.",
+                     "Opens 443/tcp and 51820/udp.", "Runs Debian 12/bookworm.", "Wears size 10/medium.",
+                     "Desk phone is ext 4512/reception."):
+            with self.subTest(text=text):  # paths, ports, fractions and words are no rates, nor a bare number's label
                 self.assertEqual(am._normalise(text), text)
         self.assertEqual(action_beside("Charges from \u00a36.50 per portion; a 3-tier cake serves about 100",
                                        "From \u00a36.50/portion; 3 tiers \u2248 100 servings"), "merge")
