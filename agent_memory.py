@@ -3200,10 +3200,14 @@ def _middle_swapped(old: _Analysis, new: _Analysis) -> bool:
     not counted: "User's passport expires 3 June" / "User's provisional driving licence expires
     3 June"), or open three fifths of the longer and its end is swapped ("Buys leeks from Ridley
     Road market on Mondays for the crew lunch" / "... for bone-break and gore sounds"; a swapped
-    opening is often a restatement: "Launch: ..." / "Run the pipeline with ..."), or open both
-    with three words and end each with three others ("Spends about $120 a month on replacement
-    rubbers and parts for the home machines" / "... on location play and tournament entry
-    fees")."""
+    opening is often a restatement: "Launch: ..." / "Run the pipeline with ...", unless the same
+    small words open both: "Has had the rabies pre-exposure vaccination course ..." / "Has had the
+    tick-borne encephalitis ..."), or open both with three words and end each with three others
+    ("Spends about $120 a month on replacement rubbers and parts for the home machines" / "... on
+    location play and tournament entry fees"). The middles may share the noun after their first
+    word, which then qualifies another thing ("request cascade tests for relatives" / "request
+    panel tests"); a verb opening a hyphenated noun is a value there ("without a check-in" /
+    "without a full virus scan")."""
     one, other = old.word_keys, new.word_keys
     start, end = _common_ends(one, other)
     middles = one[start:len(one) - end], other[start:len(other) - end]
