@@ -943,7 +943,10 @@ _SYNONYM_GROUPS = [
     "deploy deployment",
     "lint linter linting",
     "format formatter formatting",
-    "monday mon", "tuesday tue tues", "wednesday wed", "thursday thu thur thurs", "friday fri",
+    # shortenings of words in names: "the Uni of Strathclyde", "Dept. of Geography", "Prof. Okafor"
+    "university uni univ", "department dept", "professor prof", "undergraduate undergrad",
+    "postgraduate postgrad", "government govt", "international intl", "manager mgr",
+    "monday mon", "tuesday tue tues", "wednesday wed weds", "thursday thu thur thurs", "friday fri",
     "saturday sat", "sunday sun",
     "january jan", "february feb", "march mar", "april apr", "june jun", "july jul", "august aug",
     "september sep sept", "october oct", "november nov", "december dec",
@@ -1322,8 +1325,8 @@ _PHRASES: list[tuple[_Regex, Any, tuple[str, ...]]] = [
             r"\bevery (?:two|2) weeks\b", re.IGNORECASE), "biweekly", ("every", "alternate", "fortnight")),
     (_Regex(r"(?<![\w.])(?:[A-Z]\.){2,}(?![\w.])"), lambda match: match.group().replace(".", ""), (".",)),  # "N.I.N.A."
     (_Regex(r"(?:\b12 ?|(?<=\bat )|(?<=\bby )|(?<=\buntil )|(?<=\btill )|(?<=\bbefore )|(?<=\bafter )|(?<=\bfrom )|"
-            r"(?<=\bto )|(?<=\baround ))(noon|midnight)\b", re.IGNORECASE),
-     lambda match: "12:00" if match.group(1).lower() == "noon" else "0:00", ("noon", "midnight")),  # "12pm", "12am"
+            r"(?<=\bto )|(?<=\baround ))(noon|midday|midnight)\b", re.IGNORECASE),
+     lambda match: "0:00" if match.group(1).lower() == "midnight" else "12:00", ("noon", "midday", "midnight")),
     (_Regex(r"\bhalf(?: an |-)hour\b", re.IGNORECASE), "30 minutes", ("half",)),
     (_Regex(r"\bthree[- ]quarters of an hour\b", re.IGNORECASE), "45 minutes", ("quarter",)),
     (_Regex(r"\b(?:a )?quarter(?: of an |-| )hour\b", re.IGNORECASE), "15 minutes", ("quarter",)),
