@@ -1824,6 +1824,15 @@ class FeaturesReadValuesOneWay(unittest.TestCase):
                 self.assertEqual(am._analyse(short).specific, am._analyse(full).specific)
                 self.assertEqual(action_beside(full, short), "merge")
 
+    def test_pence_are_pounds(self):  # held-out 69, 86 and 99: asked or added
+        self.assertEqual(am._normalise("Claims mileage at 45p per mile."), "Claims mileage at GBP 0.45 per mile.")
+        self.assertEqual(am._normalise("A 5p bag."), "A GBP 0.05 bag.")
+        for text in ("Streams 1080p video.", "Sends the P45 form.", "Room 12p-b."):
+            with self.subTest(text=text):
+                self.assertEqual(am._normalise(text), text)
+        self.assertEqual(action_beside("Claims mileage at 45p per mile; submits expenses monthly.",
+                                       "Mileage claimed at \u00a30.45/mile; expenses go in monthly."), "merge")
+
     def test_spellings_of_one_value(self):
         same = [
             ("Stand-up at 8am.", "Stand-up at 8:00.", "8"),
@@ -2121,7 +2130,7 @@ class FeaturesReadValuesOneWay(unittest.TestCase):
             "Done at the latest; open at the earliest; \u00a338/hr; 60 seconds; 12h; 30 mins; 30d; 6w; 90 minutes.",
             "Two business days; UTC-5; minus 16.", "1,5 kg at noon; 5 \u03bcg; 2L; pins !=2.31; 5 at most, 3 at least.",
             "A 1-to-6 scale.", "Flow 1.0 mL/min.", "Costs 12 euros in Australian dollars, paid in US$.", "Replaced next business day.", "Answered the same business day.",
-            "Temperatures in \u00b0C.", "Every three-quarters of an hour.", "About 180/day.", "Hosts web01/02."]
+            "Temperatures in \u00b0C.", "Every three-quarters of an hour.", "About 180/day.", "Hosts web01/02.", "Costs 45p a mile."]
         # and a number before each unit, glued, spaced or hyphenated ("#s" is a need for what follows a number)
         units = ("s secs seconds h hrs hours mins minutes m mn million k kg kilograms g grams ms ml dl l yrs wks d w y "
                  "in inch inches fps kb px khz rpm km cm mm mi mg mph gib ft lbs wt pt yo mcg iu psi kwh kw kva mpg oz "
