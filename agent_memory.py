@@ -3234,7 +3234,7 @@ def _middle_swapped(old: _Analysis, new: _Analysis) -> bool:
     # The same plain word after another on each side, a noun with another qualifier: "cascade tests for
     # relatives" / "panel tests", "wrong property types" / "unplanned properties"
     if (min(map(len, middles)) >= 2 and middles[0][1] == middles[1][1]
-            and old.specific.isdisjoint((middles[0][1], old.words[start + 1]))  # no name: "UNIS"
+            and old.names.isdisjoint((middles[0][1], old.words[start + 1]))  # no name: "UNIS"
             and middles[0][0].rstrip("'") != middles[1][0].rstrip("'")
             and not _one_word(middles[0][0], middles[1][0])  # "bug tickets" / "defect tickets", as one word swapped
             and _NO_VALUE_WORDS.isdisjoint((middles[0][0], middles[1][0]))

@@ -3033,6 +3033,9 @@ class ContradictionsAreNeverMerged(unittest.TestCase):
                 ("Keeps client credentials in a KeePassXC database on an encrypted USB, never in the cloud password "
                  "manager.", "Keeps personal credentials in a separate KeePassXC database on an encrypted USB, never "
                  "in the cloud password manager."),
+                ("Needles: Organ 75/11 embroidery needles, changed every 8 hours of stitching.",  # a noun opening
+                 "Needles: Organ 75/11 titanium needles reserved for metallic thread, changed every 8 hours of "
+                 "stitching."),  # capitalised is no name
                 ("The water troughs have float sensors; alarms go to the yard foreman's phone via Ranchbot.",
                  "The water troughs have temperature sensors; freeze alarms go to the yard foreman's phone via "
                  "Ranchbot.")):
