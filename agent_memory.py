@@ -1859,9 +1859,14 @@ def _normalise(text: str) -> str:
     return text
 
 
+# A model's generation after it: "Sony A7s III" is one camera, no plural of "A7 III"
+_MODEL_GENERATION = _Regex(r" (?:II|III|IV|V|VI|Mk|Mark)\b")
+
+
 @functools.lru_cache(maxsize=8192)  # the same words come back in every fact
-def _atom_kind_and_key(atom: str, in_code: bool, sentence_start: bool) -> tuple[str, str]:
-    """What an atom is (number, name, code or word) and its normalised key."""
+def _atom_kind_and_key(atom: str, in_code: bool, sentence_start: bool, one: bool = False) -> tuple[str, str]:
+    """What an atom is (number, name, code or word) and its normalised key; ``one`` if it names one
+    thing ("a Sony A7s", "A7s III"), whose final "s" is then no plural."""
     lowered = _CONTRACTION.sub("", atom.casefold())
     bare = _CONTRACTION.sub("", atom)  # "IPA's" is "IPA"
     if ((bare.isupper() and len(bare) >= 2 or bare[-1] == "s" and len(bare) >= 3 and bare[:-1].isupper())
@@ -1877,7 +1882,10 @@ def _atom_kind_and_key(atom: str, in_code: bool, sentence_start: bool) -> tuple[
     if lowered in _STOP_WORDS or lowered in _NEGATIONS or "'" in lowered:  # "'" is left in "can't" only
         return "stop", lowered
     if not lowered.isalpha():  # atoms are letters or digits: this one holds a digit
-        if bare[-1] == "s" and bare[0].isalpha() and bare[:-1].isupper():  # "MP3s" is "MP3", as "PRs" is "PR"
+        # "MP3s" is "MP3", as "PRs" is "PR"; but "K8s" is Kubernetes, and "a Sony A7s" or "Nikon D4s II" one
+        # camera, another than "A7" or "D4"
+        if (bare[-1] == "s" and bare[0].isalpha() and bare[:-1].isupper() and not one
+                and lowered not in _SYNONYMS):
             lowered = lowered[:-1]
         return "number", _number_key(lowered)
     key = _word_key(lowered)
@@ -1985,6 +1993,7 @@ def _analyse_text(text: str) -> _Analysis:
     every: Optional[list[str]] = None  # the words after "every", until a unit
     numbers_end = 0
     named = False  # the last number has letters before its digits: "P01", "MT940", "v2"
+    after_article = False  # "a", "an" or "one", and capitalised words since: "a Sony ..."
     for match in _ATOM.finditer(text):
         atom, start = match.group(), match.start()
         gap, folded_atom = text[previous_end:start], atom.casefold()
@@ -2005,7 +2014,9 @@ def _analyse_text(text: str) -> _Analysis:
             skeleton.append(".")  # where sentences end is part of the template
             slots.append(tuple(sorted(slot)))
             slot = []
-        kind, key = _atom_kind_and_key(atom, _inside(code_spans, code_at, start), sentence_start)
+        one = after_article and gap == " " or bool(_MODEL_GENERATION.match(text, match.end()))
+        kind, key = _atom_kind_and_key(atom, _inside(code_spans, code_at, start), sentence_start, one)
+        after_article = folded_atom in ("a", "an", "one") or after_article and gap == " " and atom[0].isupper()
         if initial and atom[0].isupper():
             initialled.add((initial, key))
             keys.add(initial)  # "A. Khan": an initial, not the article

@@ -2290,6 +2290,16 @@ class FeaturesReadValuesOneWay(unittest.TestCase):
         self.assertEqual(action_beside("Tray labels printed on Zebra ZT410 printers at the packing benches.",
                                        "Packing benches use Zebra ZT410s for printing tray labels."), "merge")
 
+    def test_a_model_named_once_or_spelt_with_s_keeps_its_s(self):  # review of e884925: merged, or asked about
+        self.assertIn("k8s", am._analyse("The cluster runs on K8s (EKS).").keys)  # Kubernetes, no "K8"
+        self.assertEqual(action_beside("The cluster runs on Kubernetes (EKS) in eu-west-1.",
+                                       "The cluster runs on K8s (EKS) in eu-west-1."), "merge")
+        for old, new in (("Main camera body is a Sony A7 III.", "Main camera body is a Sony A7s III."),
+                         ("Street camera is a Fujifilm X100.", "Street camera is a Fujifilm X100s."),
+                         ("Backup camera: Sony A7 II.", "Backup camera: Sony A7s II.")):
+            with self.subTest(new=new):
+                self.assertEqual(action_beside(old, new), "judge")
+
     def test_code_names_and_paths_count_whole(self):
         self.assertTrue(am._conflict("Bundle ID is `app.example.ios`.",
                                      "Widget extension bundle ID is `app.example.ios.widgets`."))
