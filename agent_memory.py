@@ -1428,8 +1428,10 @@ _PHRASES: list[tuple[_Regex, Any, tuple[str, ...]]] = [
     (_Regex(r"(?<![\w/.:@#-])(\d+(?:\.\d+)?(?: ?[a-zA-Z]{1,2}| [A-Z]{3}| (?:hrs|hours|days|nights|weeks|times))?)/"
             r"(mos?|yrs?|wks?|d|[a-z]{2,})\b(?![/\d-]|\.\w)"), _per_word, ("/",)),
     # a pair of numbered names in one: "cad-app01/02" is "cad-app01 and cad-app02", "BRCA1/2" "BRCA1 and BRCA2"
-    # (the second number as wide as the first, and higher: no "geant4/11", no "x86/64")
-    (_Regex(r"(?<![\w/.-])([A-Za-z][\w-]*?)(\d+)/(\d+)\b(?![/\w-]|\.\w)"), _numbered_pair, ("/",)),
+    # (the second number as wide as the first, and higher: no "geant4/11", no "x86/64"); a switch port is one
+    # name, its slot and port ("Gi0/1", "Ethernet1/2"), and so is a year of two ("FY23/24", "AY23/24")
+    (_Regex(r"(?<![\w/.-])(?!(?i:gi|fa|te|fo|hu|tw|eth?|\w*ethernet|\w*gige)\d|[FAS]Y\d)"
+            r"([A-Za-z][\w-]*?)(\d+)/(\d+)\b(?![/\w-]|\.\w)"), _numbered_pair, ("/",)),
     # "60 s" and "60-second" are "1 minutes"; "the 60s" and "her 60s" are decades
     (_Regex(r"(?<!the )(?<!her )(?<!his )(?<!their )(?<!mid-)\b(\d{1,9})[- ]?(s|secs?|seconds?)\b"), _in_larger_unit,
      _after_number("s")),

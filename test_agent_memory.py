@@ -1812,6 +1812,16 @@ class FeaturesReadValuesOneWay(unittest.TestCase):
         self.assertEqual(action_beside("Hosts lounge-gw-01 and lounge-gw-02 behind HAProxy; VIP 10.44.2.10",
                                        "HAProxy fronts lounge-gw-01/02 on VIP 10.44.2.10"), "merge")
 
+    def test_a_switch_port_or_a_year_of_two_is_one_name(self):  # review of a90538e: "Gi0/1" read "Gi0 and Gi1"
+        for text in ("Uplink on Gi0/1.", "SAN on Ethernet1/2.", "Trunk on GigabitEthernet0/2.", "Budget for FY23/24.",
+                     "Covers AY23/24 admissions."):
+            with self.subTest(text=text):
+                self.assertEqual(am._normalise(text), text)
+        self.assertEqual(action_beside("Uplink to the core switch is on Gi0/1.",
+                                       "Uplink to the core switch is on Gi1."), "add")
+        self.assertNotEqual(action_beside("Firewall is plugged into Ethernet1/2 on the Nexus.",
+                                          "Firewall is plugged into Ethernet2 on the Nexus."), "merge")
+
     def test_shortened_words_in_names_are_the_words(self):  # held-out 54, 73, 78, 90, 99 and 100: added or asked
         for short, full in (("Senior admissions officer at the Uni of Strathclyde.",
                              "Senior admissions officer at the University of Strathclyde."),
