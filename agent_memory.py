@@ -911,6 +911,10 @@ for _one, _other in _OPPOSITE_PAIRS:
     _OPPOSITES.setdefault(_one, set()).add(_other)
     _OPPOSITES.setdefault(_other, set()).add(_one)
 del _one, _other
+# shortenings of words in names: "the Uni of Strathclyde", "Dept. of Geography", "Prof. Okafor"; in code they are
+# names as they are spelt (`mgr` is no `manager`, `intl` no `international`)
+_NAME_SHORTENINGS = ["university uni univ", "department dept", "professor prof", "undergraduate undergrad",
+                     "postgraduate postgrad", "government govt", "international intl", "manager mgr"]
 _SYNONYM_GROUPS = [
     "prefer like likes love want wants rather favor favour enjoy",
     "dislike hate avoid",
@@ -943,9 +947,7 @@ _SYNONYM_GROUPS = [
     "deploy deployment",
     "lint linter linting",
     "format formatter formatting",
-    # shortenings of words in names: "the Uni of Strathclyde", "Dept. of Geography", "Prof. Okafor"
-    "university uni univ", "department dept", "professor prof", "undergraduate undergrad",
-    "postgraduate postgrad", "government govt", "international intl", "manager mgr",
+    *_NAME_SHORTENINGS,
     "monday mon", "tuesday tue tues", "wednesday wed weds", "thursday thu thur thurs", "friday fri",
     "saturday sat", "sunday sun",
     "january jan", "february feb", "march mar", "april apr", "june jun", "july jul", "august aug",
@@ -958,6 +960,7 @@ _SYNONYM_GROUPS = [
     "80 eighty eightieth", "90 ninety ninetieth",
 ]
 _SYNONYMS = {word: group.split()[0] for group in _SYNONYM_GROUPS for word in group.split()}
+_SPELT_IN_CODE = frozenset(word for group in _NAME_SHORTENINGS for word in group.split()[1:])
 # Colours are values: "a black Peli case" is not "a yellow Peli case"
 _COLOURS = frozenset("black white red green blue yellow orange purple pink brown grey gray silver gold navy beige "
                      "teal maroon turquoise".split())  # "grey" and "gray" are one (see _SYNONYM_GROUPS)
@@ -1890,7 +1893,7 @@ def _atom_kind_and_key(atom: str, in_code: bool, sentence_start: bool, one: bool
                 and lowered not in _SYNONYMS):
             lowered = lowered[:-1]
         return "number", _number_key(lowered)
-    key = _word_key(lowered)
+    key = lowered if in_code and lowered in _SPELT_IN_CODE else _word_key(lowered)
     if key.isdigit():  # "three" is 3
         return "number", key
     if in_code:

@@ -1834,6 +1834,13 @@ class FeaturesReadValuesOneWay(unittest.TestCase):
                 self.assertEqual(am._analyse(short).specific, am._analyse(full).specific)
                 self.assertEqual(action_beside(full, short), "merge")
 
+    def test_a_shortened_word_in_code_is_spelt_as_it_is(self):  # review of 9a186ed: merged
+        self.assertIn("mgr", am._analyse("The `mgr` service handles retries.").keys)
+        for old, new in (("The `mgr` service handles retries.", "The `manager` service handles retries."),
+                         ("Table `dept` holds the cost centres.", "Table `department` holds the cost centres.")):
+            with self.subTest(new=new):
+                self.assertNotEqual(action_beside(old, new), "merge")
+
     def test_pence_are_pounds(self):  # held-out 69, 86 and 99: asked or added
         self.assertEqual(am._normalise("Claims mileage at 45p per mile."), "Claims mileage at GBP 0.45 per mile.")
         self.assertEqual(am._normalise("A 5p bag."), "A GBP 0.05 bag.")
