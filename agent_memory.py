@@ -1998,7 +1998,7 @@ def _analyse_text(text: str) -> _Analysis:
     every: Optional[list[str]] = None  # the words after "every", until a unit
     numbers_end = 0
     named = False  # the last number has letters before its digits: "P01", "MT940", "v2"
-    after_article = False  # "a", "an" or "one", and capitalised words since: "a Sony ..."
+    after_article = False  # "a", "an" or "one", and capitalised words since: "a Sony ...", "a TP-Link ..."
     for match in _ATOM.finditer(text):
         atom, start = match.group(), match.start()
         gap, folded_atom = text[previous_end:start], atom.casefold()
@@ -2019,9 +2019,10 @@ def _analyse_text(text: str) -> _Analysis:
             skeleton.append(".")  # where sentences end is part of the template
             slots.append(tuple(sorted(slot)))
             slot = []
-        one = after_article and gap == " " or bool(_MODEL_GENERATION.match(text, match.end()))
+        after_article = after_article and gap in (" ", "-")
+        one = after_article or bool(_MODEL_GENERATION.match(text, match.end()))
         kind, key = _atom_kind_and_key(atom, _inside(code_spans, code_at, start), sentence_start, one)
-        after_article = folded_atom in ("a", "an", "one") or after_article and gap == " " and atom[0].isupper()
+        after_article = folded_atom in ("a", "an", "one") or after_article and atom[0].isupper()
         if initial and atom[0].isupper():
             initialled.add((initial, key))
             keys.add(initial)  # "A. Khan": an initial, not the article

@@ -2313,7 +2313,8 @@ class FeaturesReadValuesOneWay(unittest.TestCase):
                                        "The cluster runs on K8s (EKS) in eu-west-1."), "merge")
         for old, new in (("Main camera body is a Sony A7 III.", "Main camera body is a Sony A7s III."),
                          ("Street camera is a Fujifilm X100.", "Street camera is a Fujifilm X100s."),
-                         ("Backup camera: Sony A7 II.", "Backup camera: Sony A7s II.")):
+                         ("Backup camera: Sony A7 II.", "Backup camera: Sony A7s II."),
+                         ("Main unit is a TP-Link X55.", "Main unit is a TP-Link X55s.")):
             with self.subTest(new=new):
                 self.assertEqual(action_beside(old, new), "judge")
 
