@@ -1307,8 +1307,9 @@ _PHRASES: list[tuple[_Regex, Any, tuple[str, ...]]] = [
      lambda match: _CURRENCY_NAMES[(match.group(1) or "euro").casefold()], ("dollar", "euro")),
     (_Regex(rf"(?<=\b[Ii]n )({_CURRENCY})(?![\w$])"), lambda match: _CURRENCIES[match.group(1)],  # "in US$"
      _CURRENCY_SIGNS),
-    # pence are pounds: "45p a mile" is "GBP 0.45 a mile" (one or two digits: "1080p" is a resolution)
-    (_Regex(r"(?<![\w.,$-])(\d{1,2})p\b(?![-\w])"), lambda match: f"GBP 0.{int(match.group(1)):02d}",
+    # pence are pounds: "45p a mile" and "45 pence a mile" are "GBP 0.45 a mile" (one or two digits: "1080p" is a
+    # resolution)
+    (_Regex(r"(?<![\w.,$-])(\d{1,2})(?:p| pence)\b(?![-\w])"), lambda match: f"GBP 0.{int(match.group(1)):02d}",
      _after_number("p")),
     # "DE>EN" is "German>English", "EN/ES" "English/Spanish": language codes only in a pair, or three
     # or more in a list ("IT, DE and EN"), never alone ("IT" is a department, "DE" a state)

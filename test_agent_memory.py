@@ -1849,6 +1849,10 @@ class FeaturesReadValuesOneWay(unittest.TestCase):
                 self.assertEqual(am._normalise(text), text)
         self.assertEqual(action_beside("Claims mileage at 45p per mile; submits expenses monthly.",
                                        "Mileage claimed at \u00a30.45/mile; expenses go in monthly."), "merge")
+        # spelt out too (held-out 38: asked about; "45p" / "45 pence" was added)
+        self.assertEqual(am._normalise("Then 45 pence per mile."), "Then GBP 0.45 per mile.")
+        self.assertEqual(action_beside("Claims mileage at 45p per mile.", "Mileage claimed at 45 pence per mile."),
+                         "merge")
 
     def test_spellings_of_one_value(self):
         same = [
