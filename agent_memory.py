@@ -3446,7 +3446,7 @@ round upon above below beneath underneath""".split())  # those not small words a
 _INTERCHANGEABLE = frozenset(frozenset(map(_word_key, pair.split("/"))) for pair in """
 mum/mom mould/mold paediatrician/pediatrician programme/program aluminium/aluminum
 tyre/tire kerb/curb msg/message bday/birthday pkg/package pic/picture photo/picture info/information
-kid/child kids/children holiday/vacation big/large small/little casual/informal bug/defect job/task
+kid/child kids/children last/final holiday/vacation big/large small/little casual/informal bug/defect job/task
 lives/resides leads/heads quick/fast begin/start
 """.split()) | {frozenset(pair) for pair in _RELATIVE_SAME.items()} | {
     frozenset(("partner", other)) for other in _PARTNERS - {"partner"}}  # "mum" / "mother", "partner" / "wife"
