@@ -2021,7 +2021,7 @@ def _analyse_text(text: str) -> _Analysis:
             slots.append(tuple(sorted(slot)))
             slot = []
         after_article = after_article and gap in (" ", "-")
-        one = after_article or bool(_MODEL_GENERATION.match(text, match.end()))
+        one = atom[-1] == "s" and (after_article or bool(_MODEL_GENERATION.match(text, match.end())))  # "A7s"
         kind, key = _atom_kind_and_key(atom, _inside(code_spans, code_at, start), sentence_start, one)
         after_article = folded_atom in ("a", "an", "one") or after_article and atom[0].isupper()
         if initial and atom[0].isupper():
