@@ -3240,7 +3240,8 @@ def _middle_swapped(old: _Analysis, new: _Analysis) -> bool:
         if not all(1 <= len(middle) <= 5 for middle in middles) or max(map(len, middles)) < 2:
             return False
         longer = max(len(one), len(other))  # the same words frame the middle, or open three fifths of a text:
-        opened = start or old.folded.split()[:2] == new.folded.split()[:2]  # (small words too: "Has had the ...")
+        opened = start or old.folded.split(maxsplit=2)[:2] == new.folded.split(maxsplit=2)[:2]  # (small words too:
+        # "Has had the ...")
         if not opened or start + end < 0.4 * longer or not end and start < 0.6 * longer:  # its end swapped
             return False
     if any(len(middle) == 1 and middle[0] in text.acronyms for middle, text in zip(middles, (old, new))):
