@@ -1456,6 +1456,10 @@ _PHRASES: list[tuple[_Regex, Any, tuple[str, ...]]] = [
 ]
 _PHRASE_NEEDS = tuple(sorted({part for _, _, needs in _PHRASES for part in needs if part[0] != "#"}))
 _NUMBER_NEEDS = tuple(sorted({part for _, _, needs in _PHRASES for part in needs if part[0] == "#"}))
+_PHRASES_NEEDING: dict[str, list[int]] = {}  # each need, and the phrases that have it
+for _index, (_, _, _needs) in enumerate(_PHRASES):
+    for _need in _needs:
+        _PHRASES_NEEDING.setdefault(_need, []).append(_index)
 _NUMBER_RUN = _Regex(r"\d+(?:[.,:]\d+)*[\s-]*")  # "1,5 kg" is "#kg" to the needs after a number
 _ASCII_DIGIT = _Regex(r"[0-9]")
 # "3:30-4:30pm" is "15:30-16:30"; "7pm" is "19:00".
@@ -1853,13 +1857,16 @@ def _normalise(text: str) -> str:
     if " in the " in text or " each " in text or " every " in text:
         text = _DAY_PART.sub(_day_part_time, text)
     text = _TIME_12H.sub(_twenty_four_hour, _TIME_RANGE_12H.sub(_range_start, text))
-    present = _present(text)
-    for pattern, replacement, needs in _PHRASES:
-        if needs and present.isdisjoint(needs):
-            continue
-        text, changes = pattern.subn(replacement, text)
-        if changes:
-            present = _present(text)
+    done = -1  # the phrases in order, each whose cheap test the text passes (again, after a change)
+    while True:
+        for index in sorted({index for need in _present(text) for index in _PHRASES_NEEDING[need] if index > done}):
+            pattern, replacement, _ = _PHRASES[index]
+            text, changes = pattern.subn(replacement, text)
+            if changes:
+                done = index
+                break
+        else:
+            break
     if len(_DURATION.findall(text)) == 1:  # with two ("1 hour ... 24 hours"), "1 day" could stand for the other
         text = _TIME_LIMIT.sub(_time_limit, text)
     return text
