@@ -903,8 +903,9 @@ _OPPOSITE_PAIRS = [
     ("online", "offline"), ("inbound", "outbound"), ("incoming", "outgoing"), ("ingress", "egress"),
     ("leftmost", "rightmost"), ("northern", "southern"), ("eastern", "western"), ("oldest", "newest"),
     ("portrait", "landscape"), ("import", "export"), ("imports", "exports"), ("rise", "fall"), ("rises", "falls"),
-    ("success", "failure"), ("succeeds", "fails"), ("pass", "fail"), ("passes", "fails"), ("within", "outside"),
-    ("inside", "outside"),
+    ("pass", "fail"), ("passes", "fails"), ("passed", "failed"), ("within", "outside"), ("inside", "outside"),
+    # "on job failure" / "when a job succeeds": any form of one against any of the other
+    *itertools.product(("success", "succeeds", "succeeded", "successful"), ("failure", "fails", "failed")),
 ]
 _OPPOSITES: dict[str, set[str]] = {}
 for _one, _other in _OPPOSITE_PAIRS:

@@ -3098,6 +3098,18 @@ class ContradictionsAreNeverMerged(unittest.TestCase):
                 self.assertEqual(action_beside(old, new), "merge")
                 self.assertFalse(am._middle_swapped(am._analyse(old), am._analyse(new)))
 
+    def test_success_and_failure_in_any_form_are_opposites(self):  # held-out 107: merged at 0.89
+        old = "Slack notifications go to #ci-alerts via the slack-alert resource on job failure."
+        new = "Slack notifications go to #ci-alerts via the slack-alert resource when an apply job succeeds."
+        self.assertTrue(am._opposed(am._analyse(old), am._analyse(new)))
+        self.assertEqual(action_beside(old, new), "judge")
+        for old, new in (("Page on-call when the nightly backup failed.", "Page on-call when the nightly backup "
+                          "succeeded."), ("Email the team on a successful deploy.", "Email the team on a failed deploy.")):
+            with self.subTest(new=new):
+                self.assertTrue(am._opposed(am._analyse(old), am._analyse(new)))
+        self.assertFalse(am._opposed(am._analyse("Email the team when a deploy fails."),
+                                     am._analyse("Email the team on deploy failure.")))  # one side of the pair
+
     def test_a_middle_after_the_same_small_words_is_swapped(self):  # held-out 80 and 93: merged at 0.83, 0.81
         for old, new in (("Has had the rabies pre-exposure vaccination course; last booster June 2022.",
                           "Has had the tick-borne encephalitis vaccination course; last booster June 2022."),
