@@ -3248,8 +3248,10 @@ def _middle_swapped(old: _Analysis, new: _Analysis) -> bool:
         if not all(1 <= len(middle) <= 5 for middle in middles) or max(map(len, middles)) < 2:
             return False
         longer = max(len(one), len(other))  # the same words frame the middle, or open three fifths of a text:
-        opened = start or old.folded.split(maxsplit=2)[:2] == new.folded.split(maxsplit=2)[:2]  # (small words too:
-        # "Has had the ...")
+        # (small words too: "Has had the ...", or one, but for a determiner: "Has fire safety training ..." /
+        # "Has manual handling training ...", not "Her cleaner comes ..." / "Her cleaning lady comes ...")
+        firsts = [text.folded.split(maxsplit=2)[:2] for text in (old, new)]
+        opened = start or firsts[0] == firsts[1] or firsts[0][0] == firsts[1][0] not in _DETERMINERS
         if not opened or start + end < 0.4 * longer or not end and start < 0.6 * longer:  # its end swapped
             return False
     if any(len(middle) == 1 and middle[0] in text.acronyms for middle, text in zip(middles, (old, new))):
@@ -3366,6 +3368,7 @@ _VERB_WORDS = _OPENING_WORDS | _USE_VERBS | _VERBS  # the verbs of _NO_VALUE_WOR
 _SWAP_MAX_WORDS = 80  # a fact is far shorter; difflib's cost grows with the product of the lengths
 
 
+_DETERMINERS = frozenset("the a an our my their his her your this these those its all each both any".split())
 # A subject's opening, every part of it a small word the analysis leaves out: a determiner, or "all",
 # "each", "both" or "any" ("every" is kept as a word, so "Every X" / "All Y" would differ in it); before it, a
 # small verb ("Does the gutter clearing himself ..."); before that, the user or a pronoun ("She has a ...")

@@ -3114,7 +3114,11 @@ class ContradictionsAreNeverMerged(unittest.TestCase):
         for old, new in (("Has had the rabies pre-exposure vaccination course; last booster June 2022.",
                           "Has had the tick-borne encephalitis vaccination course; last booster June 2022."),
                          ("There are card update points (wall readers) at the main entrance and the level 1 lift lobby",
-                          "There are intercom panels at the main entrance and the level 1 lift lobby")):
+                          "There are intercom panels at the main entrance and the level 1 lift lobby"),
+                         # one small word, a verb (held-out 106: merged at 0.70), though not a determiner ("Her
+                         # cleaner" / "Her cleaning lady", among the agreeing pairs)
+                         ("Has manual handling and slide-sheet training; refresher due every 12 months.",
+                          "Has fire safety and evacuation-chair training; refresher due every 12 months.")):
             with self.subTest(new=new):
                 self.assertEqual(action_beside(old, new), "judge")
                 self.assertTrue(am._middle_swapped(am._analyse(old), am._analyse(new)))
