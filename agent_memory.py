@@ -3288,7 +3288,7 @@ def _middle_swapped(old: _Analysis, new: _Analysis) -> bool:
 
 def _places_swapped(old: _Analysis, new: _Analysis) -> bool:
     """Are the two texts the same words but two or three places inside them, each filled with one
-    to four other words on each side ("Stores black powder in a locked steel cabinet in his
+    to five other words on each side ("Stores black powder in a locked steel cabinet in his
     garage" / "Stores motors in a locked steel magazine in his garage", "Won't inspect basements
     without the contractor present, after a fall" / "Won't inspect occupied units without the
     owner present, because of a complaint", "Stops pole work during thunderstorms, checked on
@@ -3344,7 +3344,7 @@ def _places_swapped(old: _Analysis, new: _Analysis) -> bool:
         # be ("the garden centre cafe" / "the noodle bar", both after "at the Castle Leisure Centre").
         moved = ({key for a, b, _, _ in swaps for key in one[a:b]},
                  {key for _, _, c, d in swaps for key in other[c:d]})
-        return all((a and c or determined) and b - a <= 4 and d - c <= 4 and moved[1].isdisjoint(one[a:b])
+        return all((a and c or determined) and b - a <= 5 and d - c <= 5 and moved[1].isdisjoint(one[a:b])
                    and moved[0].isdisjoint(other[c:d]) and place(one[a:b], other[c:d]) for a, b, c, d in swaps)
     if swapped(difflib.SequenceMatcher(None, one, other, autojunk=False).get_opcodes()):
         return True
