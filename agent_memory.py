@@ -3050,7 +3050,8 @@ def _conflicting(old: _Analysis, new: _Analysis) -> bool:
             or _values_swapped(old, new) or _pairings_exchanged(old, new) or _values_regrouped(old, new)
             or _hyphenated_siblings(old, new) or _identifier_extended(old, new) or _variant_named(old, new)
             or _swapped_around_negation(old, new) or _negations_crossed(old, new) or _days_differ(old, new)
-            or _one_word_swapped(old, new) or _middle_swapped(old, new) or _subject_swapped(old, new)
+            or _one_word_swapped(old, new) or _middle_swapped(old, new) or _phrase_inserted(old, new)
+            or _subject_swapped(old, new)
             or _places_swapped(old, new) or _scope_swapped(old, new)
             or _grades_differ(old, new) or _rates_differ(old, new) or _words_exchanged(old, new)
             or _relatives_differ(old, new)
@@ -3285,6 +3286,19 @@ def _middle_swapped(old: _Analysis, new: _Analysis) -> bool:
                    for at, key in enumerate(text.word_keys[start:len(text.word_keys) - end], start))
                for text in (old, new))
 
+
+def _phrase_inserted(old: _Analysis, new: _Analysis) -> bool:
+    """Is ``new`` the words of ``old`` with a phrase of two to six words put inside them, two words of
+    ``old`` at least on each side, and a value word among them that ``old`` lacks ("Does a 10% water
+    change every week using tap water" / "... every week in the quarantine tank using tap water")?
+    The phrase narrows the fact to another thing, and the narrow fact and the general one are two.
+    A restatement drops such phrases, so ``old`` holding one is none, and it adds single words of
+    its own ("studio humidity" / "studio relative humidity")."""
+    one, other = old.word_keys, new.word_keys
+    start, end = _common_ends(one, other)
+    inserted = other[start:len(other) - end]
+    return (len(one) == start + end and start >= 2 and end >= 2 and 2 <= len(inserted) <= 6
+            and any(key not in _NO_VALUE_WORDS and not key[0].isdigit() and key not in one for key in inserted))
 
 def _places_swapped(old: _Analysis, new: _Analysis) -> bool:
     """Are the two texts the same words but two or three places inside them, each filled with one

@@ -3098,6 +3098,24 @@ class ContradictionsAreNeverMerged(unittest.TestCase):
                 self.assertEqual(action_beside(old, new), "merge")
                 self.assertFalse(am._middle_swapped(am._analyse(old), am._analyse(new)))
 
+    def test_a_phrase_put_inside_the_same_words_narrows_to_another_fact(self):  # held-out 107 and 48: merged
+        for old, new in (("Does a 10% partial water change every week using dechlorinated tap water.",
+                          "Does a 10% partial water change every week in the quarantine tank using dechlorinated tap "
+                          "water."),
+                         ("Nightly slapcat export runs at 01:30 via cron and is kept 30 days in /var/backups/ldap/.",
+                          "Nightly slapcat export of the cn=config database runs at 01:30 via cron and is kept 30 days "
+                          "in /var/backups/ldap/.")):
+            with self.subTest(new=new):
+                self.assertTrue(am._phrase_inserted(am._analyse(old), am._analyse(new)))
+                self.assertEqual(action_beside(old, new), "judge")
+                self.assertFalse(am._phrase_inserted(am._analyse(new), am._analyse(old)))  # a phrase dropped
+        for old, new in (("User keeps the studio humidity between 45% and 55%.",  # one word of its own
+                          "User keeps studio relative humidity at 45\u201355%."),
+                         ("Does a water change every week using tap water.",  # at the end: said more of the same
+                          "Does a water change every week using tap water from the kitchen.")):
+            with self.subTest(new=new):
+                self.assertFalse(am._phrase_inserted(am._analyse(old), am._analyse(new)))
+
     def test_success_and_failure_in_any_form_are_opposites(self):  # held-out 107: merged at 0.89
         old = "Slack notifications go to #ci-alerts via the slack-alert resource on job failure."
         new = "Slack notifications go to #ci-alerts via the slack-alert resource when an apply job succeeds."
