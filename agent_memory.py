@@ -3089,6 +3089,7 @@ def _someone_else(old: _Analysis, new: _Analysis) -> bool:
         return not text.owner and (not text.subject or text.subject in beside.keys)
     return any(one.about_user and other.subject and other.subject not in one.keys
                or of_no_one(one, other) and other.owner and other.owner not in one.keys
+               or other.subject and other.folded.split(maxsplit=1)[1:] == [one.folded]  # "Sam plays ..." / "Plays ..."
                for one, other in ((old, new), (new, old)))
 
 
@@ -3133,7 +3134,8 @@ def _relatives_said(text: _Analysis) -> tuple[dict[str, set[str]], set[str]]:
             # a relative's own word ("Wife" opening a sentence) and a food ("friends for coffee") name no one
             said.setdefault(_relative_key(text, keys, index), set()).update(
                 near for near in keys[max(index - 2, 0):after]
-                if near in text.specific and near not in _RELATIVES and near not in _FOODS_AND_ANIMALS)
+                if near in text.specific and near not in _RELATIVES and near not in _FOODS_AND_ANIMALS
+                and near not in _CALENDAR_KEYS)
     beside = set().union(*said.values())  # with the names of the wife of "wife's sister" (no relative alone)
     said.pop("", None)
     return said, beside
@@ -3163,6 +3165,7 @@ def _relative_key(text: _Analysis, keys: list[str], index: int) -> str:
     return key
 
 
+_CALENDAR_KEYS = frozenset(_word_key(name.lower()) for name in _DAYS + _MONTHS)  # "Every August his brother ...": no name
 _RELATIVE_PREFIXES = frozenset("ex step half great grand god".split())
 _RELATIVES = frozenset(_word_key(word) for word in """
 partner wife husband spouse hubby son daughter mother mum mom father dad brother sister grandmother grandma granny

@@ -2889,6 +2889,12 @@ class ContradictionsAreNeverMerged(unittest.TestCase):
         # held-out 44: a relative named in one text only, beside one both tell of
         ("Her prize plant is a Vanda Miss Joaquim 'Agnes' division from her late grandmother.",
          "Her sister Mei Hua keeps the other Vanda Miss Joaquim 'Agnes' division from their grandmother."),
+        # held-out 109: a month beside the relative is no name of his (merged at 0.99)
+        ("Every August he goes to the Cornwall Volksfest at the Royal Cornwall Showground.",
+         "Every August his brother goes to the Cornwall Volksfest at the Royal Cornwall Showground."),
+        # held-out 65: someone named before the very words that tell of the user (merged at 0.98)
+        ("Plays five-a-side football on Monday nights at the Dundee Ice Arena pitches.",
+         "Sam plays five-a-side football on Monday nights at the Dundee Ice Arena pitches."),
         # and of the signs: a dash or the word, an offset from UTC, a longitude, a refund
         ("Freezer is kept at \u201318\u00b0C.", "Freezer is kept at 18\u00b0C."),
         ("Freezer is kept at minus 18\u00b0C.", "Freezer is kept at 18\u00b0C."),
@@ -3676,6 +3682,9 @@ class ContradictionsAreNeverMerged(unittest.TestCase):
                           "Config via `appsettings.json` plus env vars prefixed `TARIFA_`."),
                          ("All microservices expose Prometheus metrics on port 9102.",  # review: "every"
                           "Every service exposes Prometheus metrics on port 9102."),  # is a word, no determiner
+                         ("Plays five-a-side football on Monday nights.",  # the user named, or "he"
+                          "User plays five-a-side football on Monday nights."),
+                         ("Plays five-a-side football on Monday nights.", "He plays five-a-side football on Monday nights."),
                          ("Her cleaner comes on Wednesdays to clean the house.",
                           "Her cleaning lady comes on Wednesdays to clean the house."),
                          ("His shack is stall 27 at port de Larros, Gujan-Mestras.",  # held-out 36
