@@ -3233,7 +3233,7 @@ def _middle_swapped(old: _Analysis, new: _Analysis) -> bool:
     not all verbs or small words ("Galleries with textiles are kept at 50 lux" / "with works on
     paper", "HSE first aid at work certificate expires ..." / "HSE commercial diving medical")?
     The one-word swap, wider: a slot of the same template filled with another thing. The same
-    words open and close both, and make two fifths of each at least (numbers and small words are
+    words open and close both, and make over a third of each (numbers and small words are
     not counted: "User's passport expires 3 June" / "User's provisional driving licence expires
     3 June"), or open three fifths of the longer and its end is swapped ("Buys leeks from Ridley
     Road market on Mondays for the crew lunch" / "... for bone-break and gore sounds"; a swapped
@@ -3257,7 +3257,7 @@ def _middle_swapped(old: _Analysis, new: _Analysis) -> bool:
         # "Has manual handling training ...", not "Her cleaner comes ..." / "Her cleaning lady comes ...")
         firsts = [text.folded.split(maxsplit=2)[:2] for text in (old, new)]
         opened = start or firsts[0] == firsts[1] or firsts[0][0] == firsts[1][0] not in _DETERMINERS
-        if not opened or start + end < 0.4 * longer or not end and start < 0.6 * longer:  # its end swapped
+        if not opened or start + end < 0.35 * longer or not end and start < 0.6 * longer:  # its end swapped
             return False
     if any(len(middle) == 1 and middle[0] in text.acronyms for middle, text in zip(middles, (old, new))):
         return False  # "CFI" / "flight instructor": an acronym may stand for the other's words

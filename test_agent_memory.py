@@ -3013,7 +3013,10 @@ class ContradictionsAreNeverMerged(unittest.TestCase):
                  "days."),
                 ("Annual port marine safety code audit is due every November; last one was signed off by the board "
                  "chair, Gordon Reid.", "Annual oil spill contingency plan review is due every November; last one "
-                 "was signed off by the board chair, Gordon Reid.")):
+                 "was signed off by the board chair, Gordon Reid."),
+                # a frame of three words of eight, a time besides (held-out 112: merged at 0.76)
+                ("Every Sunday at 04:00 the garbage collector deletes old generations from the store.",
+                 "Every Sunday at 04:00 the optimiser deduplicates identical files in the store.")):
             with self.subTest(new=new):
                 self.assertTrue(am._middle_swapped(am._analyse(old), am._analyse(new)))
                 self.assertEqual(action_beside(old, new), "judge")
