@@ -3279,11 +3279,14 @@ def _middle_swapped(old: _Analysis, new: _Analysis) -> bool:
                for middle, text in zip(middle_forms, (new, old))]  # other words, which the other text lacks
     # Or one middle's word is in the frame the two share ("22 volunteers; the volunteer rota ..." / "22
     # volunteers; the training log ..."): then the frame is three fifths of the longer text, the middles differ
-    # in length by two words at most, no word of theirs is a verb, small word or negation, and none is in both
+    # in length by two words at most, a middle holding a verb, small word or negation holds one only, beside
+    # two value words ("engineer sends a test carrier" / "engineer inspects the door seals", not "recordings
+    # retrieved through" / "recorded, recordings accessed"), and no word is in both
     if not all(lacking):
+        no_values = [sum(word in _NO_VALUE_WORDS for word in middle) for middle in middles]
         if (not any(lacking) or start + end < 0.6 * max(len(one), len(other))
                 or abs(len(middles[0]) - len(middles[1])) > 2
-                or any(word in _NO_VALUE_WORDS for middle in middles for word in middle)
+                or any(count and (count > 1 or len(middle) < 3) for middle, count in zip(middles, no_values))
                 or {form.rstrip("'") for form in middle_forms[0]} & {form.rstrip("'") for form in middle_forms[1]}):
             return False
     return all(any(key not in _NO_VALUE_WORDS or at in text.hyphen_openers  # "check-in" is a noun

@@ -3058,7 +3058,13 @@ class ContradictionsAreNeverMerged(unittest.TestCase):
                  "Has about 22 volunteers; the volunteer contact list lives in a Google Sheet she updates on "
                  "Sundays."),  # a word longer
                 ("Keeps a printed copy of the project plan in the laptop bag for client meetings.",  # held-out 58:
-                 "Keeps a printed copy of the client org chart in the laptop bag for client meetings.")):  # at 0.81
+                 "Keeps a printed copy of the client org chart in the laptop bag for client meetings."),  # at 0.81
+                # a verb in a middle, beside two value words (held-out 111, 72, 73, 78, 83: merged at 0.76-0.90)
+                ("Weekly test: engineer sends a test carrier from every station on Wednesday mornings.",
+                 "Weekly test: engineer inspects the door seals on every station on Wednesday mornings."),
+                ("GPU jobs idle for over 2 hours (under 10% utilisation) trigger an automated email to the job owner.",
+                 "GPU jobs idle for over 2 hours (under 10% utilisation) are listed in a weekly report to team "
+                 "leads.")):
             with self.subTest(new=new):
                 self.assertEqual(action_beside(old, new), "judge")
                 self.assertTrue(am._middle_swapped(am._analyse(new), am._analyse(old)))
@@ -3069,7 +3075,12 @@ class ContradictionsAreNeverMerged(unittest.TestCase):
                  "the leader.", "Switchover via patronictl -c /etc/patroni/patroni.yml switchover \u2014 don't "
                  "just stop the leader."),
                 ("Has about 22 volunteers; the volunteer rota lives in a Google Sheet she updates on Sundays.",
-                 "Has about 22 volunteers; the rota of volunteers lives in a Google Sheet she updates on Sundays.")):
+                 "Has about 22 volunteers; the rota of volunteers lives in a Google Sheet she updates on Sundays."),
+                # a verb beside one value word (held-out 76), two verbs (held-out 17)
+                ("All calls are recorded and kept for 3 years; recordings accessed via the Surgery Connect portal.",
+                 "Call recordings kept 3 yrs, retrieved through the Surgery Connect portal."),
+                ("Deploys use a Rexfile; run `rex -E production deploy` from the ops box.",
+                 "Deploy to production with `rex -E production deploy` on the ops box.")):
             with self.subTest(new=new):
                 self.assertFalse(am._middle_swapped(am._analyse(old), am._analyse(new)))
 
