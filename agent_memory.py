@@ -3084,7 +3084,8 @@ def _someone_else(old: _Analysis, new: _Analysis) -> bool:
     """Does one text tell of the user and the other of someone it names, whom the first does not
     ("User is allergic to PPD" / "Kasia is allergic to PPD"), or one open with no one and the other
     with a name owning the thing ("Target event is the Birmingham International" / "Clubmate Sam's
-    target event ...")?"""
+    target event ..."), or put a name before the very words of the first ("Plays five-a-side on
+    Mondays" / "Sam plays five-a-side on Mondays")?"""
     def of_no_one(text: _Analysis, beside: _Analysis) -> bool:
         # no owner, and no subject but a thing the other text names too ("Standup is at 9")
         return not text.owner and (not text.subject or text.subject in beside.keys)
