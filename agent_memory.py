@@ -3358,7 +3358,8 @@ def _places_swapped(old: _Analysis, new: _Analysis) -> bool:
         # An opening word is capitalised for opening ("Team kit"), not one written in capitals ("SCIM
         # targets"), nor a name after a small word ("The Leica SP8 ...")
         opening = {one[0]} if all(text.folded.startswith(text.words[0]) for text in (old, new)) else set()
-        specific = (old.specific | new.specific) - (opening - old.acronyms - new.acronyms)
+        # (a colour shared is a plain word of the frame: "in a black Pelican 1650 case")
+        specific = (old.specific | new.specific) - (opening - old.acronyms - new.acronyms) - _COLOURS
         same = [key for tag, a, b, _, _ in blocks if tag == "equal" for key in one[a:b]]
         if len(same) < 0.4 * max(len(one), len(other)) or sum(key not in specific for key in same) < 3:
             return False

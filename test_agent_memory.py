@@ -3239,7 +3239,10 @@ class ContradictionsAreNeverMerged(unittest.TestCase):
                  "For legacy audio kit, word clock and timecode come from a Tektronix SPG8000A slaved to PTP"),
                 ("Plants native broadleaves \u2014 mostly downy birch, rowan and sessile oak \u2014 in 1.2 m Tubex "
                  "shelters.", "Plants native shrubs \u2014 mostly hazel, hawthorn and blackthorn \u2014 in 1.2 m Tubex "
-                 "shelters.")):
+                 "shelters."),
+                # a colour shared is a plain word of the frame (held-out 115: merged at 0.80)
+                ("Keeps her stunt pads (hip, knee, elbow) in a black Pelican 1650 case in the car.",
+                 "Keeps her burn gel and fire-retardant underlayers in a black Pelican 1650 case in the garage.")):
             with self.subTest(new=new):
                 self.assertTrue(am._places_swapped(am._analyse(old), am._analyse(new)))
                 self.assertTrue(am._places_swapped(am._analyse(new), am._analyse(old)))
