@@ -1505,7 +1505,8 @@ _ADDING_MARKERS = _Regex(r"\b(?:also|too|as well|another|one more|an? (?:second|
                          re.IGNORECASE)
 _UPDATE_MARKERS = _Regex(  # (the lookahead, each marker's first letter, spares trying them all at each word)
     r"\b(?=[abcdefhilmnprstu])(?:now|moved|switched|changed|upgraded|downgraded|bumped|raised|increased|decreased|"
-    r"reduced|lowered|cut|replaced|replacing(?= (?-i:[A-Z]))|swapped|renamed|migrated|no longer|instead(?! of)|anymore|any more|"
+    r"reduced|lowered|cut|replaced|replacing(?= (?-i:[A-Z]))|swapped|renamed|migrated|no longer|instead(?! of)|"
+    r"anymore|any more|"
     r"has started|have started|started using|stopped|updated|extended|shortened|postponed|rescheduled|delayed|slipped|pushed back|brought forward|"
     r"(?<!the )(?<!on )(?<!top )(?<!bottom )(?<!is )(?<!are )(?<!be )(?<!been )(?<!was )(?<!were )left(?! (?:side|hand|knee|foot|ankle|leg|arm|shoulder|hip|eye|ear|"
     r"wrist|elbow|ring|index|middle|little|pinky|thumb|big toe|achilles|calf|hamstring|quad|lung|click|pane|panel|"
@@ -3167,7 +3168,8 @@ def _relative_key(text: _Analysis, keys: list[str], index: int) -> str:
     return key
 
 
-_CALENDAR_KEYS = frozenset(_word_key(name.lower()) for name in _DAYS + _MONTHS)  # "Every August his brother ...": no name
+# "Every August his brother goes ...": a day or month beside a relative is no name of theirs
+_CALENDAR_KEYS = frozenset(_word_key(name.lower()) for name in _DAYS + _MONTHS)
 _RELATIVE_PREFIXES = frozenset("ex step half great grand god".split())
 _RELATIVES = frozenset(_word_key(word) for word in """
 partner wife husband spouse hubby son daughter mother mum mom father dad brother sister grandmother grandma granny
@@ -3236,7 +3238,7 @@ def _middle_swapped(old: _Analysis, new: _Analysis) -> bool:
     The one-word swap, wider: a slot of the same template filled with another thing. The same
     words open and close both, and make over a third of each (numbers and small words are
     not counted: "User's passport expires 3 June" / "User's provisional driving licence expires
-    3 June"), or open three fifths of the longer and its end is swapped ("Buys leeks from Ridley
+    3 June"), or open more than half the longer and its end is swapped ("Buys leeks from Ridley
     Road market on Mondays for the crew lunch" / "... for bone-break and gore sounds"; a swapped
     opening is often a restatement: "Launch: ..." / "Run the pipeline with ...", unless the same
     small words open both: "Has had the rabies pre-exposure vaccination course ..." / "Has had the
@@ -3253,12 +3255,12 @@ def _middle_swapped(old: _Analysis, new: _Analysis) -> bool:
     if not long_ends:
         if not all(1 <= len(middle) <= 5 for middle in middles) or max(map(len, middles)) < 2:
             return False
-        longer = max(len(one), len(other))  # the same words frame the middle, or open three fifths of a text:
+        longer = max(len(one), len(other))  # the same words frame the middle, or open more than half a text
         # (small words too: "Has had the ...", or one, but for a determiner: "Has fire safety training ..." /
         # "Has manual handling training ...", not "Her cleaner comes ..." / "Her cleaning lady comes ...")
         firsts = [text.folded.split(maxsplit=2)[:2] for text in (old, new)]
         opened = start or firsts[0] == firsts[1] or firsts[0][0] == firsts[1][0] not in _DETERMINERS
-        if not opened or start + end < 0.35 * longer or not end and start < 0.6 * longer:  # its end swapped
+        if not opened or start + end < 0.35 * longer or not end and start < 0.55 * longer:  # its end swapped
             return False
     if any(len(middle) == 1 and middle[0] in text.acronyms for middle, text in zip(middles, (old, new))):
         return False  # "CFI" / "flight instructor": an acronym may stand for the other's words

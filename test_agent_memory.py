@@ -2993,6 +2993,10 @@ class ContradictionsAreNeverMerged(unittest.TestCase):
         new = "Buys celery, leeks and cabbages from Ridley Road market on Mondays for the crew lunch."
         self.assertTrue(am._middle_swapped(am._analyse(old), am._analyse(new)))  # held-out 33: merged at 0.86
         self.assertTrue(am._middle_swapped(am._analyse(new), am._analyse(old)))
+        # the end of a text of nine words swapped after five (held-out 115: merged at 0.75)
+        radius = "Mitigation zone radius is 500 m from the centre of the"
+        self.assertTrue(am._middle_swapped(am._analyse(f"{radius} airgun array."),
+                                           am._analyse(f"{radius} explosive charge for UXO clearance.")))
         shorter = "Buys celery, leeks and cabbages from Ridley Road market on Mondays."
         self.assertFalse(am._middle_swapped(am._analyse(old), am._analyse(shorter)))  # says less, no other end
         self.assertFalse(am._middle_swapped(am._analyse("Launch: `snakemake --profile profiles/slurm -j 100`"),
@@ -3152,7 +3156,8 @@ class ContradictionsAreNeverMerged(unittest.TestCase):
         self.assertTrue(am._opposed(am._analyse(old), am._analyse(new)))
         self.assertEqual(action_beside(old, new), "judge")
         for old, new in (("Page on-call when the nightly backup failed.", "Page on-call when the nightly backup "
-                          "succeeded."), ("Email the team on a successful deploy.", "Email the team on a failed deploy.")):
+                          "succeeded."),
+                         ("Email the team on a successful deploy.", "Email the team on a failed deploy.")):
             with self.subTest(new=new):
                 self.assertTrue(am._opposed(am._analyse(old), am._analyse(new)))
         self.assertFalse(am._opposed(am._analyse("Email the team when a deploy fails."),
@@ -3711,7 +3716,8 @@ class ContradictionsAreNeverMerged(unittest.TestCase):
                           "Every service exposes Prometheus metrics on port 9102."),  # is a word, no determiner
                          ("Plays five-a-side football on Monday nights.",  # the user named, or "he"
                           "User plays five-a-side football on Monday nights."),
-                         ("Plays five-a-side football on Monday nights.", "He plays five-a-side football on Monday nights."),
+                         ("Plays five-a-side football on Monday nights.",
+                          "He plays five-a-side football on Monday nights."),
                          ("Her cleaner comes on Wednesdays to clean the house.",
                           "Her cleaning lady comes on Wednesdays to clean the house."),
                          ("His shack is stall 27 at port de Larros, Gujan-Mestras.",  # held-out 36
