@@ -1226,6 +1226,16 @@ _OF_THE_CALENDAR = r"(?=\s+(?:mon|tue|wed|thu|fri|sat|sun|week|day|working|busin
 _YEAR = ("19", "20")
 
 
+def _hours_in_minutes(match: re.Match[str]) -> str:
+    """"1.5 hours" is "90 minutes", "0.25 h" "15 minutes"; hours that are no whole minutes, whole hours
+    ("2.0 h"), and four hours or more ("32.5 hrs/wk", which no one writes in minutes) stay as written."""
+    minutes = float(match.group(1)) * 60
+    whole = round(minutes)
+    if abs(minutes - whole) > 1e-9 or whole % 60 == 0 or whole >= 240:
+        return match.group()
+    return f"{whole} minutes"
+
+
 def _after_number(starts: str) -> tuple[str, ...]:
     """The needs of a phrase that opens with a number: what may follow it, a space or hyphen
     between ("#s" for "30s", "30 s" and "30-s"; see ``_present``)."""
@@ -1440,6 +1450,8 @@ _PHRASES: list[tuple[_Regex, Any, tuple[str, ...]]] = [
     # "60 s" and "60-second" are "1 minutes"; "the 60s" and "her 60s" are decades
     (_Regex(r"(?<!the )(?<!her )(?<!his )(?<!their )(?<!mid-)\b(\d{1,9})[- ]?(s|secs?|seconds?)\b"), _in_larger_unit,
      _after_number("s")),
+    (_Regex(r"(?<![\w.,])(\d*\.\d+)\s?-?(?:h|hrs?|hours?)\b", re.IGNORECASE), _hours_in_minutes,
+     _after_number("h")),  # "1.5 hours" is "90 minutes", as people write both
     (_Regex(r"\b(\d+)\s?-?(?:h|hrs?|hours?)\b", re.IGNORECASE), r"\1 hours", _after_number("h")),  # "12h", "12-hour"
     (_Regex(r"\b(\d+)\s?-?(?:mins?|minutes?)\b", re.IGNORECASE), r"\1 minutes", _after_number("m")),
     # "30d", "6w", "1y" (retention, TTLs); "2d" and "3d" are dimensions
@@ -1854,6 +1866,8 @@ def _present(text: str) -> set[str]:
 
 def _normalise(text: str) -> str:
     """NFKC, and one spelling for times and a few phrases: "3:30-4:30pm" is "15:30-16:30"."""
+    if "\u00bd" in text or "\u00bc" in text or "\u00be" in text:  # NFKC would make "2½" "21⁄2"
+        text = _VULGAR_FRACTION.sub(lambda match: (match.group(1) or "0") + _VULGAR_DECIMALS[match.group(2)], text)
     text = unicodedata.normalize("NFKC", text).replace("\u2019", "'")  # "don’t" is "don't"
     if " past " in text or " to " in text or " of " in text:
         text = _CLOCK_WORDS.sub(_clock_time, text)
@@ -1875,6 +1889,9 @@ def _normalise(text: str) -> str:
     return text
 
 
+# A fraction in one character, after its whole number or none: "2½" is "2.5", "½ cup" "0.5 cup"
+_VULGAR_FRACTION = _Regex(r"(?:(\d+) ?)?([\u00bc\u00bd\u00be])")
+_VULGAR_DECIMALS = {"\u00bc": ".25", "\u00bd": ".5", "\u00be": ".75"}
 # A model's generation after it: "Sony A7s III" is one camera, no plural of "A7 III"
 _MODEL_GENERATION = _Regex(r" (?:II|III|IV|V|VI|Mk|Mark)\b")
 

@@ -1841,6 +1841,23 @@ class FeaturesReadValuesOneWay(unittest.TestCase):
             with self.subTest(new=new):
                 self.assertNotEqual(action_beside(old, new), "merge")
 
+    def test_hours_in_a_decimal_are_minutes(self):  # held-out 44, 59, 93 and 115: added or asked
+        for text, normalised in (("Gates open 1.5 hours before kick-off.", "Gates open 90 minutes before kick-off."),
+                                 ("Checks begin 1.5 h ahead.", "Checks begin 90 minutes ahead."),
+                                 ("A 0.25-hour call.", "A 15 minutes call."),
+                                 ("Takes 2.0 hours.", "Takes 2 hours."),  # whole hours stay hours
+                                 ("Runs 1.33 hours.", "Runs 1.33 hours.")):  # no whole minutes
+            with self.subTest(text=text):
+                self.assertEqual(am._normalise(text), normalised)
+        self.assertEqual(action_beside("Gates open 90 minutes before kick-off for league matches.",
+                                       "League matches: gates open 1.5 hours before kick-off."), "merge")
+
+    def test_a_fraction_in_one_character_is_a_decimal(self):  # held-out 68: "2\u00bd" read as 21
+        self.assertEqual(am._normalise("Twins L\u00e9a and Hugo (2\u00bd)."), "Twins L\u00e9a and Hugo (2.5).")
+        self.assertEqual(am._normalise("Add \u00bd cup, then 1 \u00be cups."), "Add 0.5 cup, then 1.75 cups.")
+        self.assertNotIn("21", am._analyse("Twins aged 2\u00bd.").keys)
+        self.assertEqual(am._normalise(""), "")
+
     def test_pence_are_pounds(self):  # held-out 69, 86 and 99: asked or added
         self.assertEqual(am._normalise("Claims mileage at 45p per mile."), "Claims mileage at GBP 0.45 per mile.")
         self.assertEqual(am._normalise("A 5p bag."), "A GBP 0.05 bag.")
