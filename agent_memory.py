@@ -2777,6 +2777,30 @@ def _pairings_exchanged(a: _Analysis, b: _Analysis) -> bool:
     return False
 
 
+def _roles_turned(a: _Analysis, b: _Analysis) -> bool:
+    """Are the two texts the same words with two of them, or two runs of them, trading places across
+    words kept where they are ("The lot-service calls the bid-service" / "The bid-service calls the
+    lot-service", "copies data from TextileTrack_Prod into the finance database" / "... from the
+    finance database into TextileTrack_Prod")? Who does what to whom, or where from and to, turned
+    round: each text says all the other says, so a merge would keep one and drop the other. A list
+    turned round trades places across "and" or "or" only ("Alice and Bob" / "Bob and Alice"), the two
+    sides of "is" across it alone ("Graham Pike is the user's umpiring partner" / "The user's umpiring
+    partner is Graham Pike"), and two runs side by side across nothing ("On Fridays, deploys run" /
+    "Deploys run on Fridays")."""
+    one, other = (_TURN_WORD.findall(text.folded) for text in (a, b))
+    if one == other or len(one) > _SKELETON_MAX or Counter(one) != Counter(other):
+        return False
+    start, end = _common_ends(tuple(one), tuple(other))
+    turned, kept = one[start:len(one) - end], other[start:len(other) - end]
+    return any(kept == turned[size + between:] + turned[size:size + between] + turned[:size]
+               and not set(turned[size:size + between]) <= _SYMMETRIC_WORDS
+               for size in range(1, len(turned) - 1) for between in range(1, len(turned) - size))
+
+
+_TURN_WORD = _Regex(r"[\w'-]+")
+_SYMMETRIC_WORDS = frozenset("and or nor & plus is are was were equals".split())  # "X is Y" is "Y is X"
+
+
 def _words_exchanged(a: _Analysis, b: _Analysis) -> bool:
     """Do two clauses exchange a word, all else in place ("Alice reviews backend PRs, Bob reviews
     frontend PRs" / "... frontend ..., ... backend ...")? Each text says all the other says, so a
@@ -3073,6 +3097,7 @@ def _conflicting(old: _Analysis, new: _Analysis) -> bool:
             or _subject_swapped(old, new)
             or _places_swapped(old, new) or _scope_swapped(old, new)
             or _grades_differ(old, new) or _rates_differ(old, new) or _words_exchanged(old, new)
+            or _roles_turned(old, new)
             or _relatives_differ(old, new)
             or _someone_else(old, new) or _exception_added(old, new) or _exception_added(new, old)
             or _environment_named(old, new))

@@ -3167,6 +3167,25 @@ class ContradictionsAreNeverMerged(unittest.TestCase):
             with self.subTest(new=new):
                 self.assertFalse(am._phrase_inserted(am._analyse(old), am._analyse(new)))
 
+    def test_who_does_what_to_whom_turned_round_is_another_fact(self):  # held-out 118: merged at 1.00
+        for old, new in (("The bid-service calls the lot-service REST API over mTLS inside the mesh",
+                          "The lot-service calls the bid-service REST API over mTLS inside the mesh"),
+                         ("A nightly SSIS job copies data from TextileTrack_Prod into the Agresso finance database",
+                          "A nightly SSIS job copies data from the Agresso finance database into TextileTrack_Prod"),
+                         ("prod-fra backups are restore-tested into prod-ams every Wednesday by the restore-drill "
+                          "CronJob", "prod-ams backups are restore-tested into prod-fra every Wednesday by the "
+                          "restore-drill CronJob")):
+            with self.subTest(new=new):
+                self.assertTrue(am._roles_turned(am._analyse(old), am._analyse(new)))
+                self.assertEqual(action_beside(old, new), "judge")
+        for old, new in (("Alice and Bob review backend PRs.", "Bob and Alice review backend PRs."),  # a list
+                         ("Graham Pike is user's umpiring partner this season.",  # the sides of "is" (held-out 17)
+                          "User's umpiring partner this season is Graham Pike."),
+                         ("Deploys run on Fridays via GitHub Actions.", "On Fridays deploys run via GitHub Actions.")):
+            with self.subTest(new=new):
+                self.assertFalse(am._roles_turned(am._analyse(old), am._analyse(new)))
+                self.assertEqual(action_beside(old, new), "merge")
+
     def test_success_and_failure_in_any_form_are_opposites(self):  # held-out 107: merged at 0.89
         old = "Slack notifications go to #ci-alerts via the slack-alert resource on job failure."
         new = "Slack notifications go to #ci-alerts via the slack-alert resource when an apply job succeeds."
