@@ -3128,14 +3128,30 @@ def _someone_else(old: _Analysis, new: _Analysis) -> bool:
     ("User is allergic to PPD" / "Kasia is allergic to PPD"), or one open with no one and the other
     with a name owning the thing ("Target event is the Birmingham International" / "Clubmate Sam's
     target event ..."), or put a name before the very words of the first ("Plays five-a-side on
-    Mondays" / "Sam plays five-a-side on Mondays")?"""
+    Mondays" / "Sam plays five-a-side on Mondays"; not an adverb, which a subject's pattern reads as
+    a name too: "Usually works from home" / "Works from home")?"""
     def of_no_one(text: _Analysis, beside: _Analysis) -> bool:
         # no owner, and no subject but a thing the other text names too ("Standup is at 9")
         return not text.owner and (not text.subject or text.subject in beside.keys)
     return any(one.about_user and other.subject and other.subject not in one.keys
                or of_no_one(one, other) and other.owner and other.owner not in one.keys
                or other.subject and other.folded.split(maxsplit=1)[1:] == [one.folded]  # "Sam plays ..." / "Plays ..."
+               and not _adverb(other.folded.split(maxsplit=1)[0])
                for one, other in ((old, new), (new, old)))
+
+
+# Adverbs that open an entry about the user before its verb ("Still plays ...", "Usually works ..."): a
+# capitalised word before a verb in -s, but no one's name
+_ADVERBS = frozenset("""
+still always usually often never sometimes rarely seldom mostly typically generally already even again also just
+only now soon once twice
+""".split())
+
+
+def _adverb(word: str) -> bool:
+    """Is ``word`` (case-folded) an adverb: one of ``_ADVERBS``, or four letters at least before "ly"
+    ("definitely", "normally", "mostly"; names end so too, but shorter: "Emily", "Holly", "Kelly")?"""
+    return word in _ADVERBS or word.endswith("ly") and len(word) >= 6
 
 
 def _relatives_differ(old: _Analysis, new: _Analysis) -> bool:

@@ -3754,6 +3754,14 @@ class ContradictionsAreNeverMerged(unittest.TestCase):
                           "User plays five-a-side football on Monday nights."),
                          ("Plays five-a-side football on Monday nights.",
                           "He plays five-a-side football on Monday nights."),
+                         # an adverb before the verb is no name, though capitalised (review of 49b8d8f: judged)
+                         ("Plays five-a-side football on Monday nights.",
+                          "Still plays five-a-side football on Monday nights."),
+                         ("Works from home on Fridays.", "Usually works from home on Fridays."),
+                         ("Speaks fluent Portuguese and some Spanish.",
+                          "Apparently speaks fluent Portuguese and some Spanish."),
+                         ("Uses Neovim with LazyVim for Python work.",
+                          "Mostly uses Neovim with LazyVim for Python work."),
                          ("Her cleaner comes on Wednesdays to clean the house.",
                           "Her cleaning lady comes on Wednesdays to clean the house."),
                          ("His shack is stall 27 at port de Larros, Gujan-Mestras.",  # held-out 36
