@@ -1517,18 +1517,20 @@ _ADDING_MARKERS = _Regex(r"\b(?:also|too|as well|another|one more|an? (?:second|
                          re.IGNORECASE)
 _UPDATE_MARKERS = _Regex(  # (the lookahead, each marker's first letter, spares trying them all at each word)
     r"\b(?=[abcdefhilmnprstu])(?:now|moved|switched|changed|upgraded|downgraded|bumped|raised|increased|decreased|"
-    r"reduced|lowered|cut|replaced|replacing(?= (?-i:[A-Z]))|swapped|renamed|migrated|no longer|instead(?! of)|"
-    r"anymore|any more|"
+    r"reduced|lowered|cut|replaced|(?<!\w )replacing(?= (?-i:[A-Z]))|is replacing(?= (?-i:[A-Z]))|swapped|renamed|"
+    r"migrated|no longer|instead(?! of)|anymore|any more|"
     r"has started|have started|started using|stopped|updated|extended|shortened|postponed|rescheduled|delayed|slipped|pushed back|brought forward|"
     r"(?<!the )(?<!on )(?<!top )(?<!bottom )(?<!is )(?<!are )(?<!be )(?<!been )(?<!was )(?<!were )left(?! (?:side|hand|knee|foot|ankle|leg|arm|shoulder|hip|eye|ear|"
     r"wrist|elbow|ring|index|middle|little|pinky|thumb|big toe|achilles|calf|hamstring|quad|lung|click|pane|panel|"
     r"column|margin|sidebar|corner|lane|turn))|took over|from (?!\d)\S+ to|"
     r"(?<!a )(?<!is )(?<!are )(?<!be )(?<!been )(?<!was )(?<!were )retired(?=\s*(?:$|[.;,:)!]|(?:in|last|from|and)\b))"
-    r")\b",  # "Sam left Google", not "left knee"; "since Fiona retired", not "retired clergy"; "replacing Gareth
-    # Price", not "replacing kube-proxy" or "needs replacing"
+    r")\b",  # "Sam left Google", not "left knee"; "since Fiona retired", not "retired clergy"; ", replacing Gareth
+    # Price" or "is replacing Gareth Price", not "replacing kube-proxy", "needs replacing", nor a task a word names
+    # before it: "Quote for replacing Velux windows", "starts replacing Howdens units on 3 March"
     re.IGNORECASE,
 )
-_SAME_MARKER = {"anymore": "no longer", "any more": "no longer"}  # "doesn't ... anymore" / "no longer ..."
+_SAME_MARKER = {"anymore": "no longer", "any more": "no longer",  # "doesn't ... anymore" / "no longer ..."
+                "is replacing": "replacing"}
 _UNITS = frozenset("ms millisecond s second sec minute min hour day workday week month year time kb mb gb tb px fps "
                    "mcg iu mpg psi kw kwh kva oz tsp tbsp "  # "500 mcg" is no "500 mg", "13 kwh" no "13 kw"
                    "hz rpm gram kg km cm mm m mi ft inch lb mg ml l dl cl mph gib kbit mbit gbit tbit "

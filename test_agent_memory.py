@@ -2285,14 +2285,24 @@ class FeaturesReadValuesOneWay(unittest.TestCase):
                                        "retired."), "judge")
 
     def test_replacing_someone_named_is_a_change(self):  # held-out 110: an update merged at 0.73
-        self.assertTrue(am._analyse("New line manager: Team Leader Si\u00e2n Morgan, replacing Gareth Price.").updating)
+        for text in ("New line manager: Team Leader Si\u00e2n Morgan, replacing Gareth Price.",
+                     "Internal auditor is now David Crane (replacing Margaret Ellison).",
+                     "Si\u00e2n Morgan is replacing Gareth Price as line manager."):
+            with self.subTest(text=text):
+                self.assertTrue(am._analyse(text).updating)
         for text in ("The P flag needs replacing.", "Cilium 1.15 is the CNI, replacing kube-proxy.",
-                     "Most common job: replacing failing Dell OptiPlex units."):
+                     "Most common job: replacing failing Dell OptiPlex units.",
+                     # a task named by its gerund, though a name follows (review of a6de1a3: judged)
+                     "Quote for replacing Velux windows came to 2400 pounds.",
+                     "Kitchen fitter starts replacing Howdens units on 3 March.",
+                     "Prefers repairing Thinkpads over replacing Thinkpads with new laptops."):
             with self.subTest(text=text):
                 self.assertFalse(am._analyse(text).updating)
         self.assertEqual(action_beside("Line manager is Team Leader Gareth Price; 1:1s fortnightly on Tuesdays.",
                                        "New line manager: Team Leader Si\u00e2n Morgan, replacing Gareth Price; 1:1s "
                                        "still fortnightly Tuesdays."), "judge")
+        self.assertEqual(action_beside("Kitchen fitter starts replacing units on 3 March.",
+                                       "Kitchen fitter starts replacing Howdens units on 3 March."), "merge")
 
     def test_from_one_value_to_another_is_a_change_but_a_range_of_numbers_is_not(self):
         self.assertTrue(am._analyse("Moved hosting from Vercel to Cloudflare Pages.").updating)
