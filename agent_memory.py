@@ -3137,9 +3137,20 @@ def _someone_else(old: _Analysis, new: _Analysis) -> bool:
         return not text.owner and (not text.subject or text.subject in beside.keys)
     return any(one.about_user and other.subject and other.subject not in one.keys
                or of_no_one(one, other) and other.owner and other.owner not in one.keys
-               or other.subject and other.folded.split(maxsplit=1)[1:] == [one.folded]  # "Sam plays ..." / "Plays ..."
-               and not _adverb(other.folded.split(maxsplit=1)[0])
+               or _named_before(one, other)
                for one, other in ((old, new), (new, old)))
+
+
+def _named_before(one: _Analysis, other: _Analysis) -> bool:
+    """Is ``other`` the text of ``one`` after a name opening it as a subject ("Plays five-a-side on
+    Mondays" / "Sam plays five-a-side on Mondays."), not an adverb ("Usually works from home")? A
+    full stop closing one text only is no other fact; the words alone are not enough: "Shift starts
+    at 8:45; ..." / "Starts 8:45am; ..." is a label, read as a name, before a restatement."""
+    first, *rest = other.folded.rstrip(_CLOSING).split(maxsplit=1) or [""]
+    return bool(other.subject) and rest == [one.folded.rstrip(_CLOSING)] and not _adverb(first)
+
+
+_CLOSING = " .!;"  # what may close a sentence or not, the same
 
 
 # Adverbs that open an entry about the user before its verb ("Still plays ...", "Usually works ..."): a

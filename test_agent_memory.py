@@ -2932,6 +2932,9 @@ class ContradictionsAreNeverMerged(unittest.TestCase):
         # held-out 65: someone named before the very words that tell of the user (merged at 0.98)
         ("Plays five-a-side football on Monday nights at the Dundee Ice Arena pitches.",
          "Sam plays five-a-side football on Monday nights at the Dundee Ice Arena pitches."),
+        # found by the review of that rule: a full stop at the end of one text only (merged at 0.97)
+        ("Plays five-a-side football on Monday evenings", "Jess plays five-a-side football on Monday evenings."),
+        ("Works from home on Fridays.", "Priya works from home on Fridays"),
         # and of the signs: a dash or the word, an offset from UTC, a longitude, a refund
         ("Freezer is kept at \u201318\u00b0C.", "Freezer is kept at 18\u00b0C."),
         ("Freezer is kept at minus 18\u00b0C.", "Freezer is kept at 18\u00b0C."),
