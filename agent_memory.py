@@ -3374,12 +3374,19 @@ def _phrase_inserted(old: _Analysis, new: _Analysis) -> bool:
     change every week using tap water" / "... every week in the quarantine tank using tap water")?
     The phrase narrows the fact to another thing, and the narrow fact and the general one are two.
     A restatement drops such phrases, so ``old`` holding one is none, and it adds single words of
-    its own ("studio humidity" / "studio relative humidity")."""
+    its own ("studio humidity" / "studio relative humidity"), or an aside, set off by commas, brackets
+    or dashes, which tells more of the same thing ("Works at Monzo, the UK digital bank, as a backend
+    engineer", "Lives in Leeds, West Yorkshire, with ...")."""
     one, other = old.word_keys, new.word_keys
     start, end = _common_ends(one, other)
     inserted = other[start:len(other) - end]
     return (len(one) == start + end and start >= 2 and end >= 2 and 2 <= len(inserted) <= 6
-            and any(key not in _NO_VALUE_WORDS and not key[0].isdigit() and key not in one for key in inserted))
+            and any(key not in _NO_VALUE_WORDS and not key[0].isdigit() and key not in one for key in inserted)
+            and _analyse(_ASIDE.sub("", new.folded)).word_keys != one)
+
+
+_ASIDE = _Regex(r",\s[^,;:.()]+,(?=\s)|\s?\([^()]*\)|\s[–—]\s[^–—]+\s[–—](?=\s)")  # ", the UK digital bank,"
+
 
 def _places_swapped(old: _Analysis, new: _Analysis) -> bool:
     """Are the two texts the same words but two or three places inside them, each filled with one

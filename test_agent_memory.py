@@ -3176,9 +3176,17 @@ class ContradictionsAreNeverMerged(unittest.TestCase):
         for old, new in (("User keeps the studio humidity between 45% and 55%.",  # one word of its own
                           "User keeps studio relative humidity at 45\u201355%."),
                          ("Does a water change every week using tap water.",  # at the end: said more of the same
-                          "Does a water change every week using tap water from the kitchen.")):
+                          "Does a water change every week using tap water from the kitchen."),
+                         # an aside tells more of the same thing (review of 2f97fa1: judged, merged before)
+                         ("Works at Monzo as a backend engineer on the payments team.",
+                          "Works at Monzo, the UK digital bank, as a backend engineer on the payments team."),
+                         ("Lives in Leeds with his partner Tom and two cats.",
+                          "Lives in Leeds, West Yorkshire, with his partner Tom and two cats."),
+                         ("Sees Dr Patel every Thursday at 15:00 for therapy.",
+                          "Sees Dr Patel (her CBT therapist) every Thursday at 15:00 for therapy.")):
             with self.subTest(new=new):
                 self.assertFalse(am._phrase_inserted(am._analyse(old), am._analyse(new)))
+                self.assertEqual(action_beside(old, new), "merge")
 
     def test_who_does_what_to_whom_turned_round_is_another_fact(self):  # held-out 118: merged at 1.00
         for old, new in (("The bid-service calls the lot-service REST API over mTLS inside the mesh",
