@@ -3369,9 +3369,10 @@ def _middle_swapped(old: _Analysis, new: _Analysis) -> bool:
 
 
 def _phrase_inserted(old: _Analysis, new: _Analysis) -> bool:
-    """Is ``new`` the words of ``old`` with a phrase of two to six words put inside them, two words of
-    ``old`` at least on each side, and a value word among them that ``old`` lacks ("Does a 10% water
-    change every week using tap water" / "... every week in the quarantine tank using tap water")?
+    """Is ``new`` the words of ``old`` with a phrase of two to six words put inside them, a word of
+    ``old`` at least before and two after, and a value word among them that ``old`` lacks ("Does a 10%
+    water change every week using tap water" / "... every week in the quarantine tank using tap water",
+    "Irrigates once in September ..." / "Irrigates the olive trees once in September ...")?
     The phrase narrows the fact to another thing, and the narrow fact and the general one are two.
     A restatement drops such phrases, so ``old`` holding one is none, and it adds single words of
     its own ("studio humidity" / "studio relative humidity"), or an aside, set off by commas, brackets
@@ -3380,7 +3381,7 @@ def _phrase_inserted(old: _Analysis, new: _Analysis) -> bool:
     one, other = old.word_keys, new.word_keys
     start, end = _common_ends(one, other)
     inserted = other[start:len(other) - end]
-    return (len(one) == start + end and start >= 2 and end >= 2 and 2 <= len(inserted) <= 6
+    return (len(one) == start + end and start >= 1 and end >= 2 and 2 <= len(inserted) <= 6
             and any(key not in _NO_VALUE_WORDS and not key[0].isdigit() and key not in one for key in inserted)
             and _analyse(_ASIDE.sub("", new.folded)).word_keys != one)
 

@@ -3168,7 +3168,10 @@ class ContradictionsAreNeverMerged(unittest.TestCase):
                           "water."),
                          ("Nightly slapcat export runs at 01:30 via cron and is kept 30 days in /var/backups/ldap/.",
                           "Nightly slapcat export of the cn=config database runs at 01:30 via cron and is kept 30 days "
-                          "in /var/backups/ldap/.")):
+                          "in /var/backups/ldap/."),
+                         ("Irrigates once in September with drip lines if the summer has been very dry",  # one word
+                          "Irrigates the olive trees once in September with drip lines if the summer has been very "
+                          "dry")):  # before it (held-out 118: merged at 0.92)
             with self.subTest(new=new):
                 self.assertTrue(am._phrase_inserted(am._analyse(old), am._analyse(new)))
                 self.assertEqual(action_beside(old, new), "judge")
