@@ -3143,14 +3143,19 @@ def _someone_else(old: _Analysis, new: _Analysis) -> bool:
 
 def _named_before(one: _Analysis, other: _Analysis) -> bool:
     """Is ``other`` the text of ``one`` after a name opening it as a subject ("Plays five-a-side on
-    Mondays" / "Sam plays five-a-side on Mondays."), not an adverb ("Usually works from home")? A
+    Mondays" / "Sam plays five-a-side on Mondays."), and a small verb ("Allergic to penicillin" /
+    "Cathal is allergic to penicillin"), not an adverb ("Usually works from home")? A
     full stop closing one text only is no other fact; the words alone are not enough: "Shift starts
     at 8:45; ..." / "Starts 8:45am; ..." is a label, read as a name, before a restatement."""
     first, *rest = other.folded.rstrip(_CLOSING).split(maxsplit=1) or [""]
-    return bool(other.subject) and rest == [one.folded.rstrip(_CLOSING)] and not _adverb(first)
+    told = rest[0] if rest else ""
+    small = _SMALL_VERB.match(told)  # "Cathal is allergic to penicillin" / "Allergic to penicillin"
+    return (bool(other.subject) and bool(told) and not _adverb(first)
+            and one.folded.rstrip(_CLOSING) in (told, told[small.end():] if small else told))
 
 
 _CLOSING = " .!;"  # what may close a sentence or not, the same
+_SMALL_VERB = _Regex(r"(?:is|are|was|were|has|had)\s+")
 
 
 # Adverbs that open an entry about the user before its verb ("Still plays ...", "Usually works ..."): a

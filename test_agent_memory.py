@@ -2932,6 +2932,8 @@ class ContradictionsAreNeverMerged(unittest.TestCase):
         # held-out 65: someone named before the very words that tell of the user (merged at 0.98)
         ("Plays five-a-side football on Monday nights at the Dundee Ice Arena pitches.",
          "Sam plays five-a-side football on Monday nights at the Dundee Ice Arena pitches."),
+        ("Allergic to penicillin \u2014 make sure any club physio or doctor knows",  # and a small verb
+         "Cathal is allergic to penicillin \u2014 make sure any club physio or doctor knows"),  # (held-out 118)
         # found by the review of that rule: a full stop at the end of one text only (merged at 0.97)
         ("Plays five-a-side football on Monday evenings", "Jess plays five-a-side football on Monday evenings."),
         ("Works from home on Fridays.", "Priya works from home on Fridays"),
