@@ -3282,8 +3282,10 @@ def _one_word_swapped(old: _Analysis, new: _Analysis) -> bool:
     if min(map(len, written)) < 3:  # "s" of "1:1s" is no "second"
         return False
     # A verb and its particle hyphenated make a noun ("write-off" / "refund", "follow-up" / "prospecting"), the
-    # swapped word itself, not the same verb elsewhere ("Checks passports at check-in" / "Verifies ...")
-    compound = [start in text.hyphen_openers for text in (old, new)]
+    # swapped word itself, not the same verb elsewhere ("Checks passports at check-in" / "Verifies ..."); so
+    # does a verb after another part ("the on-call rota" / "the cleaning rota")
+    compound = [start in text.hyphen_openers or any(key in parts[1:] for parts in text.hyphenated)
+                for text, key in zip((old, new), swapped)]
     return (not _one_word(*swapped)
             and all(key not in _NO_VALUE_WORDS or noun for key, noun in zip(swapped, compound)))
 
