@@ -3309,7 +3309,7 @@ def _common_ends(one: tuple[str, ...], other: tuple[str, ...]) -> tuple[int, int
 
 
 def _middle_swapped(old: _Analysis, new: _Analysis) -> bool:
-    """Are the two texts the same words around a middle of one to five words on each side (two at
+    """Are the two texts the same words around a middle of one to six words on each side (two at
     least on one), words the other text lacks (or, in a wide frame, one of its shared words),
     not all verbs or small words ("Galleries with textiles are kept at 50 lux" / "with works on
     paper", "HSE first aid at work certificate expires ..." / "HSE commercial diving medical")?
@@ -3331,7 +3331,7 @@ def _middle_swapped(old: _Analysis, new: _Analysis) -> bool:
     middles = one[start:len(one) - end], other[start:len(other) - end]
     long_ends = not end and start >= 3 and min(map(len, middles)) >= 3  # three the same, then three others each
     if not long_ends:
-        if not all(1 <= len(middle) <= 5 for middle in middles) or max(map(len, middles)) < 2:
+        if not all(1 <= len(middle) <= 6 for middle in middles) or max(map(len, middles)) < 2:
             return False
         longer = max(len(one), len(other))  # the same words frame the middle, or open more than half a text
         # (small words too: "Has had the ...", or one, but for a determiner: "Has fire safety training ..." /

@@ -3050,6 +3050,9 @@ class ContradictionsAreNeverMerged(unittest.TestCase):
                 ("Annual port marine safety code audit is due every November; last one was signed off by the board "
                  "chair, Gordon Reid.", "Annual oil spill contingency plan review is due every November; last one "
                  "was signed off by the board chair, Gordon Reid."),
+                # a middle of six words (held-out 113 and 92: merged at 0.78, 0.72)
+                ("End-of-day: close both registers at 17:30 and email the day's sales report to the owner, Pete.",
+                 "End-of-day: count both cash floats at 17:30 and text the totals to the owner, Pete."),
                 # a frame of three words of eight, a time besides (held-out 112: merged at 0.76)
                 ("Every Sunday at 04:00 the garbage collector deletes old generations from the store.",
                  "Every Sunday at 04:00 the optimiser deduplicates identical files in the store.")):
