@@ -1621,8 +1621,9 @@ _RUN_MARK = _Regex(r"[-./ ]")
 _NUMBER_THEN_NAME = _Regex(r"(?<!\S)([^\W\d_]*\d[\w.]*) ([^\W\d_]+)")  # "4070 ti", "s24 ultra"
 _DIGITS_AND_DOTS = _Regex(r"[\d.]+")
 _TOKEN = _Regex(r"\S+")
-# Code: backticked, or a short name in single quotes ("pool 'backups'"), not an apostrophe ("Sam's", "don't")
-_BACKTICKS = _Regex(r"`[^`]*`|(?<![\w'’])['‘](?=[^\W_])[\w. -]{1,40}(?<![. -])['’](?!\w)")
+# Code: backticked, or a short name in single quotes ("pool 'backups'", "queue 'support@default'"), not an
+# apostrophe ("Sam's", "don't")
+_BACKTICKS = _Regex(r"`[^`]*`|(?<![\w'’])['‘](?=[^\W_])[\w.@ -]{1,40}(?<![. -])['’](?!\w)")
 _WEB_SCHEME = _Regex(r"^https?://(?=[^/])")
 _HOST_PORT = _Regex(r"[^\W\d_][\w-]*(?:\.[\w-]+)*:\d{2,5}")  # "registry.lan:5000"; no "10:30"
 # A hyphenated word standing alone ("rostr-api"), not part of a host, path, channel or version ("ledger-api.dev")
