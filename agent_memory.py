@@ -3211,11 +3211,12 @@ def _relatives_said(text: _Analysis) -> tuple[dict[str, set[str]], set[str]]:
     for index, key in enumerate(keys):
         if key in _RELATIVES and not text.words[index].endswith("ly"):  # "kid-friendly" tells of no friend
             after = index + (1 if text.word_keys[index].endswith("'") else 2)  # "wife's dentist" names no wife
-            # a relative's own word ("Wife" opening a sentence) and a food ("friends for coffee") name no one
+            # a relative's own word ("Wife" opening a sentence), a food ("friends for coffee"), a day or month
+            # and the possessive before it, whose relative it is ("Matthias's brother Jakob"), name no one
             said.setdefault(_relative_key(text, keys, index), set()).update(
-                near for near in keys[max(index - 2, 0):after]
+                near for at, near in enumerate(keys[max(index - 2, 0):after], max(index - 2, 0))
                 if near in text.specific and near not in _RELATIVES and near not in _FOODS_AND_ANIMALS
-                and near not in _CALENDAR_KEYS)
+                and near not in _CALENDAR_KEYS and not (at == index - 1 and text.word_keys[at][-1] == "'"))
     beside = set().union(*said.values())  # with the names of the wife of "wife's sister" (no relative alone)
     said.pop("", None)
     return said, beside

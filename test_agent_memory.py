@@ -2929,6 +2929,9 @@ class ContradictionsAreNeverMerged(unittest.TestCase):
         # held-out 44: a relative named in one text only, beside one both tell of
         ("Her prize plant is a Vanda Miss Joaquim 'Agnes' division from her late grandmother.",
          "Her sister Mei Hua keeps the other Vanda Miss Joaquim 'Agnes' division from their grandmother."),
+        # held-out 124: the possessive before a relative is whose relative, no name of theirs (merged at 0.83)
+        ("Partner Matthias teaches physics at the Akademisches Gymnasium.",
+         "Partner Matthias's brother Jakob teaches chemistry at the Akademisches Gymnasium."),
         # held-out 109: a month beside the relative is no name of his (merged at 0.99)
         ("Every August he goes to the Cornwall Volksfest at the Royal Cornwall Showground.",
          "Every August his brother goes to the Cornwall Volksfest at the Royal Cornwall Showground."),
