@@ -2790,6 +2790,8 @@ def _roles_turned(a: _Analysis, b: _Analysis) -> bool:
     sides of "is" across it alone ("Graham Pike is the user's umpiring partner" / "The user's umpiring
     partner is Graham Pike"), and two runs side by side across nothing ("On Fridays, deploys run" /
     "Deploys run on Fridays")."""
+    if len(a.word_keys) != len(b.word_keys) or set(a.word_keys) != set(b.word_keys):
+        return False  # (cheap first: most pairs differ in a word)
     one, other = (_TURN_WORD.findall(text.folded) for text in (a, b))
     if one == other or len(one) > _SKELETON_MAX or Counter(one) != Counter(other):
         return False
@@ -3148,6 +3150,8 @@ def _named_before(one: _Analysis, other: _Analysis) -> bool:
     "Cathal is allergic to penicillin"), not an adverb ("Usually works from home")? A
     full stop closing one text only is no other fact; the words alone are not enough: "Shift starts
     at 8:45; ..." / "Starts 8:45am; ..." is a label, read as a name, before a restatement."""
+    if len(other.word_keys) != len(one.word_keys) + 1 or not other.subject:
+        return False  # (cheap first: the name is the one word more)
     first, *rest = other.folded.rstrip(_CLOSING).split(maxsplit=1) or [""]
     told = rest[0] if rest else ""
     small = _SMALL_VERB.match(told)  # "Cathal is allergic to penicillin" / "Allergic to penicillin"
