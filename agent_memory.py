@@ -2789,7 +2789,10 @@ def _roles_turned(a: _Analysis, b: _Analysis) -> bool:
     turned round trades places across "and" or "or" only ("Alice and Bob" / "Bob and Alice"), the two
     sides of "is" across it alone ("Graham Pike is the user's umpiring partner" / "The user's umpiring
     partner is Graham Pike"), and two runs side by side across nothing ("On Fridays, deploys run" /
-    "Deploys run on Fridays")."""
+    "Deploys run on Fridays"). Nor is a run across the very words before or after it, two clauses
+    alike in a list ("Commutes by bike in summer, by train in winter" / "... by train in winter, by
+    bike in summer", "... in summer and by train ...", "Walks the dog at 7 am, feeds the cat at 8 am" /
+    "Feeds the cat at 8 am, ...")."""
     if len(a.word_keys) != len(b.word_keys) or set(a.word_keys) != set(b.word_keys):
         return False  # (cheap first: most pairs differ in a word)
     one, other = (_TURN_WORD.findall(text.folded) for text in (a, b))
@@ -2797,8 +2800,14 @@ def _roles_turned(a: _Analysis, b: _Analysis) -> bool:
         return False
     start, end = _common_ends(tuple(one), tuple(other))
     turned, kept = one[start:len(one) - end], other[start:len(other) - end]
+    def clauses(between: list[str]) -> bool:  # "by" across "Commutes by ...", "am" across "... at 8 am"
+        while between and between[0] in _SYMMETRIC_WORDS:  # "..., and by train"
+            between = between[1:]
+        return bool(between) and between in (one[max(start - len(between), 0):start],
+                                             one[len(one) - end:][:len(between)])
     return any(kept == turned[size + between:] + turned[size:size + between] + turned[:size]
                and not set(turned[size:size + between]) <= _SYMMETRIC_WORDS
+               and not clauses(turned[size:size + between])
                for size in range(1, len(turned) - 1) for between in range(1, len(turned) - size))
 
 

@@ -3221,6 +3221,27 @@ class ContradictionsAreNeverMerged(unittest.TestCase):
                 self.assertFalse(am._roles_turned(am._analyse(old), am._analyse(new)))
                 self.assertEqual(action_beside(old, new), "merge")
 
+    def test_two_clauses_alike_reordered_are_no_roles_turned(self):  # b6950e3 sent these to the LLM
+        for old, new in (("Commutes by bike in summer, by train in winter",
+                          "Commutes by train in winter, by bike in summer"),
+                         ("Works from home on Mondays, from the office on Thursdays",
+                          "Works from the office on Thursdays, from home on Mondays"),
+                         ("Commutes by bike in summer and by train in winter",
+                          "Commutes by train in winter and by bike in summer"),
+                         ("Walks the dog at 7 am, feeds the cat at 8 am",
+                          "Feeds the cat at 8 am, walks the dog at 7 am"),
+                         ("Gym on Tuesdays at 6 pm, swimming on Fridays at 6 pm",
+                          "Swimming on Fridays at 6 pm, gym on Tuesdays at 6 pm")):
+            with self.subTest(new=new):
+                self.assertFalse(am._roles_turned(am._analyse(old), am._analyse(new)))
+                self.assertEqual(action_beside(old, new), "merge")
+        for old, new in (("Goes to the gym on Mondays, to the pool on Fridays",  # the days turned round
+                          "Goes to the gym on Fridays, to the pool on Mondays"),
+                         ("Copies data from the staging bucket into the warehouse",
+                          "Copies data from the warehouse into the staging bucket")):
+            with self.subTest(new=new):
+                self.assertEqual(action_beside(old, new), "judge")
+
     def test_success_and_failure_in_any_form_are_opposites(self):  # held-out 107: merged at 0.89
         old = "Slack notifications go to #ci-alerts via the slack-alert resource on job failure."
         new = "Slack notifications go to #ci-alerts via the slack-alert resource when an apply job succeeds."
