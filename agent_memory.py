@@ -1892,8 +1892,9 @@ def _normalise(text: str) -> str:
     return text
 
 
-# A fraction in one character, after its whole number or none: "2½" is "2.5", "½ cup" "0.5 cup"
-_VULGAR_FRACTION = _Regex(r"(?:(\d+) ?)?([\u00bc\u00bd\u00be])")
+# A fraction in one character, after its whole number or none: "2½" is "2.5", "½ cup" "0.5 cup"; not a count
+# before a space and the fraction of a compound ("2 ½-litre bottles" are two bottles of half a litre)
+_VULGAR_FRACTION = _Regex(r"(?:(\d+)(?: (?=[\u00bc\u00bd\u00be](?![-\u2010\u2011])))?)?([\u00bc\u00bd\u00be])")
 _VULGAR_DECIMALS = {"\u00bc": ".25", "\u00bd": ".5", "\u00be": ".75"}
 # A model's generation after it: "Sony A7s III" is one camera, no plural of "A7 III"
 _MODEL_GENERATION = _Regex(r" (?:II|III|IV|V|VI|Mk|Mark)\b")

@@ -1856,6 +1856,11 @@ class FeaturesReadValuesOneWay(unittest.TestCase):
         self.assertEqual(am._normalise("Twins L\u00e9a and Hugo (2\u00bd)."), "Twins L\u00e9a and Hugo (2.5).")
         self.assertEqual(am._normalise("Add \u00bd cup, then 1 \u00be cups."), "Add 0.5 cup, then 1.75 cups.")
         self.assertNotIn("21", am._analyse("Twins aged 2\u00bd.").keys)
+        # a count before the fraction of a compound is no whole number of it
+        self.assertEqual(am._normalise("Buys 2 \u00bd-litre bottles."), "Buys 2 0.5-litre bottles.")
+        self.assertEqual(am._normalise("Buys 2\u00bd-litre bottles."), "Buys 2.5-litre bottles.")
+        self.assertNotEqual(action_beside("Buys 2 \u00bd-litre bottles of milk daily",
+                                          "Buys 2.5-litre bottles of milk daily"), "merge")
         self.assertEqual(am._normalise(""), "")
 
     def test_pence_are_pounds(self):  # held-out 69, 86 and 99: asked or added
