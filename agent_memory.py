@@ -1227,13 +1227,14 @@ _YEAR = ("19", "20")
 
 
 def _hours_in_minutes(match: re.Match[str]) -> str:
-    """"1.5 hours" is "90 minutes", "0.25 h" "15 minutes"; hours that are no whole minutes, whole hours
-    ("2.0 h"), and four hours or more ("32.5 hrs/wk", which no one writes in minutes) stay as written."""
-    minutes = float(match.group(1)) * 60
-    whole = round(minutes)
-    if abs(minutes - whole) > 1e-9 or whole % 60 == 0 or whole >= 240:
+    """"1.5 hours" is "90 minutes", "0.25 h" "15 minutes": quarters and halves of an hour, below four
+    hours ("32.5 hrs/wk" no one writes in minutes), and not the end of a range ("1-1.5 hours" would
+    become "1-90 minutes"), nor "1.30 h", which may be half past one."""
+    hours = match.group(1)
+    if (hours.split(".")[1] not in ("25", "5", "50", "75") or float(hours) >= 4
+            or _RANGE_BEFORE.search(match.string, max(0, match.start() - 12), match.start())):
         return match.group()
-    return f"{whole} minutes"
+    return f"{round(float(hours) * 60)} minutes"
 
 
 def _after_number(starts: str) -> tuple[str, ...]:

@@ -1846,7 +1846,9 @@ class FeaturesReadValuesOneWay(unittest.TestCase):
                                  ("Checks begin 1.5 h ahead.", "Checks begin 90 minutes ahead."),
                                  ("A 0.25-hour call.", "A 15 minutes call."),
                                  ("Takes 2.0 hours.", "Takes 2 hours."),  # whole hours stay hours
-                                 ("Runs 1.33 hours.", "Runs 1.33 hours.")):  # no whole minutes
+                                 ("Runs 1.33 hours.", "Runs 1.33 hours."),  # no quarter or half
+                                 ("Lasts 1-1.5 hours.", "Lasts 1-1.5 hours."),  # a range's end (review)
+                                 ("Starts 1.30 h.", "Starts 1.30 hours.")):  # half past one, maybe
             with self.subTest(text=text):
                 self.assertEqual(am._normalise(text), normalised)
         self.assertEqual(action_beside("Gates open 90 minutes before kick-off for league matches.",
