@@ -3157,16 +3157,17 @@ def _someone_else(old: _Analysis, new: _Analysis) -> bool:
 
 def _named_before(one: _Analysis, other: _Analysis) -> bool:
     """Is ``other`` the text of ``one`` after a name opening it as a subject ("Plays five-a-side on
-    Mondays" / "Sam plays five-a-side on Mondays."), and a small verb ("Allergic to penicillin" /
-    "Cathal is allergic to penicillin"), not an adverb ("Usually works from home")? A
-    full stop closing one text only is no other fact; the words alone are not enough: "Shift starts
-    at 8:45; ..." / "Starts 8:45am; ..." is a label, read as a name, before a restatement."""
+    Mondays" / "Sam plays five-a-side on Mondays."), with or without a small verb ("Allergic to
+    penicillin" / "Cathal is allergic to penicillin"), the name no adverb ("Usually works from
+    home")? A full stop closing one text only is no other fact; the words alone are not enough:
+    "Shift starts at 8:45; ..." / "Starts 8:45am; ..." is a label, read as a name, before a
+    restatement."""
     if len(other.word_keys) != len(one.word_keys) + 1 or not other.subject:
         return False  # (cheap first: the name is the one word more)
     first, *rest = other.folded.rstrip(_CLOSING).split(maxsplit=1) or [""]
     told = rest[0] if rest else ""
     small = _SMALL_VERB.match(told)  # "Cathal is allergic to penicillin" / "Allergic to penicillin"
-    return (bool(other.subject) and bool(told) and not _adverb(first)
+    return (bool(told) and not _adverb(first)
             and one.folded.rstrip(_CLOSING) in (told, told[small.end():] if small else told))
 
 
@@ -3496,6 +3497,7 @@ _VERB_WORDS = _OPENING_WORDS | _USE_VERBS | _VERBS  # the verbs of _NO_VALUE_WOR
 _SWAP_MAX_WORDS = 80  # a fact is far shorter; difflib's cost grows with the product of the lengths
 
 
+# The small words a subject opens with, whose noun a restatement may rename ("Her cleaner" / "Her cleaning lady")
 _DETERMINERS = frozenset("the a an our my their his her your this these those its all each both any".split())
 # A subject's opening, every part of it a small word the analysis leaves out: a determiner, or "all",
 # "each", "both" or "any" ("every" is kept as a word, so "Every X" / "All Y" would differ in it); before it, a
