@@ -3497,13 +3497,15 @@ _VERB_WORDS = _OPENING_WORDS | _USE_VERBS | _VERBS  # the verbs of _NO_VALUE_WOR
 _SWAP_MAX_WORDS = 80  # a fact is far shorter; difflib's cost grows with the product of the lengths
 
 
-# The small words a subject opens with, whose noun a restatement may rename ("Her cleaner" / "Her cleaning lady")
-_DETERMINERS = frozenset("the a an our my their his her your this these those its all each both any".split())
+# The small words a subject opens with ("The compost bays ...", "Each firmware upgrade ..."), whose noun a
+# restatement may rename ("Her cleaner" / "Her cleaning lady"); "those" only opens a middle
+_SUBJECT_OPENERS = "the a an our my their his her your this these its all each both any".split()
+_DETERMINERS = frozenset(_SUBJECT_OPENERS + ["those"])
 # A subject's opening, every part of it a small word the analysis leaves out: a determiner, or "all",
 # "each", "both" or "any" ("every" is kept as a word, so "Every X" / "All Y" would differ in it); before it, a
 # small verb ("Does the gutter clearing himself ..."); before that, the user or a pronoun ("She has a ...")
 _DETERMINED = _Regex(r"(?:(?:user|i|we|he|she|they)\s+)?(?:(?:does|do|did|has|have|had|is|are|was|were)\s+)?"
-                     r"(?:the|a|an|our|my|their|his|her|your|this|these|its|all|each|both|any)\s")
+                     rf"(?:{'|'.join(_SUBJECT_OPENERS)})\s")
 
 
 # A scope the text opens with: "In seminar rooms, ceiling mics are ..." / "In lecture theatres, ceiling mics are ..."
