@@ -1783,13 +1783,16 @@ def _range_start(match: re.Match[str]) -> str:
 class _Analysis:
     """What the projections and the merge rules need to know about one text.
 
-    The fields down to ``adding`` are read at once. The rest are read on first use, all together:
+    The fields down to ``adding`` are read at once. The rest are read on first use, in two groups:
     only the rules comparing a fact with the entry closest to it need them, and most new facts are
     far from every entry, added on their weights and words of change alone. An analysis is shared
     through the cache, by every thread: nothing assigns to it but its own first use."""
 
     weights: dict[int, int]  # bucket -> integer weight before rarity
     features: frozenset[int]  # the buckets, for document frequencies
+    updating: frozenset[str]  # what says that something changed: "now", "moved", "no longer"
+    adding: bool  # says it is one more of a kind: "also", "too", "another"
+    # read on first use, all together, from a second pass over its atoms (``_template_fields``)
     keys: frozenset[str]  # content words, numbers and initials, normalised
     specific: frozenset[str]  # numbers, identifiers, capitalised words: what may tell facts apart
     names: frozenset[str]  # the surest of them: names inside a sentence, URLs, paths, identifiers
@@ -1799,42 +1802,45 @@ class _Analysis:
     derived: frozenset[str]  # keys that are only initials of its names: "ha" for "Home Assistant"
     skeleton: tuple[str, ...]  # the plain words, in order: "Staging runs on port # and prod on port #"
     slots: tuple[tuple[str, ...], ...]  # the specific keys between them (and sentence ends), each slot sorted
-    updating: frozenset[str]  # what says that something changed: "now", "moved", "no longer"
-    adding: bool  # says it is one more of a kind: "also", "too", "another"
-    # read on first use (``_later_fields``)
+    folded: str  # the text normalised and case-folded, for the rare rule that reads it whole
+    days: frozenset[str]  # the days and seasons it names, less those it excepts ("weekdays except Friday")
+    day_ranges: frozenset[frozenset[str]]  # its ranges of three days or more: "Mon–Thu, Fridays off" has one
+    pairings: Counter[frozenset[str]]  # its clauses of two values or more: {chen, friday} in "Chen on Fri, ..."
+    clauses: tuple[frozenset[str], ...]  # the keys of each clause
+    # read on first use, all together, from its words in order (``_word_fields``)
     words: tuple[str, ...]  # its words in order, stop words left out
     word_keys: tuple[str, ...]  # the key of each of them
     polar: frozenset[str]  # words with an opposite: "before", "after", "enabled", …
     polar_places: tuple[tuple[str, str, str], ...]  # each of them with the words before and after it
     negated: bool
-    days: frozenset[str]  # the days and seasons it names, less those it excepts ("weekdays except Friday")
-    day_ranges: frozenset[frozenset[str]]  # its ranges of three days or more: "Mon–Thu, Fridays off" has one
     hyphenated: frozenset[tuple[str, ...]]  # the keys of its hyphenated words: ("acme", "io") for "acme-io"
     hyphen_openers: frozenset[int]  # where in ``words`` a hyphenated word opens: 1 for "Any write-off ..."
     code_words: frozenset[str]  # its identifiers in backticks: "analytics" for "`analytics`"
-    folded: str  # the text normalised and case-folded, for the rare rule that reads it whole
     contrasted: tuple[str, ...]  # its words in order, "not", "than", "over", "instead" as "¬": "use ruff ¬ black"
     graded: frozenset[str]  # its small words of obligation, time, quantity or order: "must", "was", "most", "next"
-    pairings: Counter[frozenset[str]]  # its clauses of two values or more: {chen, friday} in "Chen on Fri, ..."
-    clauses: tuple[frozenset[str], ...]  # the keys of each clause
     about_user: bool  # opens with the user as its subject: "User is ...", "The user ...", "I ..."
     subject: str  # the key of the name it opens with as a subject: "kasia" of "Kasia is allergic to PPD"
     owner: str  # the key of the name it opens with as an owner: "tomasz" of "Tomasz's shoes are size 9"
 
-    def __init__(self, later: tuple[str, list[tuple[str, ...]], frozenset[str]], **fields: Any) -> None:
+    def __init__(self, later: tuple[Any, ...], **fields: Any) -> None:
         self.__dict__.update(fields)
-        self._later = later  # what the fields read on first use are read from: the text, its clauses and keys
+        self._later = later  # what the second pass reads: ``_template_fields``' arguments
 
     def __getattr__(self, name: str) -> Any:  # a field read on first use (any thread may: each reads the same)
-        if name in _LATER_FIELDS:
-            self.__dict__.update(_later_fields(*self._later))
-            if name in self.__dict__:
-                return self.__dict__[name]
+        if name in _TEMPLATE_FIELDS:
+            self.__dict__.update(_template_fields(*self._later))
+        elif name in _WORD_FIELDS:
+            self.__dict__.update(_word_fields(self._later[0]))
+        if name in self.__dict__:
+            return self.__dict__[name]
         raise AttributeError(f"'_Analysis' object has no attribute {name!r}")
 
 
-_LATER_FIELDS = frozenset(itertools.dropwhile(lambda name: name != "words", _Analysis.__annotations__))  # those
-# after "read on first use", which _later_fields returns (a test holds the two the same)
+# The two groups of fields read on first use, as the comments in _Analysis part them (a test holds them the
+# same as what _template_fields and _word_fields return)
+_TEMPLATE_FIELDS = frozenset(itertools.takewhile(lambda name: name != "words", itertools.dropwhile(
+    lambda name: name != "keys", _Analysis.__annotations__)))
+_WORD_FIELDS = frozenset(itertools.dropwhile(lambda name: name != "words", _Analysis.__annotations__))
 
 
 def _analyse(text: str) -> _Analysis:
@@ -1999,70 +2005,44 @@ def _each_initialism(run: tuple[tuple[str, str], ...]) -> Iterator[tuple[str, tu
 
 def _analyse_text(text: str) -> _Analysis:
     """Read ``text`` into an ``_Analysis``: normalised, then one pass over its atoms (words and
-    numbers), then the patterns over the whole text that find values and words of change; the
-    others (negation, days, hyphenated words) wait for the rules (``_later_fields``).
+    numbers) for its weights, and the patterns for words of change. That is all a new fact far from
+    every entry needs, most of them; the rules comparing a fact with its closest entry read the rest
+    on first use (``_template_fields`` from the atoms as this pass read them, ``_word_fields``).
 
-    The pass does several jobs at once, because analysing each new fact is most of what a write
-    costs: it tells sentences and clauses apart; gathers runs of capitalised words, whose initials
-    may stand for them; reads "every ..." and a number with its unit as one measure ("24 hour");
-    sorts each key into the template (plain words) or its slots (values); and counts each key's
-    weight, hashed into a bucket for the projections."""
+    The pass tells sentences apart, reads each atom's kind and key, gathers runs of capitalised words
+    (whose initials may stand for them, and count as features), and counts each key's weight, hashed
+    into a bucket for the projections."""
     import zlib
 
     text = _normalise(text)
     code_spans = sorted(_code_spans(text))
     code_at = 0  # walked once alongside the atoms, which come in order
+    atoms: list[_Atom] = []
     counts: dict[str, int] = {}
-    keys, specific, names, initialled, acronyms = set(), set(), set(), set(), set()
     runs: list[tuple[tuple[str, str], ...]] = []  # runs of capitalised words ("Home Assistant OS")
     featured: list[tuple[tuple[str, str], ...]] = []  # and the parts inside a sentence, whose initials are features
     run: list[tuple[str, str]] = []
     run_opens_sentence = False
-    sentence_start, previous_end = True, 0
-    skeleton: list[str] = []
-    slots: list[tuple[str, ...]] = []  # the values between two skeleton words or sentence ends
-    slot: list[str] = []
-    clauses: list[tuple[str, ...]] = []  # the keys of each clause, as punctuation, "and", "but", "while"
-    clause: list[str] = []                 # part them; specific ones marked "#": ("#api", "port", "#8080")
-    last_kind = last_atom = ""
-    numbers: list[str] = []  # the last number, or the numbers of the last range
-    ranges: set[str] = set()  # "3-1", "5-10": two numbers in order
-    measures: set[str] = set()  # "24 hour", "2-3 week", "1 week" for "every week", "every morn"
-    every: Optional[list[str]] = None  # the words after "every", until a unit
-    numbers_end = 0
-    named = False  # the last number has letters before its digits: "P01", "MT940", "v2"
+    sentence_start, previous_end, last_atom = True, 0, ""
     after_article = False  # "a", "an" or "one", and capitalised words since: "a Sony ...", "a TP-Link ..."
     for match in _ATOM.finditer(text):
-        atom, start = match.group(), match.start()
+        atom, start, end = match.group(), match.start(), match.end()
         gap, folded_atom = text[previous_end:start], atom.casefold()
-        previous_end = match.end()
+        previous_end = end
         while code_at < len(code_spans) and code_spans[code_at][1] <= start:
             code_at += 1
-        # Sentences and clauses. The dot of "Dr. Helen" or "H. Marsh" ends no sentence; "H" is an
-        # initial of the name after it. Most gaps are one space, which ends nothing.
+        # Sentences. The dot of "Dr. Helen" or "H. Marsh" ends no sentence; "H" is an initial of the
+        # name after it. Most gaps are one space, which ends nothing.
         abbreviated = gap != " " and gap.strip() == "." and (last_atom in _HONORIFICS or len(last_atom) == 1)
         initial = last_atom.casefold() if abbreviated and len(last_atom) == 1 and last_atom.isupper() else ""
         ends = gap != " " and not abbreviated and bool(_SENTENCE_END.search(gap))
         last_atom = atom
-        if clause and (ends and ":" not in gap or "," in gap or folded_atom in _CLAUSE_JOINERS):  # "Infra: Farid"
-            clauses.append(tuple(clause))  # is one clause
-            clause = []
-        if ends:
-            sentence_start = True
-            skeleton.append(".")  # where sentences end is part of the template
-            slots.append(tuple(sorted(slot)))
-            slot = []
+        sentence_start = sentence_start or ends
         after_article = after_article and gap in (" ", "-")
-        one = atom[-1] == "s" and (after_article or bool(_MODEL_GENERATION.match(text, match.end())))  # "A7s"
+        one = atom[-1] == "s" and (after_article or bool(_MODEL_GENERATION.match(text, end)))  # "A7s"
         kind, key = _atom_kind_and_key(atom, _inside(code_spans, code_at, start), sentence_start, one)
         after_article = folded_atom in ("a", "an", "one") or after_article and atom[0].isupper()
-        if initial and atom[0].isupper():
-            initialled.add((initial, key))
-            keys.add(initial)  # "A. Khan": an initial, not the article
-            specific.add(initial)
-            names.add(initial)
-        if kind == "name" and atom[:2].isupper():
-            acronyms.add(key)
+        atoms.append((atom, folded_atom, start, end, gap, ends, initial, kind, key))
         capitalised = atom[0].isupper()  # runs of capitalised words
         if capitalised and atom[0].isalpha() and run and not sentence_start and not gap.strip(" -"):
             run.append((key, _letters(atom)))  # punctuation, most small words or a sentence start end a run
@@ -2075,6 +2055,74 @@ def _analyse_text(text: str) -> _Analysis:
             run = [(key, _letters(atom))] if capitalised and atom[0].isalpha() else []
             run_opens_sentence = sentence_start
         sentence_start = False
+        if kind == "stop" or kind != "name" and (key in _STOP_WORDS or key in _NEGATIONS):
+            continue
+        # A date weighs as its day, month and year did before they were one atom; a range as its two ends.
+        dated = kind == "number" and _DATE_ATOM.fullmatch(key)
+        weight = _KIND_WEIGHTS[kind] * (3 * (key.count("/") + 1) if dated else 1)
+        feature = "w:" + key
+        counts[feature] = counts.get(feature, 0) + weight
+    _end_run(run, run_opens_sentence, runs, featured)
+    for part in featured:  # "Home Assistant" gives "ha"
+        feature = "w:" + "".join(letters[0] for _, letters in part)
+        counts[feature] = counts.get(feature, 0) + _KIND_WEIGHTS["name"]
+    weights: dict[int, int] = {}
+    mask = (1 << _BUCKET_BITS) - 1
+    for feature, weight in counts.items():
+        bucket = zlib.crc32(feature.encode("utf-8")) & mask
+        weights[bucket] = weights.get(bucket, 0) + weight
+    return _Analysis(
+        (text, code_spans, atoms, runs, featured),
+        weights=weights,
+        features=frozenset(weights),
+        updating=frozenset(_SAME_MARKER.get(marker.casefold(), marker.casefold())
+                           for marker in _UPDATE_MARKERS.findall(text)),
+        adding=bool(_ADDING_MARKERS.search(text)),
+    )
+
+
+_Atom = tuple[str, str, int, int, str, bool, str, str, str]  # as read, case-folded, start, end, the gap before
+# it, whether that gap ends a sentence, the initial it follows ("h" of "H. Marsh"), kind and key
+
+
+def _template_fields(text: str, code_spans: list[tuple[int, int]], atoms: list[_Atom],
+                     runs: list[tuple[tuple[str, str], ...]], featured: list[tuple[tuple[str, str], ...]]
+                     ) -> dict[str, Any]:
+    """The fields of an ``_Analysis`` that a second pass over its atoms reads, from its normalised
+    text and what the first pass read (``_analyse_text``).
+
+    The pass finds the values and names; sorts each key into the template (plain words) or its
+    slots (values); parts the clauses; and reads "every ..." and a number with its unit as one
+    measure ("24 hour"). Then come the values only a pattern over the whole text finds."""
+    keys, specific, names, initialled, acronyms = set(), set(), set(), set(), set()
+    skeleton: list[str] = []
+    slots: list[tuple[str, ...]] = []  # the values between two skeleton words or sentence ends
+    slot: list[str] = []
+    clauses: list[tuple[str, ...]] = []  # the keys of each clause, as punctuation, "and", "but", "while"
+    clause: list[str] = []                 # part them; specific ones marked "#": ("#api", "port", "#8080")
+    last_kind = ""
+    numbers: list[str] = []  # the last number, or the numbers of the last range
+    ranges: set[str] = set()  # "3-1", "5-10": two numbers in order
+    measures: set[str] = set()  # "24 hour", "2-3 week", "1 week" for "every week", "every morn"
+    every: Optional[list[str]] = None  # the words after "every", until a unit
+    numbers_end = 0
+    named = False  # the last number has letters before its digits: "P01", "MT940", "v2"
+    for atom, folded_atom, start, end, gap, ends, initial, kind, key in atoms:
+        if clause and (ends and ":" not in gap or "," in gap or folded_atom in _CLAUSE_JOINERS):  # "Infra: Farid"
+            clauses.append(tuple(clause))  # is one clause
+            clause = []
+        if ends:
+            skeleton.append(".")  # where sentences end is part of the template
+            slots.append(tuple(sorted(slot)))
+            slot = []
+        if initial and atom[0].isupper():
+            initialled.add((initial, key))
+            keys.add(initial)  # "A. Khan": an initial, not the article
+            specific.add(initial)
+            names.add(initial)
+        if kind == "name" and atom[:2].isupper():
+            acronyms.add(key)
+        capitalised = atom[0].isupper()
         if folded_atom in ("every", "each", "biweekly"):  # "every half hour", "every few days", "every morning"
             every = [] if folded_atom != "biweekly" else [key]  # "every other day" is "biweek day"
         elif every is not None:
@@ -2090,7 +2138,7 @@ def _analyse_text(text: str) -> _Analysis:
         if kind == "stop" or kind != "name" and (key in _STOP_WORDS or key in _NEGATIONS):
             continue
         # "3 times a week" is "3 per week", as "3 a week" and "3x a week" are: the number still leads to the unit
-        rate_times = (last_kind == "number" and atom == "times" and _RATE_AFTER_TIMES.match(text, match.end())
+        rate_times = (last_kind == "number" and atom == "times" and _RATE_AFTER_TIMES.match(text, end)
                       and _UNIT_GAP.fullmatch(text, numbers_end, start))
         if kind != "word" or capitalised and key not in _OPENING_WORDS:  # a value, in a slot of the template
             specific.add(key)
@@ -2110,7 +2158,7 @@ def _analyse_text(text: str) -> _Analysis:
                     ranges.add("-".join(numbers))  # "3-1" is no "1-3": a score, a day and month, a range in order
             else:
                 numbers = [number]
-            numbers_end = match.end()
+            numbers_end = end
             named = atom[0].isalpha()
         elif key in _UNITS:
             periodical = atom.lower().endswith("ly")  # "daily", "weekly"
@@ -2124,7 +2172,7 @@ def _analyse_text(text: str) -> _Analysis:
                 rate = gap_words.strip(" -") or (periodical and "-" not in gap_words)
                 measures.add(f"{'-'.join(numbers)} {'per ' if rate else ''}{key}")
             elif (periodical and kind == "word" and every is None and not atom.lower().startswith("bi")
-                  and not _PRICE_AFTER.match(text, match.end())):
+                  and not _PRICE_AFTER.match(text, end)):
                 measures.add(f"1 {key}")  # no rate of a number: "weekly" is "every week"; no "hourly rate"
         elif key in _PERIODS and every is None and atom.lower().endswith("ly"):
             measures.add(f"every {key}")  # "quarterly" and "termly" are "every quarter" and "every term"
@@ -2134,14 +2182,8 @@ def _analyse_text(text: str) -> _Analysis:
         last_kind = "number" if rate_times else kind
         if kind == "name":
             names.add(key)
-        # A date weighs as its day, month and year did before they were one atom; a range as its two ends.
-        dated = kind == "number" and _DATE_ATOM.fullmatch(key)
-        weight = _KIND_WEIGHTS[kind] * (3 * (key.count("/") + 1) if dated else 1)
-        feature = "w:" + key
-        counts[feature] = counts.get(feature, 0) + weight
         if not rate_times:  # "3 times a day" says all "3 a day" says
             keys.add(key)
-    _end_run(run, run_opens_sentence, runs, featured)
     slots.append(tuple(sorted(slot)))
     if clause:
         clauses.append(tuple(clause))
@@ -2170,17 +2212,10 @@ def _analyse_text(text: str) -> _Analysis:
         if initials not in keys:
             derived.add(initials)
         keys.add(initials)
-        counts["w:" + initials] = counts.get("w:" + initials, 0) + _KIND_WEIGHTS["name"]
-    weights: dict[int, int] = {}
-    mask = (1 << _BUCKET_BITS) - 1
-    for feature, weight in counts.items():
-        bucket = zlib.crc32(feature.encode("utf-8")) & mask
-        weights[bucket] = weights.get(bucket, 0) + weight
     all_keys = frozenset(keys)
-    return _Analysis(
-        (text, clauses, all_keys),
-        weights=weights,
-        features=frozenset(weights),
+    folded = text.casefold()
+    excepted = frozenset(_word_key(word.casefold()) for word in _EXCEPTED.findall(text))
+    return dict(
         keys=all_keys,
         specific=frozenset(specific),
         names=frozenset(names),
@@ -2190,15 +2225,18 @@ def _analyse_text(text: str) -> _Analysis:
         derived=frozenset(derived),
         skeleton=tuple(skeleton),
         slots=tuple(slots),
-        updating=frozenset(_SAME_MARKER.get(marker.casefold(), marker.casefold())
-                           for marker in _UPDATE_MARKERS.findall(text)),
-        adding=bool(_ADDING_MARKERS.search(text)),
+        folded=folded,
+        days=frozenset(all_keys & _CALENDAR_WORDS) - excepted,
+        day_ranges=_day_ranges(folded, excepted),
+        pairings=Counter(pairing for pairing in (frozenset(key[1:] for key in clause if key[0] == "#")
+                                                 for clause in clauses) if len(pairing) >= 2),
+        clauses=tuple(frozenset(key.lstrip("#") for key in clause) for clause in clauses),
     )
 
 
-def _later_fields(text: str, clauses: list[tuple[str, ...]], keys: frozenset[str]) -> dict[str, Any]:
-    """The fields of an ``_Analysis`` read on first use, from its normalised text, the keys of each
-    of its clauses (specific ones marked "#") and all its keys."""
+def _word_fields(text: str) -> dict[str, Any]:
+    """The fields of an ``_Analysis`` read from its words in order (stop words too), from its
+    normalised text."""
     folded = text.casefold()
     found = list(_FOLDED_WORD.finditer(folded))
     folded_words = [word.group() for word in found]
@@ -2210,7 +2248,6 @@ def _later_fields(text: str, clauses: list[tuple[str, ...]], keys: frozenset[str
     compound_starts = {match.start() for match in compounds}
     polar_words = [word[:-1] if word[-1] == "s" and word not in _OPPOSITES and word[:-1] in _OPPOSITES else word
                    for word in folded_words]  # "mornings" / "afternoons" are opposites too
-    excepted = frozenset(_word_key(word.casefold()) for word in _EXCEPTED.findall(text))
     polar = frozenset(word for word in polar_words if word in _OPPOSITES)
     return dict(
         about_user=bool(_ABOUT_USER.match(text)),
@@ -2224,17 +2261,11 @@ def _later_fields(text: str, clauses: list[tuple[str, ...]], keys: frozenset[str
         polar_places=_polar_places(polar_words) if polar else (),
         negated=(negations > 0 and negations > 2 * len(_NEGATED_NEGATION.findall(folded))  # "doesn't avoid": none
                  or bool(_CONTRAST.search(folded))),
-        days=frozenset(keys & _CALENDAR_WORDS) - excepted,
-        day_ranges=_day_ranges(folded, excepted),
         hyphenated=frozenset(tuple(_word_key(part) for part in match.group().split("-")) for match in compounds),
         hyphen_openers=frozenset(index for index, at in enumerate(kept) if found[at].start() in compound_starts),
         code_words=frozenset(span.casefold() for span in _BACKTICKED_WORD.findall(text)),
-        folded=folded,
         contrasted=_contrasted(_WORD_OR_MARK.findall(folded)) if _CONTRAST_CUE.search(folded) else (),
         graded=_graded(folded_words),
-        pairings=Counter(pairing for pairing in (frozenset(key[1:] for key in clause if key[0] == "#")
-                                                 for clause in clauses) if len(pairing) >= 2),
-        clauses=tuple(frozenset(key.lstrip("#") for key in clause) for clause in clauses),
     )
 
 
@@ -2593,6 +2624,9 @@ def _unmatched(tokens: frozenset[str], one: _Analysis, other: _Analysis) -> set[
     written: "Home Assistant OS" mentions "HA", "HA" mentions "Home Assistant" (and "RH" "relative
     humidity"), and "Helen Marsh" and "H. Marsh" mention each other; but "Jane Smith" does not
     mention "John Smith", nor "Al" "Anna Lopez"."""
+    unmatched = {key for key in tokens if key not in other.keys or key in other.derived}
+    if not unmatched:  # most comparisons: the rest reads every run of both texts
+        return unmatched
     covered: set[str] = set()
     for run in one.runs:
         for initials, words in _initialisms(run):
@@ -2602,8 +2636,8 @@ def _unmatched(tokens: frozenset[str], one: _Analysis, other: _Analysis) -> set[
     initialisms = {initials for run in other.runs for initials, _ in _initialisms(run)}
     run_initials = {pair for run in other.runs for _, pair in _initial_pairs(run)}
     covered.update(letter for letter, following in one.initialled if (letter, following) in run_initials)
-    unmatched = {key for key in tokens if (key not in other.keys or key in other.derived) and key not in covered
-                 and not (key in initialisms and key in one.acronyms) and not _written_bare(key, other)}
+    unmatched = {key for key in unmatched if key not in covered and not (key in initialisms and key in one.acronyms)
+                 and not _written_bare(key, other)}
     # a name written otherwise: "UFQFPN-48" / "UFQFPN48", "voice/dialect" / "dialect and voice"
     otherwise = [key for key in unmatched if _respelled(key, other) or _parts_named(key, other)]
     if otherwise:

@@ -1738,10 +1738,21 @@ class FeaturesReadValuesOneWay(unittest.TestCase):
     """The same value written two ways gives the same key, so restatements match."""
 
     def test_the_fields_read_on_first_use_are_those_the_later_reading_gives(self):
-        self.assertEqual(am._LATER_FIELDS, set(am._later_fields("Sam is off on Fridays.", [], frozenset())))
+        read = am._analyse_text("Sam is off on Fridays.")
+        self.assertEqual(am._TEMPLATE_FIELDS, set(am._template_fields(*read._later)))
+        self.assertEqual(am._WORD_FIELDS, set(am._word_fields(read._later[0])))
+        self.assertEqual(am._TEMPLATE_FIELDS | am._WORD_FIELDS | {"weights", "features", "updating", "adding"},
+                         set(am._Analysis.__annotations__))
         analysis = am._analyse_text("Staging now runs on port 5433, not 5432, Mon-Fri.")
+        self.assertEqual(analysis.updating, {"now"})  # read at once, with the weights
         self.assertNotIn("negated", analysis.__dict__)  # not read yet
+        self.assertNotIn("specific", analysis.__dict__)
+        self.assertEqual(analysis.keys, {"staging", "run", "port", "5433", "5432", "monday", "tuesday", "wednesday",
+                                         "thursday", "friday", "now"})
+        self.assertNotIn("negated", analysis.__dict__)  # the other group, still not read
         self.assertTrue(analysis.negated)
+        self.assertEqual(analysis.specific, {"staging", "5433", "5432", "monday", "tuesday", "wednesday", "thursday",
+                                             "friday"})
         self.assertIn("word_keys", analysis.__dict__)  # all of them read at once
         with self.assertRaises(AttributeError):
             analysis.no_such_field
