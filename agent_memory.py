@@ -1481,6 +1481,7 @@ _ASCII_DIGIT = _Regex(r"[0-9]")
 _TIME_RANGE_12H = _Regex(r"(?<![\d.:])\b(\d{1,2})(?:[:.](\d\d))?(\s?[–-]\s?|\s to\s)"
                          r"(?=\d{1,2}(?:[:.]\d\d)?\s?([ap])\.?m\b)", re.IGNORECASE)
 _TIME_12H = _Regex(r"(?<![\d.:])\b(\d{1,2})(?:[:.](\d\d))?\s?([ap])\.?m\b\.?", re.IGNORECASE)
+_AM_PM = _Regex(r"\d\s?[ap]\.?m\b", re.IGNORECASE)
 # A sign is part of its number ("-18 °C" is no "18 °C"), but no hyphen of "10-18", "UTC-5" or "-np 4"
 _ATOM = _Regex(rf"{_SIGN_BEFORE}-\d+(?:[.:/]\d+)*|\b[vV]?\d+(?:[.:/]\d+)+|[^\W_]+(?:'(?:s|t|re|ll|ve|d|m)\b)?")
 _CONTRACTION = _Regex(r"'(?:s|re|ll|ve|d|m)$")  # "they're" is "they"; "don't" stays, a negation
@@ -1883,7 +1884,8 @@ def _normalise(text: str) -> str:
         text = _CLOCK_WORDS.sub(_clock_time, text)
     if " in the " in text or " each " in text or " every " in text:
         text = _DAY_PART.sub(_day_part_time, text)
-    text = _TIME_12H.sub(_twenty_four_hour, _TIME_RANGE_12H.sub(_range_start, text))
+    if _AM_PM.search(text):  # what both patterns end with, a quick test
+        text = _TIME_12H.sub(_twenty_four_hour, _TIME_RANGE_12H.sub(_range_start, text))
     done = -1  # the phrases in order, each whose cheap test the text passes (again, after a change)
     while True:
         for index in sorted({index for need in _present(text) for index in _PHRASES_NEEDING[need] if index > done}):
@@ -2408,15 +2410,16 @@ def _pack(columns: Sequence[int]) -> int:
     return int.from_bytes(packed.tobytes(), "little")
 
 
-def _unpack_signed(number: int, width: int) -> Sequence[int]:
-    """The columns of ``number``, each 64 bits of two's complement, column 0 lowest."""
+def _unpack_signed(number: int, width: int) -> list[int]:
+    """The columns of ``number``, each 64 bits of two's complement, column 0 lowest (a list, which
+    Python reads faster than an array)."""
     import array
 
     columns = array.array("q")
     columns.frombytes(number.to_bytes(width * 8, "little"))
     if sys.byteorder == "big":
         columns.byteswap()
-    return columns
+    return columns.tolist()
 
 
 @functools.lru_cache(maxsize=8)
@@ -2557,16 +2560,19 @@ def cosine(a: Sequence[float], b: Sequence[float]) -> float:
     return max(-1.0, min(1.0, sum(map(operator.mul, a, b)) / norm))
 
 
-def _unit_cosines(query: Sequence[float], vectors: list[tuple[float, ...]]) -> list[float]:
-    """``cosine`` of ``query`` with each of ``vectors``, all from ``embed`` (unit length or all zeros).
+def _unit_cosines(query: Sequence[float], vectors: list[tuple[float, ...]], blank: Iterable[int]) -> list[float]:
+    """``cosine`` of ``query`` with each of ``vectors``, all from ``embed``: of unit length, but those
+    at the indexes ``blank``, all zeros.
 
     For unit vectors the cosine is 1 - distance**2 / 2, and math.dist is one C call.
     """
     if not any(query):
         return [0.0] * len(vectors)
-    dist = math.dist
-    return [max(-1.0, 1.0 - dist(query, vector) ** 2 / 2.0) if vector[0] or any(vector) else 0.0
-            for vector in vectors]
+    cosines = [1.0 - distance ** 2 / 2.0 if distance < 2.0 else -1.0  # not below -1, however it rounds
+               for distance in map(math.dist, itertools.repeat(query), vectors)]
+    for index in blank:
+        cosines[index] = 0.0
+    return cosines
 
 
 # -------------------------------------------------------- merge detection ----
@@ -3702,6 +3708,7 @@ class MergeDetector:
         self._projections = RandomProjections(dims)
         self._corpus: list[str] = []
         self._vectors: list[tuple[float, ...]] = []
+        self._blank: list[int] = []  # the indexes of vectors all zeros: entries with no feature ("§§", "-")
         self._analyses: dict[int, _Analysis] = {}  # of corpus entries, when first needed (long ones too)
 
     def fit(self, corpus: Sequence[str]) -> None:
@@ -3712,6 +3719,7 @@ class MergeDetector:
         self._projections.fit(corpus)
         self._corpus = corpus
         self._vectors = [self._projections._embed(text) for text in corpus]
+        self._blank = [index for index, vector in enumerate(self._vectors) if not any(vector)]
         self._analyses = {}
 
     def _analysis(self, index: int) -> _Analysis:
@@ -3729,7 +3737,7 @@ class MergeDetector:
         if not self._corpus:
             return "nobody", -1, 0.0
         query = self._projections._embed(entry)
-        similarities = _unit_cosines(query, self._vectors)
+        similarities = _unit_cosines(query, self._vectors, self._blank)
         best = max(range(len(similarities)), key=similarities.__getitem__)
         similarity = similarities[best]
         old, new = self._analysis(best), _analyse(entry)
