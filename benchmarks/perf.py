@@ -138,9 +138,9 @@ def unseen(texts: list[str], brackets: str) -> Iterator[str]:
     """Texts no analysis has seen, each weighed and compared as it stands: each of ``texts`` with
     a stop word in ``brackets`` after it ("(of)"), which adds no feature, key or word. Each bench
     passes its own brackets, so no bench is served from another's cache; the texts repeat only
-    after seven passes over ``texts``. (A number there, as until 6 December, is a heavy feature
+    after seven passes over ``texts``. (A number there, as this bench once put, is a heavy feature
     that many entries hold: "(0)" and "(1)" took two texts in three past the add threshold, to the
-    rules comparing them with their closest entry, where one in four of the writes goes.)"""
+    rules comparing them with their closest entry, where one write in four goes.)"""
     return (f"{text} {brackets[0]}{_UNSEEN_MARKS[i % 7]}{brackets[1]}" for i, text in enumerate(texts * 10))
 
 
