@@ -3290,6 +3290,16 @@ class ContradictionsAreNeverMerged(unittest.TestCase):
         self.assertFalse(am._opposed(am._analyse("Email the team when a deploy fails."),
                                      am._analyse("Email the team on deploy failure.")))  # one side of the pair
 
+    def test_start_and_end_are_opposites(self):  # held-out 127: merged at 0.93
+        old = "Car-share rides home are matched by home postcode district and shift end time, within 15 minutes."
+        new = "Car-share rides in are matched by home postcode district and shift start time, within 15 minutes."
+        self.assertTrue(am._opposed(am._analyse(old), am._analyse(new)))
+        self.assertEqual(action_beside(old, new), "judge")
+        self.assertTrue(am._opposed(am._analyse("Sprint starts on Monday at 09:00."),
+                                    am._analyse("Sprint ends on Monday at 09:00.")))
+        self.assertFalse(am._opposed(am._analyse("Logs are kept from the start to the end of each sprint."),
+                                     am._analyse("Logs are kept from start to end of every sprint.")))
+
     def test_a_middle_after_the_same_small_words_is_swapped(self):  # held-out 80 and 93: merged at 0.83, 0.81
         for old, new in (("Has had the rabies pre-exposure vaccination course; last booster June 2022.",
                           "Has had the tick-borne encephalitis vaccination course; last booster June 2022."),
