@@ -3150,7 +3150,8 @@ def _conflicting(old: _Analysis, new: _Analysis) -> bool:
             or _values_swapped(old, new) or _pairings_exchanged(old, new) or _values_regrouped(old, new)
             or _hyphenated_siblings(old, new) or _identifier_extended(old, new) or _variant_named(old, new)
             or _swapped_around_negation(old, new) or _negations_crossed(old, new) or _days_differ(old, new)
-            or _one_word_swapped(old, new) or _middle_swapped(old, new) or _phrase_inserted(old, new)
+            or _one_word_swapped(old, new) or _two_words_swapped(old, new) or _middle_swapped(old, new)
+            or _phrase_inserted(old, new)
             or _subject_swapped(old, new)
             or _places_swapped(old, new) or _scope_swapped(old, new)
             or _grades_differ(old, new) or _rates_differ(old, new) or _words_exchanged(old, new)
@@ -3347,6 +3348,26 @@ def _one_word_swapped(old: _Analysis, new: _Analysis) -> bool:
                 for text, key in zip((old, new), swapped)]
     return (not _one_word(*swapped)
             and all(key not in _NO_VALUE_WORDS or noun for key, noun in zip(swapped, compound)))
+
+
+def _two_words_swapped(old: _Analysis, new: _Analysis) -> bool:
+    """Are the two texts the same words but two, apart, each a plain word swapped as in
+    ``_one_word_swapped`` ("PII is scrubbed from answers with Presidio before logging" / "... from
+    tickets ... before embedding")?"""
+    one, other = old.word_keys, new.word_keys
+    if len(one) != len(other) or len(one) < 5:
+        return False
+    at = [index for index, (a, b) in enumerate(zip(one, other)) if a != b]
+    if len(at) != 2 or at[1] - at[0] < 2 or not at[0]:  # an opening reworded is often a restatement
+        return False
+    for index in at:  # each a plain word the other text lacks ("no more than 3 bullet points" / "three bullets max")
+        written, swapped = (old.words[index], new.words[index]), (one[index], other[index])
+        if (min(map(len, written)) < 3 or not all(map(str.isalpha, swapped)) or swapped[0] in other
+                or swapped[1] in one or _one_word(*swapped) or not _NO_VALUE_WORDS.isdisjoint(swapped)):
+            return False
+        if any(map(_UPDATE_MARKERS.fullmatch, written)):
+            return False
+    return True
 
 
 def _one_word(one: str, other: str) -> bool:
