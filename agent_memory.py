@@ -3150,7 +3150,8 @@ def _conflicting(old: _Analysis, new: _Analysis) -> bool:
             or _values_swapped(old, new) or _pairings_exchanged(old, new) or _values_regrouped(old, new)
             or _hyphenated_siblings(old, new) or _identifier_extended(old, new) or _variant_named(old, new)
             or _swapped_around_negation(old, new) or _negations_crossed(old, new) or _days_differ(old, new)
-            or _one_word_swapped(old, new) or _two_words_swapped(old, new) or _middle_swapped(old, new)
+            or _one_word_swapped(old, new) or _two_words_swapped(old, new) or _opening_swapped(old, new)
+            or _middle_swapped(old, new)
             or _phrase_inserted(old, new)
             or _subject_swapped(old, new)
             or _places_swapped(old, new) or _scope_swapped(old, new)
@@ -3368,6 +3369,30 @@ def _two_words_swapped(old: _Analysis, new: _Analysis) -> bool:
         if any(map(_UPDATE_MARKERS.fullmatch, written)):
             return False
     return True
+
+
+def _opening_swapped(old: _Analysis, new: _Analysis) -> bool:
+    """Do the two texts open with other plain words, one to three each, and go on with the same
+    words, small ones too, over five words and three fifths of the longer at least ("Share invites
+    older than 90 days are purged by the cleanup job at 03:30 UTC" / "Push tokens older than ...")?
+    Its subject swapped. An opening reworded in a restatement opens with a verb ("Launch: ..." /
+    "Run the pipeline with ..."), rewords more, or spells the other's opening with its initials
+    ("The DSL is ..." / "The Designated Safeguarding Lead is ...")."""
+    one, other = old.word_keys, new.word_keys
+    start, end = _common_ends(one, other)
+    if start or end < 5 or end < 0.6 * max(len(one), len(other)):
+        return False
+    openings = one[:len(one) - end], other[:len(other) - end]
+    if (not all(1 <= len(opening) <= 3 for opening in openings) or not set(openings[0]).isdisjoint(openings[1])
+            or not _NO_VALUE_WORDS.isdisjoint(openings[0] + openings[1])):
+        return False
+    if any("".join(key[0] for key in opening) in openings[1 - side] for side, opening in enumerate(openings)):
+        return False
+    words = [_FOLDED_WORD.findall(text.folded) for text in (old, new)]
+    shared = 0
+    while shared < min(map(len, words)) and words[0][-1 - shared] == words[1][-1 - shared]:
+        shared += 1
+    return sum(word not in _STOP_WORDS for word in words[0][len(words[0]) - shared:]) >= end
 
 
 def _one_word(one: str, other: str) -> bool:
