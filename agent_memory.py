@@ -3111,7 +3111,11 @@ def _same_part(one: str, other: str) -> bool:
 
 def _same_words_other_values(a: _Analysis, b: _Analysis) -> bool:
     """Are the plain words of one text (two at least) all in the other, while each names a value the
-    other does not ("Postgres 15 runs on port 5432" / "Postgres runs on port 5434")?"""
+    other does not ("Postgres 15 runs on port 5432" / "Postgres runs on port 5434")? Texts sharing
+    fewer than two features share fewer than two words: most of those an add compares, which then
+    need not read further."""
+    if len(a.features & b.features) < 2:
+        return False
     plain = sorted((text.keys - text.specific for text in (a, b)), key=len)
     return len(plain[0]) >= 2 and plain[0] <= plain[1] and _specifics_differ(a, b)
 
