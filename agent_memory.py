@@ -3791,8 +3791,8 @@ class MergeDetector:
             return "nobody", -1, 0.0
         query = self._projections._embed(entry)
         similarities = _unit_cosines(query, self._vectors, self._blank)
-        best = max(range(len(similarities)), key=similarities.__getitem__)
-        similarity = similarities[best]
+        similarity = max(similarities)
+        best = similarities.index(similarity)  # the first of the best, as max(range, key=...) gave
         old, new = self._analysis(best), _analyse(entry)
         one_more = new.adding and not old.adding  # "a second monitor" beside an entry that names one
         if similarity >= self.merge_threshold:
