@@ -3334,7 +3334,8 @@ def _one_word_swapped(old: _Analysis, new: _Analysis) -> bool:
     a plain word, and a merge would keep both, contradicting itself. A verb ("uses" / "runs"), a
     small word or a form of the same word ("enable" / "enabled", "caps" / "capitals") is no such value;
     a verb hyphenated with its particle is a noun, and one ("Any write-off over $500 ..." / "Any refund
-    over $500 ...")."""
+    over $500 ..."), as is a verb facts open with, found inside a text beside a plain word ("report
+    runs are paused" / "backup runs are paused")."""
     one, other = old.word_keys, new.word_keys
     start, end = _common_ends(one, other)
     if len(one) - start - end != 1 or len(other) - start - end != 1 or len(one) < 3:
@@ -3351,8 +3352,20 @@ def _one_word_swapped(old: _Analysis, new: _Analysis) -> bool:
     # does a verb after another part ("the on-call rota" / "the cleaning rota")
     compound = [start in text.hyphen_openers or any(key in parts[1:] for parts in text.hyphenated)
                 for text, key in zip((old, new), swapped)]
-    return (not _one_word(*swapped)
-            and all(key not in _NO_VALUE_WORDS or noun for key, noun in zip(swapped, compound)))
+    if _one_word(*swapped):
+        return False
+    verbs = [key in _NO_VALUE_WORDS and not noun for key, noun in zip(swapped, compound)]
+    if not any(verbs):
+        return True
+    # A verb facts open with ("Runs ...", "Reports to ...", "Works at ...") is a noun in a slot where the
+    # other text has a plain word, after the opening, unless a modal comes before it or either word is a
+    # verb's form ("report runs are paused" / "backup runs ...", "Fuelling on long runs" / "on long rides",
+    # "Cycles to work" / "to the gym"; not "Reports must follow the client's template" / "Report format")
+    if not start or all(verbs) or any(word.endswith(("ing", "ed")) for word in written):
+        return False
+    side = verbs.index(True)
+    modal = rf"\b(?:must|should|can|could|may|might|will|would|shall) {re.escape(written[side])}\b"
+    return swapped[side] in _OPENING_WORDS and not re.search(modal, (old, new)[side].folded)
 
 
 def _two_words_swapped(old: _Analysis, new: _Analysis) -> bool:
@@ -3684,7 +3697,7 @@ _INTERCHANGEABLE = frozenset(frozenset(map(_word_key, pair.split("/"))) for pair
 mum/mom mould/mold paediatrician/pediatrician programme/program aluminium/aluminum
 tyre/tire kerb/curb msg/message bday/birthday pkg/package pic/picture photo/picture info/information
 kid/child kids/children last/final holiday/vacation big/large small/little casual/informal bug/defect job/task
-lives/resides leads/heads quick/fast begin/start
+lives/resides leads/heads quick/fast begin/start run/execution
 """.split()) | {frozenset(pair) for pair in _RELATIVE_SAME.items()} | {
     frozenset(("partner", other)) for other in _PARTNERS - {"partner"}}  # "mum" / "mother", "partner" / "wife"
 

