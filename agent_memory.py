@@ -2561,19 +2561,15 @@ def cosine(a: Sequence[float], b: Sequence[float]) -> float:
     return max(-1.0, min(1.0, sum(map(operator.mul, a, b)) / norm))
 
 
-def _unit_cosines(query: Sequence[float], vectors: list[tuple[float, ...]], blank: Iterable[int]) -> list[float]:
-    """``cosine`` of ``query`` with each of ``vectors``, all from ``embed``: of unit length, but those
-    at the indexes ``blank``, all zeros.
+def _unit_cosines(query: Sequence[float], vectors: list[tuple[float, ...]]) -> list[float]:
+    """``cosine`` of ``query`` with each of ``vectors``, all from ``embed`` (unit length or all zeros).
 
     For unit vectors the cosine is 1 - distance**2 / 2, and math.dist is one C call.
     """
     if not any(query):
         return [0.0] * len(vectors)
-    cosines = [1.0 - distance ** 2 / 2.0 if distance < 2.0 else -1.0  # not below -1, however it rounds
-               for distance in map(math.dist, itertools.repeat(query), vectors)]
-    for index in blank:
-        cosines[index] = 0.0
-    return cosines
+    return [(1.0 - distance ** 2 / 2.0 if distance < 2.0 else -1.0) if vector[0] or any(vector) else 0.0
+            for distance, vector in zip(map(math.dist, itertools.repeat(query), vectors), vectors)]
 
 
 # -------------------------------------------------------- merge detection ----
@@ -3744,7 +3740,10 @@ class MergeDetector:
     """Decides whether a new fact restates a stored one, by random projections.
 
     ``classify(entry)`` returns ``(action, index, similarity)`` against the
-    fitted corpus, where similarity is the best cosine and index its entry:
+    fitted corpus, where similarity is the best cosine and index its entry.
+    An entry sharing no feature with the fact is at 0.0, its cosine in the
+    space of features: the cosine of their projections is chance, and not
+    worth its time (most entries share none with a new fact):
 
     - ``"merge"``: similarity >= merge_threshold and the two do not conflict
       (no differing number, name or identifier, negation or opposite word, and
@@ -3754,9 +3753,10 @@ class MergeDetector:
       long entry, whose cosine is low);
     - ``"judge"``, a question for an LLM: a conflicting pair however similar; a
       new fact that says something changed about a name or number of its best
-      match however dissimilar, or, if its best match shares none, of another
-      entry (whose index and similarity are returned), or in two or more of
-      its best match's words; the rest of the band between the thresholds;
+      match, if that is past the add threshold, or else of another entry (the
+      one naming it beside another number, or the most similar: its index and
+      similarity are returned), or in two or more of its best match's words;
+      the rest of the band between the thresholds;
     - ``"add"``: similarity <= add_threshold, or a sibling fact between the
       thresholds (a different name or identifier on each side, nothing saying
       "changed");
@@ -3774,7 +3774,7 @@ class MergeDetector:
         self._projections = RandomProjections(dims)
         self._corpus: list[str] = []
         self._vectors: list[tuple[float, ...]] = []
-        self._blank: list[int] = []  # the indexes of vectors all zeros: entries with no feature ("§§", "-")
+        self._holding: dict[int, list[int]] = {}  # feature -> the indexes of the entries holding it
         self._analyses: dict[int, _Analysis] = {}  # of corpus entries, when first needed (long ones too)
 
     def fit(self, corpus: Sequence[str]) -> None:
@@ -3785,7 +3785,10 @@ class MergeDetector:
         self._projections.fit(corpus)
         self._corpus = corpus
         self._vectors = [self._projections._embed(text) for text in corpus]
-        self._blank = [index for index, vector in enumerate(self._vectors) if not any(vector)]
+        self._holding = {}
+        for index, text in enumerate(corpus):
+            for feature in _analyse(text).features:
+                self._holding.setdefault(feature, []).append(index)
         self._analyses = {}
 
     def _analysis(self, index: int) -> _Analysis:
@@ -3803,7 +3806,10 @@ class MergeDetector:
         if not self._corpus:
             return "nobody", -1, 0.0
         query = self._projections._embed(entry)
-        similarities = _unit_cosines(query, self._vectors, self._blank)
+        near = sorted({index for feature in _analyse(entry).features for index in self._holding.get(feature, ())})
+        similarities = [0.0] * len(self._corpus)
+        for index, similarity in zip(near, _unit_cosines(query, [self._vectors[index] for index in near])):
+            similarities[index] = similarity
         similarity = max(similarities)
         best = similarities.index(similarity)  # the first of the best, as max(range, key=...) gave
         old, new = self._analysis(best), _analyse(entry)
@@ -3811,8 +3817,8 @@ class MergeDetector:
         if similarity >= self.merge_threshold:
             unsure = _conflicting(old, new) or one_more or _only_numbers_shared(old, new)
             action = "judge" if unsure else "merge"
-        elif new.updating and old.specific & new.specific:
-            action = "judge"  # "Postgres now listens on 5433": an update of this entry, however few words match
+        elif new.updating and similarity > self.add_threshold and old.specific & new.specific:
+            action = "judge"  # "Postgres now listens on 5433": an update of this entry
         elif new.updating and (updated := self._updated_entry(new, similarities)) is not None:
             # "Upgraded Django to 5.0" updates the entry naming Django, however long and dissimilar
             action, best, similarity = "judge", updated, similarities[updated]

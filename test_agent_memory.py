@@ -2465,22 +2465,30 @@ class CosineIsWellBehaved(unittest.TestCase):
         self.assertAlmostEqual(am.cosine([1e200, 1e200], [-1e200, -1e200]), -1.0)  # no overflow to NaN
         self.assertAlmostEqual(am.cosine([1e-300, 0.0], [1e-300, 0.0]), 1.0)
 
-    def test_the_detector_reads_the_cosine_of_every_entry(self):
-        """Its cosines are ``cosine``'s, read a faster way, and 0.0 for an entry with no feature at all."""
-        entries = ["Postgres 15 runs in Docker on port 5432.", "- -", "Redis runs on port 6379 in Docker.", "§§"]
+    def test_the_detector_reads_the_cosine_of_the_entries_sharing_a_feature(self):
+        """Its cosines are ``cosine``'s, read a faster way, for the entries sharing a feature with the
+        fact; the others, an entry with no feature at all among them, are at 0.0 (their cosine in the
+        space of features), however their projections happen to fall."""
+        entries = ["Postgres 15 runs in Docker on port 5432.", "- -", "Redis runs on port 6379 in Docker.", "§§",
+                   "Grafana dashboards live in the ops folder."]
         detector = am.MergeDetector()
         detector.fit(entries)
-        self.assertEqual(detector._blank, [1, 3])
-        for text in ("Postgres runs in Docker.", "Redis listens on 6379.", "Postgres 15 runs in Docker on port 5432."):
+        for text, near in (("Postgres runs in Docker.", [0, 2]), ("Redis listens on 6379.", [2]),
+                           ("Grafana dashboards are reviewed monthly.", [4]), ("Kafka keeps 7 days.", [])):
             query = detector._projections.embed(text)
-            cosines = am._unit_cosines(query, detector._vectors, detector._blank)
-            expected = [am.cosine(query, detector._projections.embed(entry)) for entry in entries]
+            action, index, similarity = detector.classify(text)
+            chance = [am.cosine(query, detector._projections.embed(entry)) for entry in entries]
             with self.subTest(text=text):
-                for got, want in zip(cosines, expected):
-                    self.assertAlmostEqual(got, want, places=12)
-                self.assertEqual([cosines[1], cosines[3]], [0.0, 0.0])
-                self.assertEqual(detector.classify(text)[2], max(cosines))
-        self.assertEqual(am._unit_cosines((0.0,) * 256, detector._vectors, detector._blank), [0.0] * 4)
+                self.assertAlmostEqual(similarity, max([chance[i] for i in near] + [0.0]), places=12)
+                if near:
+                    self.assertIn(index, near)
+                    got = am._unit_cosines(query, [detector._vectors[i] for i in near])
+                    for value, i in zip(got, near):
+                        self.assertAlmostEqual(value, chance[i], places=12)
+        self.assertNotEqual(am.cosine(detector._projections.embed("Kafka keeps 7 days."),
+                                      detector._projections.embed(entries[4])), 0.0)  # chance, not 0.0
+        self.assertEqual(am._unit_cosines((0.0,) * 256, detector._vectors), [0.0] * 5)
+        self.assertEqual(am._unit_cosines(detector._vectors[0], [(0.0,) * 256, detector._vectors[0]])[0], 0.0)
 
 
 class MergeDetectorClassifies(unittest.TestCase):
