@@ -885,13 +885,15 @@ _CONTRAST = _Regex(r"\b(?:rather than|instead of|other than|apart from)\b")  # "
 _NEGATED_NEGATION = _Regex(r"\b(?:no longer|not|never|cannot|[a-z]+n't|(?:do|does|did|is|are|was|were|wo|ca|could|"
                            r"should|would|has|have|had|must)nt)\s+(?:[a-z]+\s+)?(?:avoids?|dislikes?|disliked|hates?)\b")
 # Words whose opposite flips a fact: "lint before every commit" is not "lint after every commit".
+# A plural is read as its singular unless listed itself, and then it has only the opposites listed
+# with it: a pair ("starts", "ends") would leave "starts" / "stops" no opposites.
 _OPPOSITE_PAIRS = [
     ("before", "after"), ("up", "down"), ("on", "off"), ("in", "out"), ("more", "less"), ("more", "fewer"),
     ("higher", "lower"), ("above", "below"), ("min", "max"), ("minimum", "maximum"), ("enable", "disable"),
     ("enabled", "disabled"), ("allow", "deny"), ("allowed", "forbidden"), ("include", "exclude"),
     ("increase", "decrease"), ("true", "false"), ("yes", "no"), ("always", "never"), ("public", "private"),
-    ("internal", "external"), ("sync", "async"), ("start", "stop"), ("start", "end"), ("starts", "ends"),
-    ("open", "closed"), ("first", "last"),
+    ("internal", "external"), ("sync", "async"), ("start", "stop"), ("start", "end"), ("open", "closed"),
+    ("first", "last"),
     ("light", "dark"), ("tabs", "spaces"), ("only", "also"), ("all", "some"), ("all", "none"),
     ("early", "late"), ("earlier", "later"), ("before", "later"), ("earlier", "after"), ("prior", "after"),
     ("prior", "later"), ("ahead", "after"), ("ahead", "later"), ("morning", "evening"), ("morning", "afternoon"),
