@@ -3391,9 +3391,10 @@ def _opening_swapped(old: _Analysis, new: _Analysis) -> bool:
     words, small ones too, over five words and three fifths of the longer at least ("Low stock alert
     emails go to orders@... (Google Workspace)" / "Order notification emails go to ...")? Its
     subject swapped. An opening reworded in a restatement opens with a verb ("Launch: ..." / "Run
-    the pipeline with ..."), rewords more, or spells the other's opening with its initials ("The DSL
-    is ..." / "The Designated Safeguarding Lead is ..."); a name, an acronym too, is for the rules
-    on names ("The HR team ..." / "The people team ...")."""
+    the pipeline with ..."), rewords more, spells the other's opening with its initials ("The DSL
+    is ..." / "The Designated Safeguarding Lead is ...") or says it with a word the one-word swap
+    reads as the same (``_one_word``: "The big fridge ..." / "The large fridge ..."); a name, an
+    acronym too, is for the rules on names ("The HR team ..." / "The people team ...")."""
     one, other = old.word_keys, new.word_keys
     start, end = _common_ends(one, other)
     if start or end < 5 or end < 0.6 * max(len(one), len(other)):
@@ -3404,6 +3405,8 @@ def _opening_swapped(old: _Analysis, new: _Analysis) -> bool:
             or not old.names.isdisjoint(openings[0]) or not new.names.isdisjoint(openings[1])):
         return False
     if any("".join(key[0] for key in opening) in openings[1 - side] for side, opening in enumerate(openings)):
+        return False
+    if any(_one_word(key, other_key) for key in openings[0] for other_key in openings[1]):
         return False
     words = [_FOLDED_WORD.findall(text.folded) for text in (old, new)]
     shared = 0

@@ -3548,6 +3548,16 @@ class ContradictionsAreNeverMerged(unittest.TestCase):
             with self.subTest(new=new):
                 self.assertFalse(am._opening_swapped(am._analyse(old), am._analyse(new)))
 
+    def test_an_opening_reworded_with_a_word_of_the_same_meaning_is_no_swap(self):  # a review: sent to the LLM
+        for old, new in (("The big fridge in the garage holds the drinks and the spare meat for barbecues.",
+                          "The large fridge in the garage holds the drinks and the spare meat for barbecues."),
+                         ("Photos from the wedding are kept on the NAS under /volume1/photos/2023 wedding folder.",
+                          "Pictures from the wedding are kept on the NAS under /volume1/photos/2023 wedding folder.")):
+            with self.subTest(new=new):  # as the one-word swap reads them (_INTERCHANGEABLE)
+                self.assertFalse(am._one_word_swapped(am._analyse(old), am._analyse(new)))
+                self.assertFalse(am._opening_swapped(am._analyse(old), am._analyse(new)))
+                self.assertEqual(action_beside(old, new), "merge")
+
     def test_a_name_after_an_opening_small_word_is_no_plain_word(self):  # review: "Leica" counted as plain
         old = am._analyse("The Leica SP8 in room B2.16 is older and used for fixed samples and teaching.")
         new = am._analyse("The Leica SP8 in room B2.16 has the white-light laser and is used for FRET work.")
