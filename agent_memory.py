@@ -1828,11 +1828,16 @@ class _Analysis:
 
     def __init__(self, later: tuple[Any, ...], **fields: Any) -> None:
         self.__dict__.update(fields)
-        self._later = later  # what the second pass reads: ``_template_fields``' arguments
+        self._later = later  # what the second pass reads, until read: ``_template_fields``' arguments
 
     def __getattr__(self, name: str) -> Any:  # a field read on first use (any thread may: each reads the same)
         if name in _TEMPLATE_FIELDS:
-            self.__dict__.update(_template_fields(*self._later))
+            later = self._later
+            if len(later) > 1:  # else another thread has just read them
+                self.__dict__.update(_template_fields(*later))
+                # Then only the text, all _word_fields reads: the atoms, about 40 kB for 1000 characters,
+                # held by every cached analysis would be half as much again as all its fields
+                self._later = later[:1]
         elif name in _WORD_FIELDS:
             self.__dict__.update(_word_fields(self._later[0]))
         if name in self.__dict__:

@@ -1754,6 +1754,8 @@ class FeaturesReadValuesOneWay(unittest.TestCase):
         self.assertEqual(analysis.specific, {"staging", "5433", "5432", "monday", "tuesday", "wednesday", "thursday",
                                              "friday"})
         self.assertIn("word_keys", analysis.__dict__)  # all of them read at once
+        self.assertEqual(analysis._later, (am._normalise("Staging now runs on port 5433, not 5432, Mon-Fri."),))
+        # the atoms let go once read, the text kept for the word fields
         with self.assertRaises(AttributeError):
             analysis.no_such_field
         self.assertFalse(hasattr(analysis, "no_such_field"))
