@@ -2523,8 +2523,9 @@ class RandomProjections:
         """The unit-length vector of ``text``."""
         return list(self._embed(text))
 
-    def _embed(self, text: str) -> tuple[float, ...]:
-        """Like ``embed``, as a tuple (math.dist reads tuples fastest); cached for fitted texts."""
+    def _embed(self, text: str, analysis: Optional[_Analysis] = None) -> tuple[float, ...]:
+        """Like ``embed``, as a tuple (math.dist reads tuples fastest); cached for fitted texts.
+        ``analysis`` is the text's, if the caller has it."""
         if not isinstance(text, str):
             raise InvalidInputError(f"text must be a string, got {type(text).__name__}")
         cached = self._vectors.get(text)
@@ -2532,7 +2533,7 @@ class RandomProjections:
             return cached
         frequency = self._frequency
         total, packed = 0, 0
-        for bucket, weight in _analyse(text).weights.items():
+        for bucket, weight in (analysis or _analyse(text)).weights.items():
             weight *= _rarity_weight(frequency.get(bucket, 0))
             packed += weight * _projection_row(self.dims, self.seed, bucket)
             total += weight
@@ -3813,16 +3814,19 @@ class MergeDetector:
 
     def classify(self, entry: str) -> tuple[str, int, float]:
         """``(action, index, similarity)`` of ``entry`` against the fitted entries (see the class)."""
+        if not isinstance(entry, str):
+            raise InvalidInputError(f"text must be a string, got {type(entry).__name__}")
         if not self._corpus:
             return "nobody", -1, 0.0
-        query = self._projections._embed(entry)
-        near = sorted({index for feature in _analyse(entry).features for index in self._holding.get(feature, ())})
+        new = _analyse(entry)  # once: a text too long for the cache is analysed again on every call
+        query = self._projections._embed(entry, new)
+        near = sorted({index for feature in new.features for index in self._holding.get(feature, ())})
         similarities = [0.0] * len(self._corpus)
         for index, similarity in zip(near, _unit_cosines(query, [self._vectors[index] for index in near])):
             similarities[index] = similarity
         similarity = max(similarities)
         best = similarities.index(similarity)  # the first of the best, as max(range, key=...) gave
-        old, new = self._analysis(best), _analyse(entry)
+        old = self._analysis(best)
         one_more = new.adding and not old.adding  # "a second monitor" beside an entry that names one
         if similarity >= self.merge_threshold:
             unsure = _conflicting(old, new) or one_more or _only_numbers_shared(old, new)

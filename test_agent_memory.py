@@ -2499,6 +2499,15 @@ class MergeDetectorClassifies(unittest.TestCase):
                "Staging deploys run on Fridays via GitHub Actions.",
                "Tests run with `make test` and need Docker running."]
 
+    def test_classify_refuses_what_is_not_text(self):  # the detector's own analysis first read it, unchecked
+        detector = am.MergeDetector()
+        for corpus in ([], ["Postgres 15 runs on port 5432."]):
+            detector.fit(corpus)
+            for entry in (None, 5, b"Postgres"):
+                with self.subTest(corpus=corpus, entry=entry), \
+                        self.assertRaisesRegex(am.InvalidInputError, "text must be a string"):
+                    detector.classify(entry)
+
     def detector(self, **kwargs):
         detector = am.MergeDetector(**kwargs)
         detector.fit(self.ENTRIES)
