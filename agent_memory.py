@@ -3785,7 +3785,7 @@ class MergeDetector:
         self._projections = RandomProjections(dims)
         self._corpus: list[str] = []
         self._vectors: list[tuple[float, ...]] = []
-        self._holding: dict[int, list[int]] = {}  # feature -> the indexes of the entries holding it
+        self._features: list[frozenset[int]] = []  # of each entry, to find those sharing one with a fact
         self._analyses: dict[int, _Analysis] = {}  # of corpus entries, when first needed (long ones too)
 
     def fit(self, corpus: Sequence[str]) -> None:
@@ -3794,12 +3794,10 @@ class MergeDetector:
         if corpus == self._corpus:
             return
         self._projections.fit(corpus)
+        known = dict(zip(self._corpus, self._features))  # a long entry is not analysed again
+        self._features = [known[text] if text in known else _analyse(text).features for text in corpus]
         self._corpus = corpus
         self._vectors = [self._projections._embed(text) for text in corpus]
-        self._holding = {}
-        for index, text in enumerate(corpus):
-            for feature in _analyse(text).features:
-                self._holding.setdefault(feature, []).append(index)
         self._analyses = {}
 
     def _analysis(self, index: int) -> _Analysis:
@@ -3820,7 +3818,7 @@ class MergeDetector:
             return "nobody", -1, 0.0
         new = _analyse(entry)  # once: a text too long for the cache is analysed again on every call
         query = self._projections._embed(entry, new)
-        near = sorted({index for feature in new.features for index in self._holding.get(feature, ())})
+        near = [index for index, features in enumerate(self._features) if not new.features.isdisjoint(features)]
         similarities = [0.0] * len(self._corpus)
         for index, similarity in zip(near, _unit_cosines(query, [self._vectors[index] for index in near])):
             similarities[index] = similarity
