@@ -8,6 +8,7 @@ tests on 127.0.0.1.
 from __future__ import annotations
 
 import ast
+import contextlib
 import dataclasses
 import errno
 import importlib.util
@@ -2500,14 +2501,7 @@ class CosineIsWellBehaved(unittest.TestCase):
         corpus = ["Postgres 15 runs in Docker.", long_entry]
         detector = am.MergeDetector()
         detector.fit(corpus)
-        analysed = []
-        real = am._analyse_text
-
-        def counting(text):
-            analysed.append(text)
-            return real(text)
-
-        with mock.patch.object(am, "_analyse_text", counting):
+        with counting_analyses() as analysed:
             for fact in ("Kafka retains logs for a fortnight.", "Grafana dashboards live in the ops folder."):
                 corpus = corpus + [fact]  # none shares a feature with the long entry: its weights stay
                 detector.fit(corpus)
@@ -4007,6 +4001,20 @@ class ContradictionsAreNeverMerged(unittest.TestCase):
                 self.assertFalse(am._conflict(old, new))
 
 
+@contextlib.contextmanager
+def counting_analyses():
+    """The list of the texts analysed afresh (from no cache) inside the block."""
+    analysed = []
+    real = am._analyse_text
+
+    def counting(text):
+        analysed.append(text)
+        return real(text)
+
+    with mock.patch.object(am, "_analyse_text", counting):
+        yield analysed
+
+
 def action_beside(old, new):
     """What ``classify`` does with ``new`` against ``old`` and an entry about something else."""
     detector = am.MergeDetector()
@@ -4132,14 +4140,7 @@ class AddFactMergesOnWrite(ManagerTestCase):
         memory = self.manager(facts_limit_env=5_000)
         long_entry = "Pantry stock: " + ", ".join(f"item {n} ({n % 9 + 1} packs, shelf {n % 7})" for n in range(70)) + "."
         self.seed(memory, "env", ["Postgres 15 runs in Docker.", long_entry])
-        analysed = []
-        real = am._analyse_text
-
-        def counting(text):
-            analysed.append(text)
-            return real(text)
-
-        with mock.patch.object(am, "_analyse_text", counting):
+        with counting_analyses() as analysed:
             result = memory.add_fact("env", long_entry[:-1] + ", saffron (1 pack, shelf 2).")
             memory.add_fact("env", "Redis 7 runs in Docker.")
         self.assertGreater(len(long_entry), 1_000)
@@ -5475,7 +5476,6 @@ class ToolNeverRaises(ToolTestCase):
 
 # ----------------------------------------------------------- command line ----
 
-import contextlib  # noqa: E402
 import io  # noqa: E402
 import logging  # noqa: E402
 
