@@ -3819,11 +3819,11 @@ class MergeDetector:
         new = _analyse(entry)  # once: a text too long for the cache is analysed again on every call
         query = self._projections._embed(entry, new)
         near = [index for index, features in enumerate(self._features) if not new.features.isdisjoint(features)]
-        similarities = [0.0] * len(self._corpus)
+        similarities = [0.0] * len(self._corpus)  # an entry sharing no feature stays at 0.0 (see the class)
         for index, similarity in zip(near, _unit_cosines(query, [self._vectors[index] for index in near])):
             similarities[index] = similarity
         similarity = max(similarities)
-        best = similarities.index(similarity)  # the first of the best, as max(range, key=...) gave
+        best = similarities.index(similarity)  # the first of the best
         old = self._analysis(best)
         one_more = new.adding and not old.adding  # "a second monitor" beside an entry that names one
         if similarity >= self.merge_threshold:
