@@ -431,7 +431,8 @@ _RULE_TABLE = [
      r"|\b(?:here is|this is) (?:your|the) new system prompt\b"
      r"|\b(?:reveal|print|show|output|repeat|leak|dump|disclose) (?:me )?(?:your|me the|us the) (?:full |entire |"
      r"hidden |original |secret )?(?:system prompt|initial prompt|hidden instructions|instructions)\b"),
-    ("prompt_injection", "new instructions for the assistant", "folded", ("instructions", ":"),
+    # Triggered by its words, not by the ":" both phrases need: one text in two holds a ":" (a time, a URL)
+    ("prompt_injection", "new instructions for the assistant", "folded", ("instructions", "system", "assistant"),
      r"(?:^|[\n.!?]\s{0,3})(?:new|updated|real) instructions\s{0,3}:"
      r"|(?:^|\n)\s{0,3}(?:system|assistant)\s{0,2}:\s{0,3}(?:you |the assistant|ignore|from now on)"),
     ("prompt_injection", "an instruction to ignore earlier instructions", "folded", ("ignor", "忽略"),
