@@ -1490,6 +1490,7 @@ _AM_PM = _Regex(r"\d\s?[ap]\.?m\b", re.IGNORECASE)
 _ATOM = _Regex(rf"{_SIGN_BEFORE}-\d+(?:[.:/]\d+)*|\b[vV]?\d+(?:[.:/]\d+)+|[^\W_]+(?:'(?:s|t|re|ll|ve|d|m)\b)?")
 _CONTRACTION = _Regex(r"'(?:s|re|ll|ve|d|m)$")  # "they're" is "they"; "don't" stays, a negation
 _SENTENCE_END = _Regex(r"[.;:!?]\s")  # in the gap between two words: "Fly.io" and ":9090" end none
+_CLAUSE_END = _Regex(r"[.;!?]\s")  # not ":", which opens what a label ("Dad's specialist: ...") tells of
 _HONORIFICS = frozenset("Dr Mr Mrs Ms Mx Prof St Jr Sr Capt Lt Col Sgt Rev Fr".split())  # their dot ends no sentence
 _DAY_NAME = f"(?:{'|'.join(day.lower() for day in _DAYS)})"
 _DAY_RANGE = _Regex(rf"\b{_DAY_NAME}(?:–{_DAY_NAME})+\b")  # what the phrases make of "Mon–Wed", "weekdays", "M–F"
@@ -1815,6 +1816,7 @@ class _Analysis:
     # read on first use, all together, from its words in order (``_word_fields``)
     words: tuple[str, ...]  # its words in order, stop words left out
     word_keys: tuple[str, ...]  # the key of each of them
+    word_clauses: tuple[int, ...]  # the clause each of them is in, counted by ";" and sentence ends
     polar: frozenset[str]  # words with an opposite: "before", "after", "enabled", …
     polar_places: tuple[tuple[str, str, str], ...]  # each of them with the words before and after it
     negated: bool
@@ -2260,6 +2262,7 @@ def _word_fields(text: str) -> dict[str, Any]:
     polar_words = [word[:-1] if word[-1] == "s" and word not in _OPPOSITES and word[:-1] in _OPPOSITES else word
                    for word in folded_words]  # "mornings" / "afternoons" are opposites too
     polar = frozenset(word for word in polar_words if word in _OPPOSITES)
+    clause_ends = [match.start() for match in _CLAUSE_END.finditer(folded)]
     return dict(
         about_user=bool(_ABOUT_USER.match(text)),
         subject=(_word_key(subject.group(1).casefold()) if (subject := _SUBJECT.match(text))
@@ -2268,6 +2271,7 @@ def _word_fields(text: str) -> dict[str, Any]:
                and owner.group(1).casefold() not in _NO_OWNERS else ""),
         words=words,
         word_keys=tuple(map(_word_key, words)),
+        word_clauses=tuple(bisect.bisect(clause_ends, found[at].start()) for at in kept),
         polar=polar,
         polar_places=_polar_places(polar_words) if polar else (),
         negated=(negations > 0 and negations > 2 * len(_NEGATED_NEGATION.findall(folded))  # "doesn't avoid": none
@@ -3284,7 +3288,8 @@ def _relatives_said(text: _Analysis) -> tuple[dict[str, set[str]], set[str]]:
             said.setdefault(_relative_key(text, keys, index), set()).update(
                 near for at, near in enumerate(keys[max(index - 2, 0):after], max(index - 2, 0))
                 if near in text.specific and near not in _RELATIVES and near not in _FOODS_AND_ANIMALS
-                and near not in _CALENDAR_KEYS and not (at == index - 1 and text.word_keys[at][-1] == "'"))
+                and near not in _CALENDAR_KEYS and not (at == index - 1 and text.word_keys[at][-1] == "'")
+                and text.word_clauses[at] == text.word_clauses[index])  # "Supports Swindon Town; his dad ..."
     beside = set().union(*said.values())  # with the names of the wife of "wife's sister" (no relative alone)
     said.pop("", None)
     return said, beside
