@@ -910,6 +910,14 @@ _OPPOSITE_PAIRS = [
     ("pass", "fail"), ("passes", "fails"), ("passed", "failed"), ("within", "outside"), ("inside", "outside"),
     # "on job failure" / "when a job succeeds": any form of one against any of the other
     *itertools.product(("success", "succeeds", "succeeded", "successful"), ("failure", "fails", "failed")),
+    # who does an activity and who leads it: "Does Pilates on Thursdays" / "Teaches Pilates on Thursdays"
+    *itertools.product(("do", "does", "doing", "did", "take", "takes", "taking", "took", "attend", "attends",
+                        "attending", "learn", "learns", "learning", "learned", "learnt", "practise", "practises",
+                        "practising", "practice", "practices", "practicing", "study", "studies", "studying",
+                        "compete", "competes", "competing", "play", "plays", "playing"),
+                       ("teach", "teaches", "teaching", "taught", "coach", "coaches", "coaching", "instruct",
+                        "instructs", "instructing", "judge", "judges", "judging", "examine", "examines",
+                        "examining")),  # no "referee": a role far more often than what one does
 ]
 _OPPOSITES: dict[str, set[str]] = {}
 for _one, _other in _OPPOSITE_PAIRS:

@@ -3002,6 +3002,12 @@ class ContradictionsAreNeverMerged(unittest.TestCase):
         # held-out 124: the possessive before a relative is whose relative, no name of theirs (merged at 0.83)
         ("Partner Matthias teaches physics at the Akademisches Gymnasium.",
          "Partner Matthias's brother Jakob teaches chemistry at the Akademisches Gymnasium."),
+        # held-out 140: doing an activity and leading it (merged at 0.98 and 0.90)
+        ("Does Pilates on Thursday mornings at a studio in Chapel Allerton.",
+         "Teaches Pilates on Thursday mornings at a studio in Chapel Allerton."),
+        ("Does gymnastics drills (rope climbs, inverted swings) on Saturday mornings at the community gym.",
+         "Coaches gymnastics drills (rope climbs, inverted swings) to junior vaulters on Saturday mornings at the "
+         "community gym."),
         # held-out 137: a name in another clause is no name of the relative (merged at 0.98)
         ("Supports Swindon Town; has a season ticket in the Don Rogers Stand.",
          "Supports Swindon Town; his dad has a season ticket in the Don Rogers Stand."),
