@@ -902,7 +902,7 @@ _OPPOSITE_PAIRS = [
     ("biweekly", "weekly"), ("max", "after"), ("max", "from"), ("min", "before"), ("min", "by"), ("min", "until"),
     ("max", "minimum"), ("min", "maximum"), ("max", "least"), ("min", "most"), ("min", "tops"),
     ("incl", "excl"), ("incl", "excluding"), ("including", "excl"), ("including", "excluding"),
-    ("inclusive", "exclusive"), ("left", "right"), ("top", "bottom"), ("upper", "lower"), ("north", "south"),
+    ("inclusive", "exclusive"), ("left", "right"), ("top", "bottom"), ("front", "back"), ("front", "rear"), ("upper", "lower"), ("north", "south"),
     ("east", "west"), ("horizontal", "vertical"), ("ascending", "descending"), ("asc", "desc"),
     ("online", "offline"), ("inbound", "outbound"), ("incoming", "outgoing"), ("ingress", "egress"),
     ("leftmost", "rightmost"), ("northern", "southern"), ("eastern", "western"), ("oldest", "newest"),

@@ -3008,6 +3008,9 @@ class ContradictionsAreNeverMerged(unittest.TestCase):
         ("Does gymnastics drills (rope climbs, inverted swings) on Saturday mornings at the community gym.",
          "Coaches gymnastics drills (rope climbs, inverted swings) to junior vaulters on Saturday mornings at the "
          "community gym."),
+        # held-out 139: the front and the back (merged at 0.83)
+        ("Kamala sleeps in the downstairs front room, which was converted into a bedroom in 2023.",
+         "The downstairs back room was converted into a playroom for the children in 2023."),
         # held-out 137: a name in another clause is no name of the relative (merged at 0.98)
         ("Supports Swindon Town; has a season ticket in the Don Rogers Stand.",
          "Supports Swindon Town; his dad has a season ticket in the Don Rogers Stand."),
