@@ -917,7 +917,10 @@ _OPPOSITE_PAIRS = [
                         "compete", "competes", "competing", "play", "plays", "playing"),
                        ("teach", "teaches", "teaching", "taught", "coach", "coaches", "coaching", "instruct",
                         "instructs", "instructing", "judge", "judges", "judging", "examine", "examines",
-                        "examining")),  # no "referee": a role far more often than what one does
+                        "examining", "tutor", "tutors", "tutored", "mentor", "mentors", "mentored")),
+    # no "referee": a role far more often than what one does; no "tutoring": "no tutoring in August"
+    # who gives and who takes: "Gives private lessons at ..." / "Takes private lessons from ..."
+    *itertools.product(("give", "gives", "giving", "gave", "given"), ("take", "takes", "taking", "took", "taken")),
 ]
 _OPPOSITES: dict[str, set[str]] = {}
 for _one, _other in _OPPOSITE_PAIRS:

@@ -3008,6 +3008,13 @@ class ContradictionsAreNeverMerged(unittest.TestCase):
         ("Does gymnastics drills (rope climbs, inverted swings) on Saturday mornings at the community gym.",
          "Coaches gymnastics drills (rope climbs, inverted swings) to junior vaulters on Saturday mornings at the "
          "community gym."),
+        # held-out 141 and 143: who tutors and who studies, who gives and who takes (merged at 0.92 to 0.78)
+        ("Is studying the Open University S111 science module herself, in the evenings.",
+         "Tutors the Open University S111 science module, marking assignments in the evenings."),
+        ("Takes private lessons from maître d'armes Philippe Roussel every other Saturday.",
+         "Gives private lessons at maître d'armes Philippe Roussel's salle every other Saturday."),
+        ("Keeps a rota on the fridge showing who gives Mere her evening cream when she's on lates",
+         "Keeps a rota on the fridge showing who takes Mere to nursery when she's on lates"),
         # held-out 139: the front and the back (merged at 0.83)
         ("Kamala sleeps in the downstairs front room, which was converted into a bedroom in 2023.",
          "The downstairs back room was converted into a playroom for the children in 2023."),
