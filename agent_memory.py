@@ -3410,22 +3410,25 @@ def _two_words_swapped(old: _Analysis, new: _Analysis) -> bool:
 
 
 def _opening_swapped(old: _Analysis, new: _Analysis) -> bool:
-    """Do the two texts open with other plain words, one to three each, and go on with the same
+    """Do the two texts open with other plain words, one to four each, and go on with the same
     words, small ones too, over five words and three fifths of the longer at least ("Low stock alert
     emails go to orders@... (Google Workspace)" / "Order notification emails go to ...")? Its
     subject swapped. An opening reworded in a restatement opens with a verb ("Launch: ..." / "Run
     the pipeline with ..."), rewords more, spells the other's opening with its initials ("The DSL
     is ..." / "The Designated Safeguarding Lead is ...") or says it with a word the one-word swap
-    reads as the same (``_one_word``: "The big fridge ..." / "The large fridge ..."); a name, an
-    acronym too, is for the rules on names ("The HR team ..." / "The people team ...")."""
+    reads as the same (``_one_word``: "The big fridge ..." / "The large fridge ..."); a name only
+    one text holds, an acronym too, is for the rules on names ("The HR team ..." / "The people
+    team ..."). A name both hold is a plain word at the opening: "Marine corals come from Tropical
+    Marine Centre ..." / "Dry goods and filters come from ..."."""
     one, other = old.word_keys, new.word_keys
     start, end = _common_ends(one, other)
     if start or end < 5 or end < 0.6 * max(len(one), len(other)):
         return False
     openings = one[:len(one) - end], other[:len(other) - end]
-    if (not all(1 <= len(opening) <= 3 for opening in openings) or not set(openings[0]).isdisjoint(openings[1])
+    if (not all(1 <= len(opening) <= 4 for opening in openings) or not set(openings[0]).isdisjoint(openings[1])
             or not _NO_VALUE_WORDS.isdisjoint(openings[0] + openings[1])
-            or not old.names.isdisjoint(openings[0]) or not new.names.isdisjoint(openings[1])):
+            or not (old.names - new.names).isdisjoint(openings[0])
+            or not (new.names - old.names).isdisjoint(openings[1])):
         return False
     if any("".join(key[0] for key in opening) in openings[1 - side] for side, opening in enumerate(openings)):
         return False
