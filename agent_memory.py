@@ -919,6 +919,9 @@ _OPPOSITE_PAIRS = [
                         "instructs", "instructing", "judge", "judges", "judging", "examine", "examines",
                         "examining", "tutor", "tutors", "tutored", "mentor", "mentors", "mentored")),
     # no "referee": a role far more often than what one does; no "tutoring": "no tutoring in August"
+    *itertools.product(("attend", "attends", "attending", "attended"),
+                       ("run", "runs", "running", "ran", "organise", "organises", "organised", "organize",
+                        "organizes", "organized", "host", "hosts", "hosted", "hosting")),
     # who gives and who takes: "Gives private lessons at ..." / "Takes private lessons from ..."
     *itertools.product(("give", "gives", "giving", "gave", "given"), ("take", "takes", "taking", "took", "taken")),
 ]

@@ -3023,6 +3023,9 @@ class ContradictionsAreNeverMerged(unittest.TestCase):
          "Gives private lessons at maître d'armes Philippe Roussel's salle every other Saturday."),
         ("Keeps a rota on the fridge showing who gives Mere her evening cream when she's on lates",
          "Keeps a rota on the fridge showing who takes Mere to nursery when she's on lates"),
+        # held-out 141: who attends and who runs it (merged at 0.90 and 0.80)
+        ("Runs a monthly navigation course for adults at Plas y Brenin on the second Saturday.",
+         "Attends a monthly rope-work course for instructors at Plas y Brenin on the second Saturday."),
         # held-out 139: the front and the back (merged at 0.83)
         ("Kamala sleeps in the downstairs front room, which was converted into a bedroom in 2023.",
          "The downstairs back room was converted into a playroom for the children in 2023."),
