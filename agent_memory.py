@@ -1525,7 +1525,8 @@ _SUBJECT = _Regex(rf"\s*(?:(?:Dr|Mr|Mrs|Ms|Prof)\.?\s+|(?:Our|My|Their)\s+(?:[a-
                   rf"({_NAME})(?:\s+{_NAME})?(?:,[^,.;]{{3,40}},)?\s+(?:{_OFTEN}\s+[a-z]+s|is|was|has|had|does|did|"
                   r"will|can|works|lives|prefers|likes|wants|needs|loves|hates|owns|uses|drives|runs|plays|takes|"
                   r"teaches|speaks|manages|handles|leaves|starts|studies|coaches|walks|picks|collects|cooks|eats|goes|"
-                  r"gets|makes|sings)\b")
+                  r"gets|makes|sings|swims|cycles|rides|climbs|dances|paints|sleeps|volunteers|attends|visits|"
+                  r"learns|competes|tutors|gives|receives|meets|commutes|sells|buys|pays)\b")
 # or a name owning what the fact is about: "Tomasz's shoes", "Clubmate Sam's target event"
 _NO_OWNERS = _STOP_WORDS | _CALENDAR_WORDS | frozenset(
     "today tonight tomorrow yesterday everyone everybody someone somebody anyone nobody".split())  # "Today's plan"
@@ -2280,7 +2281,8 @@ def _word_fields(text: str) -> dict[str, Any]:
     return dict(
         about_user=bool(_ABOUT_USER.match(text)),
         subject=(_word_key(subject.group(1).casefold()) if (subject := _SUBJECT.match(text))
-                 and subject.group(1).casefold() not in _STOP_WORDS else ""),
+                 and subject.group(1).casefold() not in _STOP_WORDS and not _adverb(subject.group(1).casefold())
+                 else ""),  # "Mostly paints ..." opens with no one's name
         owner=(_word_key(owner.group(1).casefold()) if (owner := _OWNER.match(text))
                and owner.group(1).casefold() not in _NO_OWNERS else ""),
         words=words,
