@@ -922,6 +922,11 @@ _OPPOSITE_PAIRS = [
     *itertools.product(("attend", "attends", "attending", "attended"),
                        ("run", "runs", "running", "ran", "organise", "organises", "organised", "organize",
                         "organizes", "organized", "host", "hosts", "hosted", "hosting")),
+    # which way a thing goes: "drop-off is at the main door" / "pickup is at the side door"
+    *itertools.product(("drop", "drops", "dropping", "dropped", "dropoff", "deliver", "delivers", "delivering",
+                        "delivered", "delivery", "deliveries"),
+                       ("pick", "picks", "picking", "picked", "pickup", "pickups", "collect", "collects",
+                        "collecting", "collected", "collection", "collections")),
     # who gives and who takes: "Gives private lessons at ..." / "Takes private lessons from ..."
     *itertools.product(("give", "gives", "giving", "gave", "given"), ("take", "takes", "taking", "took", "taken")),
 ]

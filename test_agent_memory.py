@@ -3026,6 +3026,11 @@ class ContradictionsAreNeverMerged(unittest.TestCase):
         # held-out 147: someone named before the very words, with a verb the subject's list lacked (merged at 0.98)
         ("Swims at Kalev pool at 7:00 on Mondays and Thursdays.",
          "Marten swims at Kalev pool at 7:00 on Mondays and Thursdays."),
+        # held-out 148 and 127: which way a thing goes (merged at 0.78 and 0.72)
+        ("Hugo's judo dojo is on cours Gambetta; pickup is at the side door at the end of class.",
+         "Hugo's judo dojo is on cours Gambetta; drop-off is at the main door before class."),
+        ("He delivers wheels in person with the Hilux and flatbed trailer; never ships by courier.",
+         "He collects timber in person with the Hilux and flatbed trailer; never pays for haulage."),
         # held-out 141: who attends and who runs it (merged at 0.90 and 0.80)
         ("Runs a monthly navigation course for adults at Plas y Brenin on the second Saturday.",
          "Attends a monthly rope-work course for instructors at Plas y Brenin on the second Saturday."),
