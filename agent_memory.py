@@ -928,7 +928,9 @@ _OPPOSITE_PAIRS = [
                        ("pick", "picks", "picking", "picked", "pickup", "pickups", "collect", "collects",
                         "collecting", "collected", "collection", "collections")),
     # who gives and who takes: "Gives private lessons at ..." / "Takes private lessons from ..."
-    *itertools.product(("give", "gives", "giving", "gave", "given"), ("take", "takes", "taking", "took", "taken")),
+    *itertools.product(("give", "gives", "giving", "gave", "given"),
+                       ("take", "takes", "taking", "took", "taken", "receive", "receives", "receiving", "received")),
+    *itertools.product(("read", "reads", "reading"), ("write", "writes", "writing", "wrote", "written")),
 ]
 _OPPOSITES: dict[str, set[str]] = {}
 for _one, _other in _OPPOSITE_PAIRS:
