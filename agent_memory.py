@@ -3302,14 +3302,17 @@ def _relatives_said(text: _Analysis) -> tuple[dict[str, set[str]], set[str]]:
     """The relatives ``text`` tells of, each with the values beside it: its names ("Marisol" in
     "User's partner Marisol", "Marta" in "Marta, the user's colleague"); and all those values."""
     keys = [_word_key(key[:-1]) if key[-1] == "'" else key for key in text.word_keys]  # "neighbour's"
+    owned = set(_OWNED.findall(text.folded)) if keys and _RELATIVES.intersection(keys) else set()
     said: dict[str, set[str]] = {}
     for index, key in enumerate(keys):
         if key in _RELATIVES and not text.words[index].endswith("ly"):  # "kid-friendly" tells of no friend
             after = index + (1 if text.word_keys[index].endswith("'") else 2)  # "wife's dentist" names no wife
+            # "Picks up her mum's ...": whose relative the pronoun says, and the words before it name no one
+            before = index if text.words[index] in owned else max(index - 2, 0)
             # a relative's own word ("Wife" opening a sentence), a food ("friends for coffee"), a day or month
             # and the possessive before it, whose relative it is ("Matthias's brother Jakob"), name no one
             said.setdefault(_relative_key(text, keys, index), set()).update(
-                near for at, near in enumerate(keys[max(index - 2, 0):after], max(index - 2, 0))
+                near for at, near in enumerate(keys[before:after], before)
                 if near in text.specific and near not in _RELATIVES and near not in _FOODS_AND_ANIMALS
                 and near not in _CALENDAR_KEYS and not (at == index - 1 and text.word_keys[at][-1] == "'")
                 and text.word_clauses[at] == text.word_clauses[index])  # "Supports Swindon Town; his dad ..."
@@ -3353,6 +3356,7 @@ fiancee fianc colleague coworker teammate friend neighbour neighbor flatmate roo
 landlord landlady lodger
 """.split())  # no "boss" (a user's "supervisor", "manager"), no "children" (of a process); "fianc" is "fiancé" read
 # One person, other words: "mum" is "mother"; a "partner" is also the wife, husband, girlfriend or fiance
+_OWNED = _Regex(r"\b(?:his|her|their|my|our|your)\s+([^\W\d_][\w'’]*)")  # "her mum's": "mum's"
 _RELATIVE_SAME = {_word_key(word): _word_key(same) for word, same in (
     ("mum", "mother"), ("mom", "mother"), ("dad", "father"), ("grandma", "grandmother"), ("granny", "grandmother"),
     ("grandpa", "grandfather"), ("hubby", "husband"), ("spouse", "partner"), ("fiancee", "fiance"),
