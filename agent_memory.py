@@ -3238,20 +3238,22 @@ def _named_before(one: _Analysis, other: _Analysis) -> bool:
     """Is ``other`` the text of ``one`` after a name opening it as a subject ("Plays five-a-side on
     Mondays" / "Sam plays five-a-side on Mondays."), with or without a small verb ("Allergic to
     penicillin" / "Cathal is allergic to penicillin"), the name no adverb ("Usually works from
-    home")? A full stop closing one text only is no other fact; the words alone are not enough:
+    home")? Its pronouns may be other ones: "Has a ... pass on her smartcard" / "Dev has a ... pass
+    on his smartcard". A full stop closing one text only is no other fact; the words alone are not enough:
     "Shift starts at 8:45; ..." / "Starts 8:45am; ..." is a label, read as a name, before a
     restatement."""
     if len(other.word_keys) != len(one.word_keys) + 1 or not other.subject:
         return False  # (cheap first: the name is the one word more)
     first, *rest = other.folded.rstrip(_CLOSING).split(maxsplit=1) or [""]
-    told = rest[0] if rest else ""
+    told = _PRONOUNS.sub("·", rest[0]) if rest else ""  # "Dev has ... on his smartcard" / "Has ... on her smartcard"
     small = _SMALL_VERB.match(told)  # "Cathal is allergic to penicillin" / "Allergic to penicillin"
     return (bool(told) and not _adverb(first)
-            and one.folded.rstrip(_CLOSING) in (told, told[small.end():] if small else told))
+            and _PRONOUNS.sub("·", one.folded.rstrip(_CLOSING)) in (told, told[small.end():] if small else told))
 
 
 _CLOSING = " .!;"  # what may close a sentence or not, the same
 _SMALL_VERB = _Regex(r"(?:is|are|was|were|has|had)\s+")
+_PRONOUNS = _Regex(r"\b(?:he|she|they|him|her|them|his|hers|their|theirs|himself|herself|themselves)\b")
 
 
 # Adverbs that open an entry about the user before its verb ("Still plays ...", "Usually works ..."): a

@@ -3056,6 +3056,9 @@ class ContradictionsAreNeverMerged(unittest.TestCase):
          "Sam plays five-a-side football on Monday nights at the Dundee Ice Arena pitches."),
         ("Allergic to penicillin \u2014 make sure any club physio or doctor knows",  # and a small verb
          "Cathal is allergic to penicillin \u2014 make sure any club physio or doctor knows"),  # (held-out 118)
+        # held-out 148: the same, with the pronoun his where the user's entry says her (merged at 0.99)
+        ("Has a Robin Hood annual pass (£620) on her smartcard, renewed every September.",
+         "Dev has a Robin Hood annual pass (£620) on his smartcard, renewed every September."),
         # found by the review of that rule: a full stop at the end of one text only (merged at 0.97)
         ("Plays five-a-side football on Monday evenings", "Jess plays five-a-side football on Monday evenings."),
         ("Works from home on Fridays.", "Priya works from home on Fridays"),
