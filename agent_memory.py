@@ -3195,7 +3195,19 @@ def _conflicting(old: _Analysis, new: _Analysis) -> bool:
             or _roles_turned(old, new)
             or _relatives_differ(old, new)
             or _someone_else(old, new) or _exception_added(old, new) or _exception_added(new, old)
-            or _environment_named(old, new))
+            or _environment_named(old, new) or _settings_differ(old, new))
+
+
+_SETTING = _Regex(r"(?<![\w.-])([^\W\d][\w.-]*)(?:=| = )['\"`]?([\w.:/<>-]*[\w/>])")  # "overflow=drop-head", "N = 50"
+
+
+def _settings_differ(old: _Analysis, new: _Analysis) -> bool:
+    """Do the two texts set one setting to other values ("... with overflow=reject-publish" / "...
+    with overflow=drop-head")? The value of a setting is a value, whatever words it is made of."""
+    if "=" not in old.folded or "=" not in new.folded:
+        return False
+    settings = [dict(_SETTING.findall(text.folded)) for text in (old, new)]
+    return any(settings[1][name] != value for name, value in settings[0].items() if name in settings[1])
 
 
 _NON_PRODUCTION = frozenset(("staging", "qa", "uat", "preprod", "sandbox"))

@@ -3026,6 +3026,9 @@ class ContradictionsAreNeverMerged(unittest.TestCase):
         # held-out 147: someone named before the very words, with a verb the subject's list lacked (merged at 0.98)
         ("Swims at Kalev pool at 7:00 on Mondays and Thursdays.",
          "Marten swims at Kalev pool at 7:00 on Mondays and Thursdays."),
+        # held-out 138: a setting set to another value, in words (merged at 0.82)
+        ("scan-events has a max length of 2,000,000 messages with overflow=reject-publish.",
+         "scan-events.dlq has a max length of 2,000,000 messages with overflow=drop-head."),
         # held-out 148: a relative the pronoun owns; the word opening the text is no name of hers (merged at 0.96)
         ("Picks up her repeat prescription (sertraline) from Boots in Bulwell on the first Friday of the month.",
          "Picks up her mum's repeat prescription from Boots in Bulwell on the first Friday of the month."),
@@ -3639,6 +3642,16 @@ class ContradictionsAreNeverMerged(unittest.TestCase):
         new = am._analyse("The Leica SP8 in room B2.16 has the white-light laser and is used for FRET work.")
         self.assertFalse(am._places_swapped(old, new))  # three plain words shared, but "Leica" is a name
         self.assertFalse(am._places_swapped(new, old))
+
+    def test_a_setting_is_read_whole(self):  # held-out 138: the rule for settings keeps to what was set
+        for old, new in (("Use SPRING_PROFILES_ACTIVE=local for the local profile",
+                          "Local profile is activated with `SPRING_PROFILES_ACTIVE=local`"),
+                         ("Configurator state lives in Zustand and is encoded to base64 in the ?cfg= URL param.",
+                          "State is managed with Zustand; configuration is serialised into the URL as ?cfg= base64.")):
+            with self.subTest(new=new):
+                self.assertFalse(am._settings_differ(am._analyse(old), am._analyse(new)))
+        self.assertTrue(am._settings_differ(am._analyse("Logs at log_level = info."),
+                                            am._analyse("Logs at log_level=debug.")))
 
     def test_an_opening_adverb_is_no_subject(self):  # a subject's verb read as an adverb's name: sent to the LLM
         self.assertEqual(am._analyse("Mostly paints harbour scenes from the West Cliff.").subject, "")
