@@ -3443,8 +3443,10 @@ def _opening_swapped(old: _Analysis, new: _Analysis) -> bool:
     """Do the two texts open with other plain words, one to four each, and go on with the same
     words, small ones too, over five words and three fifths of the longer at least ("Low stock alert
     emails go to orders@... (Google Workspace)" / "Order notification emails go to ...")? Its
-    subject swapped. An opening reworded in a restatement opens with a verb ("Launch: ..." / "Run
-    the pipeline with ..."), rewords more, spells the other's opening with its initials ("The DSL
+    subject swapped, or its action and the thing acted on, two words or more on each side ("Runs a
+    children's clay table at the ... market" / "Sells mugs and bowls at ..."). An opening reworded in
+    a restatement is a verb alone or beside one word ("Launch: ..." / "Run the pipeline with ..."),
+    rewords more, spells the other's opening with its initials ("The DSL
     is ..." / "The Designated Safeguarding Lead is ...") or says it with a word the one-word swap
     reads as the same (``_one_word``: "The big fridge ..." / "The large fridge ..."); a name only
     one text holds, an acronym too, is for the rules on names ("The HR team ..." / "The people
@@ -3456,7 +3458,7 @@ def _opening_swapped(old: _Analysis, new: _Analysis) -> bool:
         return False
     openings = one[:len(one) - end], other[:len(other) - end]
     if (not all(1 <= len(opening) <= 4 for opening in openings) or not set(openings[0]).isdisjoint(openings[1])
-            or not _NO_VALUE_WORDS.isdisjoint(openings[0] + openings[1])
+            or not _NO_VALUE_WORDS.isdisjoint(openings[0] + openings[1]) and min(map(len, openings)) < 2
             or not (old.names - new.names).isdisjoint(openings[0])
             or not (new.names - old.names).isdisjoint(openings[1])):
         return False
