@@ -1524,7 +1524,7 @@ _EXCEPTED = _Regex(r"\b(?:except|excluding|but not|other than|apart from)\s+(?:o
 _OFTEN = r"(?:always|usually|often|never|sometimes|rarely|still)"  # before a verb: "Sam always takes ..."
 # (or no one, before "always" and a verb, as the user's own entries go: "Always meets couples twice")
 _ABOUT_USER = _Regex(r"\s*(?:(?:the\s+)?(?:user\b(?!['’]s)|I\b(?!['’](?!m\b|ve\b|d\b|ll\b)))"  # "I'm"
-                     rf"|{_OFTEN}\s+[a-z]+s\b)", re.IGNORECASE)
+                     rf"|{_OFTEN}\s+[a-z]+s\b|(?:is|was|has|had)\s+(?!been\b)[a-z]+ing\b)", re.IGNORECASE)
 # a name: a capital, ASCII or not ("Inês", "Łukasz"), maybe "Mary-Jane" or "O'Neill"; "Our CTO Dana", "Kasia, the
 # junior stylist," and a verb in -s ("Kasia teaches") are a subject too
 _NAME = r"(?:[A-Z]|[^\W\d_a-z])[^\W\d_A-Z]+(?:[-'’][A-Z][^\W\d_A-Z]+)?"
@@ -1847,7 +1847,7 @@ class _Analysis:
     code_words: frozenset[str]  # its identifiers in backticks: "analytics" for "`analytics`"
     contrasted: tuple[str, ...]  # its words in order, "not", "than", "over", "instead" as "¬": "use ruff ¬ black"
     graded: frozenset[str]  # its small words of obligation, time, quantity or order: "must", "was", "most", "next"
-    about_user: bool  # opens with the user as its subject: "User is ...", "The user ...", "I ..."
+    about_user: bool  # opens with the user as its subject: "User is ...", "The user ...", "I ...", "Is presenting ..."
     subject: str  # the key of the name it opens with as a subject: "kasia" of "Kasia is allergic to PPD"
     owner: str  # the key of the name it opens with as an owner: "tomasz" of "Tomasz's shoes are size 9"
 
