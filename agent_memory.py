@@ -3408,6 +3408,11 @@ def _one_word_swapped(old: _Analysis, new: _Analysis) -> bool:
     verbs = [key in _NO_VALUE_WORDS and not noun for key, noun in zip(swapped, compound)]
     if not any(verbs):
         return True
+    if not all(verbs) and all(re.search(rf"\b(?:may|can|cannot|must|should) (?:not |only )?{re.escape(word)}\b",
+                                        text.folded) for word, text in zip(written, (old, new))):
+        # what one may do, a verb of its own for one of them: "Only the 'ops-admins' group may edit jobs ..." /
+        # "... may run jobs ...", not "Staff must use the side door" / "... must take the side door"
+        return True
     # A verb facts open with ("Runs ...", "Reports to ...", "Works at ...") is a noun in a slot where the
     # other text has a plain word, after the opening, unless a modal comes before it or either word is a
     # verb's form ("report runs are paused" / "backup runs ...", "Fuelling on long runs" / "on long rides",
