@@ -937,6 +937,10 @@ for _one, _other in _OPPOSITE_PAIRS:
     _OPPOSITES.setdefault(_one, set()).add(_other)
     _OPPOSITES.setdefault(_other, set()).add(_one)
 del _one, _other
+# Words of everyday use in other senses too ("takes the 7:42", "reads it at startup", "back by 4pm"): alone, their
+# opposite in neither text, they tell nothing of where the opposites stand (``_opposed``)
+_EVERYDAY = frozenset(("front", "back", "rear", *itertools.chain.from_iterable(
+    _OPPOSITE_PAIRS[_OPPOSITE_PAIRS.index(("do", "teach")):])))
 # shortenings of words in names: "the Uni of Strathclyde", "Dept. of Geography", "Prof. Okafor"; in code they are
 # names as they are spelt (`mgr` is no `manager`, `intl` no `international`)
 _NAME_SHORTENINGS = ["university uni univ", "department dept", "professor prof", "undergraduate undergrad",
@@ -2747,7 +2751,11 @@ def _opposed(a: _Analysis, b: _Analysis) -> bool:
         return True
     if not a.polar_places and not b.polar_places:
         return False
-    counts = [Counter(word for word, _, _ in text.polar_places) for text in (a, b)]
+    # a word of everyday use (``_EVERYDAY``) whose opposite neither text holds is no opposite here: on one side
+    # only ("...; the service reads it at startup") it would hide "enabled" and "disabled" swapped
+    held = a.polar | b.polar
+    counts = [Counter(word for word, _, _ in text.polar_places if word not in _EVERYDAY or _OPPOSITES[word] & held)
+              for text in (a, b)]
     if any(counts[1][word] < counts[0][word] and any(counts[1][other] > counts[0][other] for other in _OPPOSITES[word])
            for word in counts[0]):
         return True
