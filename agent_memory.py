@@ -3206,16 +3206,21 @@ def _conflicting(old: _Analysis, new: _Analysis) -> bool:
             or _environment_named(old, new) or _settings_differ(old, new))
 
 
-_SETTING = _Regex(r"(?<![\w.-])([^\W\d][\w.-]*)(?:=| = )['\"`]?([\w.:/<>-]*[\w/>])")  # "overflow=drop-head", "N = 50"
+# "overflow=drop-head", "N = 50", and a flag after its dashes: "--sslmode=require" (the dashes are no name's start)
+_SETTING = _Regex(r"(?<![\w.-])-{0,2}([^\W\d][\w.-]*)(?:=| = )['\"`]?([\w.:/<>-]*[\w/>])")
 
 
 def _settings_differ(old: _Analysis, new: _Analysis) -> bool:
     """Do the two texts set one setting to other values ("... with overflow=reject-publish" / "...
-    with overflow=drop-head")? The value of a setting is a value, whatever words it is made of."""
+    with overflow=drop-head")? The value of a setting is a value, whatever words it is made of. A
+    setting given several values is set to each ("`--config=asan` and `--config=tsan`" / "`--config=asan`")."""
     if "=" not in old.folded or "=" not in new.folded:
         return False
-    settings = [dict(_SETTING.findall(text.folded)) for text in (old, new)]
-    return any(settings[1][name] != value for name, value in settings[0].items() if name in settings[1])
+    settings: list[dict[str, set[str]]] = [{}, {}]
+    for text, found in zip((old, new), settings):
+        for name, value in _SETTING.findall(text.folded):
+            found.setdefault(name, set()).add(value)
+    return any(values.isdisjoint(settings[1][name]) for name, values in settings[0].items() if name in settings[1])
 
 
 _NON_PRODUCTION = frozenset(("staging", "qa", "uat", "preprod", "sandbox"))

@@ -3092,6 +3092,11 @@ class ContradictionsAreNeverMerged(unittest.TestCase):
          "Feature flag is disabled on staging and enabled on prod; the service reads it at startup"),
         ("Upload limit is enabled for guests and disabled for members",
          "Upload limit is disabled for guests and enabled for members; the front desk handles exceptions"),
+        # and of the settings: a command-line flag, its name after "--", set to another value (merged at 0.90, 0.84)
+        ("Connects to Postgres with --sslmode=verify-full from the API pods.",
+         "Connects to Postgres with --sslmode=require from the API pods."),
+        ("Runs the container with --restart=unless-stopped on the NAS.",
+         "Runs the container with --restart=always on the NAS."),
     ]
 
     def test_a_date_weighs_as_much_as_its_parts(self):
@@ -3676,7 +3681,10 @@ class ContradictionsAreNeverMerged(unittest.TestCase):
         for old, new in (("Use SPRING_PROFILES_ACTIVE=local for the local profile",
                           "Local profile is activated with `SPRING_PROFILES_ACTIVE=local`"),
                          ("Configurator state lives in Zustand and is encoded to base64 in the ?cfg= URL param.",
-                          "State is managed with Zustand; configuration is serialised into the URL as ?cfg= base64.")):
+                          "State is managed with Zustand; configuration is serialised into the URL as ?cfg= base64."),
+                         # review: a flag set twice, "--config=asan" and "--config=tsan", is set to both
+                         ("Sanitizer configs `--config=asan` and `--config=tsan` are defined in `.bazelrc`.",
+                          "ASan is `--config=asan` (in .bazelrc).")):
             with self.subTest(new=new):
                 self.assertFalse(am._settings_differ(am._analyse(old), am._analyse(new)))
         self.assertTrue(am._settings_differ(am._analyse("Logs at log_level = info."),
