@@ -1526,9 +1526,10 @@ _EXCEPTED = _Regex(r"\b(?:except|excluding|but not|other than|apart from)\s+(?:o
                    re.IGNORECASE)
 # Who a fact is about, where its first words say: the user ("User's" is no subject), or a name before a verb
 _OFTEN = r"(?:always|usually|often|never|sometimes|rarely|still)"  # before a verb: "Sam always takes ..."
-# (or no one, before "always" and a verb, as the user's own entries go: "Always meets couples twice")
+# (or no one, before "always" and a verb, as the user's own entries go: "Always meets couples twice"; or before
+# "Is ...ing", "Has been ...ing": "Has been calling the World Matchplay since 2019")
 _ABOUT_USER = _Regex(r"\s*(?:(?:the\s+)?(?:user\b(?!['’]s)|I\b(?!['’](?!m\b|ve\b|d\b|ll\b)))"  # "I'm"
-                     rf"|{_OFTEN}\s+[a-z]+s\b|(?:is|was|has|had)\s+(?!been\b)[a-z]+ing\b)", re.IGNORECASE)
+                     rf"|{_OFTEN}\s+[a-z]+s\b|(?:is|was|has|had)\s+(?:been\s+)?[a-z]+ing\b)", re.IGNORECASE)
 # a name: a capital, ASCII or not ("Inês", "Łukasz"), maybe "Mary-Jane" or "O'Neill"; "Our CTO Dana", "Kasia, the
 # junior stylist," and a verb in -s ("Kasia teaches") are a subject too
 _NAME = r"(?:[A-Z]|[^\W\d_a-z])[^\W\d_A-Z]+(?:[-'’][A-Z][^\W\d_A-Z]+)?"
