@@ -3695,6 +3695,14 @@ class ContradictionsAreNeverMerged(unittest.TestCase):
         self.assertTrue(am._settings_differ(am._analyse("Logs at log_level = info."),
                                             am._analyse("Logs at log_level=debug.")))
 
+    def test_a_verb_that_is_a_plural_noun_after_a_verb_is_no_subject_verb(self):  # review: restatements asked about
+        for old, new in (("User records all bike rides on Strava.", "Logs rides on Strava."),
+                         ("Always books swims at the lido a week ahead.", "Reserves swims at the lido a week ahead.")):
+            with self.subTest(new=new):
+                self.assertEqual(am._analyse(new).subject, "")
+                self.assertEqual(action_beside(old, new), "merge")
+        self.assertEqual(am._analyse("Marten swims at Kalev pool.").subject, "marten")
+
     def test_an_opening_adverb_is_no_subject(self):  # a subject's verb read as an adverb's name: sent to the LLM
         self.assertEqual(am._analyse("Mostly paints harbour scenes from the West Cliff.").subject, "")
         self.assertEqual(action_beside("Often paints harbour scenes from the West Cliff.",
