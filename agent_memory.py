@@ -888,6 +888,27 @@ _NEGATED_NEGATION = _Regex(r"\b(?:no longer|not|never|cannot|[a-z]+n't|(?:do|doe
 # Words whose opposite flips a fact: "lint before every commit" is not "lint after every commit".
 # A plural is read as its singular unless listed itself, and then it has only the opposites listed
 # with it: a pair ("starts", "ends") would leave "starts" / "stops" no opposites.
+# Kinds of doing, each in its forms, whose pairs are opposites (below); a text's words of one kind are read as
+# one ("Can read and write Japanese" / "Reads and writes Japanese", ``_FORMS``). No "referee": a role far more
+# often than what one does; no "tutoring": "no tutoring in August"
+_KINDS = {name: tuple(words.split()) for name, words in (
+    ("doing", "do does doing did learn learns learning learned learnt practise practises practising practice "
+              "practices practicing study studies studying compete competes competing play plays playing"),
+    ("taking", "take takes taking took taken"),
+    ("attending", "attend attends attending attended"),
+    ("leading", "teach teaches teaching taught coach coaches coaching instruct instructs instructing judge judges "
+                "judging examine examines examining tutor tutors tutored mentor mentors mentored"),
+    ("running", "run runs running ran organise organises organised organize organizes organized host hosts hosted "
+                "hosting"),
+    ("giving", "give gives giving gave given"),
+    ("receiving", "receive receives receiving received"),
+    ("dropping", "drop drops dropping dropped dropoff deliver delivers delivering delivered delivery deliveries"),
+    ("picking", "pick picks picking picked pickup pickups collect collects collecting collected collection "
+                "collections"),
+    ("reading", "read reads reading"),
+    ("writing", "write writes writing wrote written"),
+)}
+_FORMS = {word: words[0] for words in _KINDS.values() for word in words}
 _OPPOSITE_PAIRS = [
     ("before", "after"), ("up", "down"), ("on", "off"), ("in", "out"), ("more", "less"), ("more", "fewer"),
     ("higher", "lower"), ("above", "below"), ("min", "max"), ("minimum", "maximum"), ("enable", "disable"),
@@ -910,27 +931,13 @@ _OPPOSITE_PAIRS = [
     ("pass", "fail"), ("passes", "fails"), ("passed", "failed"), ("within", "outside"), ("inside", "outside"),
     # "on job failure" / "when a job succeeds": any form of one against any of the other
     *itertools.product(("success", "succeeds", "succeeded", "successful"), ("failure", "fails", "failed")),
-    # who does an activity and who leads it: "Does Pilates on Thursdays" / "Teaches Pilates on Thursdays"
-    *itertools.product(("do", "does", "doing", "did", "take", "takes", "taking", "took", "attend", "attends",
-                        "attending", "learn", "learns", "learning", "learned", "learnt", "practise", "practises",
-                        "practising", "practice", "practices", "practicing", "study", "studies", "studying",
-                        "compete", "competes", "competing", "play", "plays", "playing"),
-                       ("teach", "teaches", "teaching", "taught", "coach", "coaches", "coaching", "instruct",
-                        "instructs", "instructing", "judge", "judges", "judging", "examine", "examines",
-                        "examining", "tutor", "tutors", "tutored", "mentor", "mentors", "mentored")),
-    # no "referee": a role far more often than what one does; no "tutoring": "no tutoring in August"
-    *itertools.product(("attend", "attends", "attending", "attended"),
-                       ("run", "runs", "running", "ran", "organise", "organises", "organised", "organize",
-                        "organizes", "organized", "host", "hosts", "hosted", "hosting")),
-    # which way a thing goes: "drop-off is at the main door" / "pickup is at the side door"
-    *itertools.product(("drop", "drops", "dropping", "dropped", "dropoff", "deliver", "delivers", "delivering",
-                        "delivered", "delivery", "deliveries"),
-                       ("pick", "picks", "picking", "picked", "pickup", "pickups", "collect", "collects",
-                        "collecting", "collected", "collection", "collections")),
-    # who gives and who takes: "Gives private lessons at ..." / "Takes private lessons from ..."
-    *itertools.product(("give", "gives", "giving", "gave", "given"),
-                       ("take", "takes", "taking", "took", "taken", "receive", "receives", "receiving", "received")),
-    *itertools.product(("read", "reads", "reading"), ("write", "writes", "writing", "wrote", "written")),
+    # who does an activity and who leads it ("Does Pilates on Thursdays" / "Teaches Pilates on Thursdays"), who
+    # attends and who runs it, gives and takes, drops off and picks up, reads and writes: see _KINDS
+    *itertools.product(_KINDS["doing"] + _KINDS["taking"] + _KINDS["attending"], _KINDS["leading"]),
+    *itertools.product(_KINDS["attending"], _KINDS["running"]),
+    *itertools.product(_KINDS["giving"], _KINDS["taking"] + _KINDS["receiving"]),
+    *itertools.product(_KINDS["dropping"], _KINDS["picking"]),
+    *itertools.product(_KINDS["reading"], _KINDS["writing"]),
 ]
 _OPPOSITES: dict[str, set[str]] = {}
 for _one, _other in _OPPOSITE_PAIRS:
@@ -939,8 +946,7 @@ for _one, _other in _OPPOSITE_PAIRS:
 del _one, _other
 # Words of everyday use in other senses too ("takes the 7:42", "reads it at startup", "back by 4pm"): alone, their
 # opposite in neither text, they tell nothing of where the opposites stand (``_opposed``)
-_EVERYDAY = frozenset(("front", "back", "rear", *itertools.chain.from_iterable(
-    _OPPOSITE_PAIRS[_OPPOSITE_PAIRS.index(("do", "teach")):])))
+_EVERYDAY = frozenset(("front", "back", "rear", *itertools.chain.from_iterable(_KINDS.values())))
 # shortenings of words in names: "the Uni of Strathclyde", "Dept. of Geography", "Prof. Okafor"; in code they are
 # names as they are spelt (`mgr` is no `manager`, `intl` no `international`)
 _NAME_SHORTENINGS = ["university uni univ", "department dept", "professor prof", "undergraduate undergrad",
@@ -2289,8 +2295,9 @@ def _word_fields(text: str) -> dict[str, Any]:
     words = tuple(folded_words[at] for at in kept)
     compounds = list(_HYPHENATED.finditer(folded))
     compound_starts = {match.start() for match in compounds}
-    polar_words = [word[:-1] if word[-1] == "s" and word not in _OPPOSITES and word[:-1] in _OPPOSITES else word
-                   for word in folded_words]  # "mornings" / "afternoons" are opposites too
+    polar_words = [_FORMS.get(word, word[:-1] if word[-1] == "s" and word not in _OPPOSITES
+                              and word[:-1] in _OPPOSITES else word)
+                   for word in folded_words]  # "mornings" / "afternoons" are opposites too; "reads" is "read"
     polar = frozenset(word for word in polar_words if word in _OPPOSITES)
     clause_ends = [match.start() for match in _CLAUSE_END.finditer(folded)]
     return dict(
