@@ -3275,13 +3275,18 @@ def _named_before(one: _Analysis, other: _Analysis) -> bool:
     Mondays" / "Sam plays five-a-side on Mondays."), with or without a small verb ("Allergic to
     penicillin" / "Cathal is allergic to penicillin"), the name no adverb ("Usually works from
     home")? Its pronouns may be other ones: "Has a ... pass on her smartcard" / "Dev has a ... pass
-    on his smartcard". A full stop closing one text only is no other fact; the words alone are not enough:
+    on his smartcard". The name may come with a role, three words at most ("Technician Aisha commutes
+    from Birkenhead ...", "Supervisor Katrin Vogel presents at ..."). A full stop closing one text only is no other fact; the words alone are not enough:
     "Shift starts at 8:45; ..." / "Starts 8:45am; ..." is a label, read as a name, before a
     restatement."""
-    if len(other.word_keys) != len(one.word_keys) + 1 or not other.subject:
-        return False  # (cheap first: the name is the one word more)
-    first, *rest = other.folded.rstrip(_CLOSING).split(maxsplit=1) or [""]
-    told = _PRONOUNS.sub("·", rest[0]) if rest else ""  # "Dev has ... on his smartcard" / "Has ... on her smartcard"
+    extra = len(other.word_keys) - len(one.word_keys)  # (cheap first: the name is the one word more, or
+    if not 1 <= extra <= 3 or extra == 1 and not other.subject:  # a role and a name: "Technician Aisha")
+        return False
+    opening = other.word_keys[:extra]
+    if extra > 1 and not (set(opening) <= other.specific and not other.names.isdisjoint(opening)):
+        return False
+    first, *rest = other.folded.rstrip(_CLOSING).split(maxsplit=extra) or [""]
+    told = _PRONOUNS.sub("·", rest[-1]) if len(rest) == extra else ""  # "Dev has ... on his smartcard" / "Has ..."
     small = _SMALL_VERB.match(told)  # "Cathal is allergic to penicillin" / "Allergic to penicillin"
     return (bool(told) and not _adverb(first)
             and _PRONOUNS.sub("·", one.folded.rstrip(_CLOSING)) in (told, told[small.end():] if small else told))

@@ -3079,6 +3079,11 @@ class ContradictionsAreNeverMerged(unittest.TestCase):
          "Sam plays five-a-side football on Monday nights at the Dundee Ice Arena pitches."),
         ("Allergic to penicillin \u2014 make sure any club physio or doctor knows",  # and a small verb
          "Cathal is allergic to penicillin \u2014 make sure any club physio or doctor knows"),  # (held-out 118)
+        # held-out 156: the same, the name with a role (merged at 0.88 and 0.79)
+        ("Commutes from Birkenhead on the Merseyrail Wirral line",
+         "Technician Aisha commutes from Birkenhead on the Merseyrail Wirral line"),
+        ("Presents at the EGU General Assembly in Vienna each April",
+         "Supervisor Katrin Vogel presents at the EGU General Assembly in Vienna each April"),
         # held-out 148: the same, with the pronoun his where the user's entry says her (merged at 0.99)
         ("Has a Robin Hood annual pass (£620) on her smartcard, renewed every September.",
          "Dev has a Robin Hood annual pass (£620) on his smartcard, renewed every September."),
