@@ -3587,7 +3587,8 @@ def _middle_swapped(old: _Analysis, new: _Analysis) -> bool:
                 or any(count and (count > 1 or len(middle) < 3) for middle, count in zip(middles, no_values))
                 or {form.rstrip("'") for form in middle_forms[0]} & {form.rstrip("'") for form in middle_forms[1]}):
             return False
-    return all(any(key not in _NO_VALUE_WORDS or at in text.hyphen_openers  # "check-in" is a noun
+    return all(any(key not in _NO_VALUE_WORDS or at in text.hyphen_openers  # "check-in" is a noun, as is
+                   or any(key in parts[1:] for parts in text.hyphenated)  # "on-call": "the on-call role"
                    for at, key in enumerate(text.word_keys[start:len(text.word_keys) - end], start))
                for text in (old, new))
 
