@@ -923,7 +923,8 @@ _OPPOSITE_PAIRS = [
     ("biweekly", "weekly"), ("max", "after"), ("max", "from"), ("min", "before"), ("min", "by"), ("min", "until"),
     ("max", "minimum"), ("min", "maximum"), ("max", "least"), ("min", "most"), ("min", "tops"),
     ("incl", "excl"), ("incl", "excluding"), ("including", "excl"), ("including", "excluding"),
-    ("inclusive", "exclusive"), ("left", "right"), ("top", "bottom"), ("front", "back"), ("front", "rear"), ("upper", "lower"), ("north", "south"),
+    ("inclusive", "exclusive"), ("left", "right"), ("top", "bottom"), ("front", "back"), ("front", "rear"),
+    ("upper", "lower"), ("north", "south"),
     ("east", "west"), ("horizontal", "vertical"), ("ascending", "descending"), ("asc", "desc"),
     ("online", "offline"), ("inbound", "outbound"), ("incoming", "outgoing"), ("ingress", "egress"),
     ("leftmost", "rightmost"), ("northern", "southern"), ("eastern", "western"), ("oldest", "newest"),
@@ -3276,7 +3277,8 @@ def _named_before(one: _Analysis, other: _Analysis) -> bool:
     penicillin" / "Cathal is allergic to penicillin"), the name no adverb ("Usually works from
     home")? Its pronouns may be other ones: "Has a ... pass on her smartcard" / "Dev has a ... pass
     on his smartcard". The name may come with a role, three words at most ("Technician Aisha commutes
-    from Birkenhead ...", "Supervisor Katrin Vogel presents at ..."). A full stop closing one text only is no other fact; the words alone are not enough:
+    from Birkenhead ...", "Supervisor Katrin Vogel presents at ..."). A full stop closing one text
+    only is no other fact; the words alone are not enough:
     "Shift starts at 8:45; ..." / "Starts 8:45am; ..." is a label, read as a name, before a
     restatement."""
     extra = len(other.word_keys) - len(one.word_keys)  # (cheap first: the name is the one word more, or
