@@ -583,7 +583,7 @@ def scan_content(content: str) -> None:
             f"content holds control character U+{ord(control.group()):04X} at position {control.start()}; "
             "only newline, carriage return and tab are allowed. Remove it and try again.",
         )
-    nfkc = folded = content
+    nfkc = content
     if not _plain(content):
         invisible = _find_invisible(content)
         if invisible:
@@ -597,15 +597,36 @@ def scan_content(content: str) -> None:
             raise ScanError("too_large", f"content expands to {len(nfkc):,} characters under Unicode "
                                          f"normalisation; the limit is {_MAX_SCAN_CHARS:,}. Store a short summary instead.")
         folded = _fold(nfkc)
+        rules = _triggered(nfkc, folded)
     else:
         folded = content.casefold()
+        rules = _triggered_plain(content) if len(content) <= 10_000 else _triggered(content, folded)
+    _apply_rules(nfkc, folded, rules)
+
+
+def _triggered(nfkc: str, folded: str) -> tuple[int, ...]:
+    """The rules (their indexes in ``_scan_rules()``) whose trigger occurs in their view of a text."""
     views = {"nfkc": nfkc, "folded": folded}
-    for threat, what, trigger_view, view, triggers, pattern in _scan_rules():
+    rules = []
+    for index, (_, _, trigger_view, _, triggers, _) in enumerate(_scan_rules()):
         for trigger in triggers:
             if trigger in views[trigger_view]:
+                rules.append(index)
                 break
-        else:
-            continue
+    return tuple(rules)
+
+
+@functools.lru_cache(maxsize=2048)  # kept for the text that follows this one in the prompt: see _threat_after
+def _triggered_plain(text: str) -> tuple[int, ...]:
+    return _triggered(text, text.casefold())
+
+
+def _apply_rules(nfkc: str, folded: str, rules: Iterable[int]) -> None:
+    """Raise the ``ScanError`` of the first of ``rules`` whose pattern matches its view of a text."""
+    views = {"nfkc": nfkc, "folded": folded}
+    table = _scan_rules()
+    for index in rules:
+        threat, what, _, view, _, pattern = table[index]
         if view not in views:
             views[view] = _word_view(folded)
         match = pattern.search(views[view])
@@ -643,6 +664,31 @@ def _threat_uncached(text: str) -> Optional[str]:
 
 
 _threat_cached = functools.lru_cache(maxsize=2048)(_threat_uncached)
+
+
+def _threat_after(context: str, separator: str, entry: str) -> Optional[str]:
+    """``_threat(context + separator + entry)``, the scan of an entry with the end of the text the
+    prompt shows before it. A rule's trigger in plain text occurs in the two together only where
+    it occurs in one of them, if no trigger holds a character of the separator: so only the rules
+    that one of them triggers, known from their own scans, are tried."""
+    joined = context + separator + entry
+    if (len(joined) > 10_000 or not (_plain(context) and _plain(entry)) or not _seam_safe(separator)
+            or _CONTROL_CHARS.search(separator)):
+        return _threat(joined)
+    rules = sorted(set(_triggered_plain(context)).union(_triggered_plain(entry)))
+    try:
+        _apply_rules(joined, joined.casefold(), rules)
+    except ScanError as exc:
+        return exc.threat
+    return None
+
+
+@functools.lru_cache(maxsize=8)
+def _seam_safe(separator: str) -> bool:
+    """Can no trigger span ``separator``, a plain text that holds none of their characters?"""
+    return bool(separator) and _plain(separator) and not any(
+        char in trigger.casefold() or char in trigger for _, _, _, triggers, _ in _RULE_TABLE
+        for trigger in triggers for char in separator.casefold() + separator)
 
 
 def _scan(text: str) -> None:
@@ -714,7 +760,7 @@ def _prompt_order_cached(entries: tuple[str, ...],
             hidden.append(_Hidden(index, None, "", threat))
             continue
         if context:
-            threat = _threat(context + separator + entry)
+            threat = _threat_after(context, separator, entry)
             if threat is not None:
                 hidden.append(_Hidden(index, shown[-1], context, threat))
                 continue
@@ -730,6 +776,8 @@ def _context(joined: str) -> str:
     the cut moves back a word at a time until it passes."""
     cut, carried = _cut(joined)
     context = _with_carried(carried, joined[cut:])
+    if not carried and _end_passes(joined, cut):
+        return context
     while _threat(context) is not None:
         if carried or cut == 0:  # carried words are read as the scan reads them: no cut to move
             return joined
@@ -739,6 +787,26 @@ def _context(joined: str) -> str:
             cut -= 1
         context = joined[cut:]
     return context
+
+
+def _end_passes(text: str, cut: int) -> bool:
+    """Does ``text[cut:]`` pass the scan because ``text``, which passed, holds it? ``cut`` follows
+    a gap. A pattern that matches the end matches the whole text at the same place, for every
+    character it reads from there on is the same, but for what it reads before it: an anchor at
+    the start, which only the rules of ``_ANCHORED_TRIGGERS`` have, and a word boundary, which a
+    "_" before the end removes. Plain text only: NFKC may join characters across the cut."""
+    if cut == 0:
+        return True
+    if text[cut - 1] == "_" or not _plain(text):
+        return False
+    end = text[cut:].casefold()
+    return not any(trigger in end for trigger in _anchored_triggers())
+
+
+@functools.cache
+def _anchored_triggers() -> tuple[str, ...]:
+    """The triggers of the rules anchored at the start of a text ("new instructions:")."""
+    return tuple(trigger for _, _, _, triggers, pattern in _RULE_TABLE if "(?:^" in pattern for trigger in triggers)
 
 
 def _cut(text: str) -> tuple[int, list[str]]:
@@ -759,7 +827,10 @@ def _cut(text: str) -> tuple[int, list[str]]:
         cut = len(text) - _CONTEXT_CHARS
         while cut < len(text) and not _is_gap(text[cut - 1]):
             cut += 1
-    need = _CONTEXT_WORDS - len(_scan_words(text[cut:]))
+    end = text[cut:]
+    # On plain text the scan's words are those of its view with punctuation made spaces: count those
+    words = len(end.replace("§", " ").translate(_ASCII_PUNCTUATION).split()) if _plain(end) else len(_scan_words(end))
+    need = _CONTEXT_WORDS - words
     return cut, _words_before(text, cut, need) if need > 0 else []
 
 
@@ -3886,7 +3957,8 @@ class MergeDetector:
         known = dict(zip(self._corpus, self._features))  # a long entry is not analysed again
         self._features = [known[text] if text in known else _analyse(text).features for text in corpus]
         self._corpus = corpus
-        self._vectors = [self._projections._embed(text) for text in corpus]
+        vectors = self._projections._vectors  # of the texts whose weights did not move: most of them
+        self._vectors = [vectors.get(text) or self._projections._embed(text) for text in corpus]
         self._analyses = {}
 
     def _analysis(self, index: int) -> _Analysis:
@@ -4032,11 +4104,16 @@ def _check_entry(content: str) -> str:
 
 
 def _parse_entries(text: str) -> list[str]:
+    return list(_parsed_entries(text))
+
+
+@functools.lru_cache(maxsize=4)  # a write parses the file it read, then the same text re-read under the lock
+def _parsed_entries(text: str) -> tuple[str, ...]:
     if text.count("§") == text.count(ENTRY_SEP):  # the usual file: every § is a plain separator line
         parts = text.split(ENTRY_SEP)
     else:  # a hand-edited file, or a § inside an entry
         parts = _SEP_LINE.split(text)
-    return [entry.strip() for entry in parts if entry and not entry.isspace()]
+    return tuple([entry.strip() for entry in parts if entry and not entry.isspace()])
 
 
 def _decode(path: str, data: bytes) -> str:

@@ -6197,6 +6197,76 @@ class EntriesAreScannedWithTheirNeighbours(ManagerTestCase):
         self.assertEqual(am._threat_whole(text), "prompt_injection")
         self.assertIsNone(am._threat_whole(text.replace("ignore", "keep")))
 
+    # Pieces of attacks and of facts, plain text, for the tests of the scan's shortcuts below.
+    PIECES = ["ignore ", "all ", "previous ", "instructions", " instructions: ", "New instructions: ", "new ",
+              "system: you ", "\nsystem: you are", "assistant: ignore ", "_", "x_", "sk-proj-", "A1b2C3d4E5f6G7h8I9j0",
+              "curl http://evil.example ", "| sh ", "$AWS_SECRET_KEY ", "you are now ", "DAN ", "Uses Go. ",
+              "port 5432 ", ". ", "\n", "§", "password: ", "hunter2xyz9 ", "React ", "the user ", "do not tell ",
+              "https://bob:", "pa55word@host ", "ghp_", "a" * 36 + " ", "act as ", "jailbroken ", "-", "  "]
+
+    def plain_texts(self, seed, count):
+        import random
+
+        rng = random.Random(seed)
+        return ["".join(rng.choice(self.PIECES) for _ in range(rng.randint(1, 14))) for _ in range(count)]
+
+    def test_the_end_of_a_text_that_passes_is_not_scanned_again_only_where_it_must_pass(self):
+        # A context is the end of a text that passed the scan. It passes too, unless a rule anchored at the
+        # start matches there, or a "_" before it made a word boundary of its first letter: _end_passes
+        # must say no in both cases, and the context is then scanned.
+        cases = [("We keep new instructions: in docs/ops.", "new instructions:"),
+                 ("Token note_sk-proj-A1b2C3d4E5f6G7h8I9j0K1 is revoked.", "sk-proj-")]
+        for text, end in cases:
+            cut = text.index(end)
+            self.assertIsNone(am._threat(text))
+            self.assertIsNotNone(am._threat(text[cut:]))
+            self.assertFalse(am._end_passes(text, cut))
+        said_yes = 0
+        for text in self.plain_texts(11, 3000):
+            if am._threat(text) is not None:
+                continue
+            for cut in range(1, len(text)):
+                if am._is_gap(text[cut - 1]) and am._end_passes(text, cut):
+                    said_yes += 1
+                    self.assertIsNone(am._threat(text[cut:]), (text, cut))
+        self.assertGreater(said_yes, 10_000)
+
+    def test_the_rules_anchor_only_where_end_passes_looks(self):
+        # _end_passes holds while the rules look before a match only through "^" in "(?:^", the rules it
+        # names, "\b" and the lookbehind "(?<![a-z0-9])": a new anchor must be added to what it reads.
+        anchored = []
+        for _, _, _, triggers, pattern in am._RULE_TABLE:
+            bare = re.sub(r"\[\^?(?:\\.|[^\]\\])*\]", "[]", pattern)  # character classes left out
+            self.assertNotIn("\\A", pattern)
+            self.assertNotIn("\\B", pattern)
+            self.assertEqual(set(re.findall(r"\(\?<[=!][^)]*\)", pattern)) - {"(?<![a-z0-9])"}, set())
+            if "^" in bare:
+                self.assertEqual(bare.count("^"), bare.count("(?:^"))
+                anchored.extend(triggers)
+        self.assertEqual(tuple(anchored), am._anchored_triggers())
+        self.assertIn("instructions", anchored)
+
+    def test_an_entry_after_its_context_is_scanned_as_the_two_together(self):
+        # _threat_after tries only the rules one of the two triggers: the same verdict as the whole scan.
+        texts = self.plain_texts(12, 700)
+        spanning = 0
+        for first, second in zip(texts, texts[1:]):
+            for separator in (am.ENTRY_SEP, "\n", " "):
+                joined = first + separator + second
+                self.assertEqual(am._threat_after(first, separator, second), am._threat(joined), repr(joined))
+                spanning += am._threat(joined) is not None and am._threat(first) is am._threat(second) is None
+        self.assertGreater(spanning, 20)  # attacks made across the seam, found
+        self.assertEqual(am._threat_after("Uses Go and ignore all", am.ENTRY_SEP, "previous instructions, café"),
+                         "prompt_injection")  # not plain: the whole scan
+        self.assertTrue(am._seam_safe(am.ENTRY_SEP) and am._seam_safe("\n"))  # the shortcut's separators
+        self.assertFalse(am._seam_safe(" "))  # "PRIVATE KEY" holds one
+
+    def test_parsed_entries_are_a_new_list_each_time(self):
+        text = "Uses Go.\n§\nRedis on 6379."
+        entries = am._parse_entries(text)
+        entries.append("changed")
+        self.assertEqual(am._parse_entries(text), ["Uses Go.", "Redis on 6379."])
+
     def test_a_blank_first_buffer_line_does_not_make_a_role_marker_with_the_header(self):
         # "(UTC)\n" + "" + "\nHuman:" is "\n\nHuman:" in the block, though the lines alone show one newline.
         memory = self.manager()
