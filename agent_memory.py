@@ -666,6 +666,7 @@ def _threat_uncached(text: str) -> Optional[str]:
 _threat_cached = functools.lru_cache(maxsize=2048)(_threat_uncached)
 
 
+@functools.lru_cache(maxsize=2048)  # a write that changes an entry reads the entries before it again
 def _threat_after(context: str, separator: str, entry: str) -> Optional[str]:
     """``_threat(context + separator + entry)``, the scan of an entry with the end of the text the
     prompt shows before it. A rule's trigger in plain text occurs in the two together only where
