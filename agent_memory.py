@@ -3599,6 +3599,17 @@ def _common_ends(one: tuple[str, ...], other: tuple[str, ...]) -> tuple[int, int
     return start, end
 
 
+def _may_abbreviate(acronym: str, words: Sequence[str]) -> bool:
+    """Could ``acronym`` stand for ``words``, or for more words around them? The initials of one
+    come in order in the other ("cfi" for "flight instructor"), or its letters in the words ("fw"
+    for "runs firmware"); not "hsm" for "custodian smartcard"."""
+    def within(letters: str, text: str) -> bool:
+        rest = iter(text)
+        return all(letter in rest for letter in letters)
+    initials = "".join(word[0] for word in words)
+    return within(initials, acronym) or within(acronym, initials) or within(acronym, "".join(words))
+
+
 def _middle_swapped(old: _Analysis, new: _Analysis) -> bool:
     """Are the two texts the same words around a middle of one to six words on each side (two at
     least on one), words the other text lacks (or, in a wide frame, one of its shared words),
@@ -3631,7 +3642,8 @@ def _middle_swapped(old: _Analysis, new: _Analysis) -> bool:
         opened = start or firsts[0] == firsts[1] or firsts[0][0] == firsts[1][0] not in _DETERMINERS
         if not opened or start + end < 0.35 * longer or not end and start < 0.55 * longer:  # its end swapped
             return False
-    if any(len(middle) == 1 and middle[0] in text.acronyms for middle, text in zip(middles, (old, new))):
+    if any(len(middle) == 1 and middle[0] in text.acronyms and _may_abbreviate(middle[0], other_middle)
+           for middle, other_middle, text in zip(middles, middles[::-1], (old, new))):
         return False  # "CFI" / "flight instructor": an acronym may stand for the other's words
     def forms(text: _Analysis, at: int, to: int) -> set[str]:  # "carves" is "carve", "carving" "carv": one word
         return {form for word, key in zip(text.words[at:to], text.word_keys[at:to])  # no "car" of "care"

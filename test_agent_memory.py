@@ -2027,6 +2027,13 @@ class FeaturesReadValuesOneWay(unittest.TestCase):
                                             am._analyse("User's CFI is Priya Nair.")))
         self.assertTrue(am._middle_swapped(am._analyse("User's flight instructor is Priya Nair."),
                                            am._analyse("User's dentist is Priya Nair.")))
+        # ... but only one whose letters it could be (held-out 158): "HSM" is no "custodian smartcards"
+        hsm = "Tamper-evident bags for the HSM are logged by serial number in the vault access register"
+        self.assertTrue(am._middle_swapped(am._analyse(hsm), am._analyse(hsm.replace("HSM", "custodian smartcards"))))
+        self.assertTrue(am._conflict(hsm, hsm.replace("HSM", "custodian smartcards")))
+        self.assertFalse(am._may_abbreviate("hsm", ["custodian", "smartcard"]))
+        self.assertTrue(am._may_abbreviate("fw", ["run", "firmware"]))  # "Vanta FW 3.4.1" / "Vanta runs firmware"
+        self.assertTrue(am._may_abbreviate("hr", ["human", "resource"]))
 
     def test_a_point_moves_exactly(self):
         for number, places, moved in (("0.72", 3, "720"), ("8000", -3, "8"), ("1500", -3, "1.5"), ("720", -3, "0.72"),
