@@ -674,7 +674,7 @@ def _threat_after(context: str, separator: str, entry: str) -> Optional[str]:
     that one of them triggers, known from their own scans, are tried."""
     joined = context + separator + entry
     if (len(joined) > 10_000 or not (_plain(context) and _plain(entry)) or not _seam_safe(separator)
-            or _CONTROL_CHARS.search(separator)):
+            or _CONTROL_CHARS.search(joined)):  # a control character fails before any rule: the whole scan says so
         return _threat(joined)
     rules = sorted(set(_triggered_plain(context)).union(_triggered_plain(entry)))
     try:
