@@ -388,10 +388,11 @@ def _find_invisible(text: str) -> Optional[str]:
     return None
 
 
-# Each rule: (threat, what it looks like, view, triggers, pattern). The pattern
-# runs only when one of the trigger substrings occurs in the view, which keeps
-# the scan of an ordinary fact to a few substring tests. Views: "words" is the
-# folded text with every run of non-word characters turned into one space;
+# Each rule: (threat, what it looks like, view, triggers, pattern[, also]). The
+# pattern runs only when one of the trigger substrings occurs in the view, and
+# one of ``also`` too if the rule has them (every match holds one of each), which
+# keeps the scan of an ordinary fact to a few substring tests. Views: "words" is
+# the folded text with every run of non-word characters turned into one space;
 # "folded" keeps punctuation; "nfkc" keeps case, for credential shapes. Triggers
 # are tested on "folded" for "words" rules (every word of a match occurs there).
 _W = r"(?: [a-z0-9]{1,24}){0,3}"  # up to three filler words
@@ -402,7 +403,7 @@ _SECRET_FILE = (r"(?:\.env\b(?!\.(?:example|sample|template|dist))|\.netrc|\.pgp
 _SECRET_FILE_TRIGGERS = (".env", ".netrc", ".pgpass", ".npmrc", ".pypirc", "credentials", "id_rsa", "id_dsa",
                          "id_ecdsa", "id_ed25519", "shadow", "config.json")
 _NETWORK_TOOL = r"\b(?:curl|wget|httpie|nc|ncat|scp|rsync|sftp|ftp|iwr|irm|invoke-webrequest|invoke-restmethod)\b"
-_RULE_TABLE = [
+_RULE_TABLE: list[tuple[Any, ...]] = [
     # -- prompt injection: instructions aimed at the model, not facts about the world
     ("prompt_injection", "an instruction to ignore earlier instructions", "words",
      ("ignore", "disregard", "forget", "override", "bypass", "overrule"),
@@ -475,7 +476,8 @@ _RULE_TABLE = [
      ("http", "webhook", "pastebin", "ngrok", "requestbin", "@"),
      r"\b(?:send|upload|exfiltrate|forward|leak|email|copy)\b[^\n]{0,60}(?:api keys?|secrets|credentials|"
      r"passwords|tokens|env vars|environment variables|\.env\b|ssh keys?|private keys?)[^\n]{0,60}"
-     r"(?:https?://|webhook|pastebin|ngrok|requestbin|@[a-z0-9-]{1,63}\.[a-z]{2,})"),
+     r"(?:https?://|webhook|pastebin|ngrok|requestbin|@[a-z0-9-]{1,63}\.[a-z]{2,})",
+     ("send", "upload", "exfiltrate", "forward", "leak", "email", "copy")),  # a URL alone is common
     # -- credentials (never echoed back)
     ("credential", "an OpenAI or Anthropic API key", "nfkc", ("sk-",),
      r"\bsk-(?:proj|ant|svcacct|admin)-[A-Za-z0-9_-]{20,}"  # a bare sk- must look random: digits and capitals
@@ -499,7 +501,7 @@ _RULE_TABLE = [
     ("credential", "a bearer or basic auth token", "folded", ("bearer", "basic"),
      r"\bbearer\s{1,5}[a-z0-9._~+/-]{20,}|\bauthorization\s{0,3}:\s{0,3}basic\s{1,5}[a-z0-9+/]{8,}={0,2}"),
     ("credential", "a URL with a password", "nfkc", ("://",),
-     r"\b[a-zA-Z][a-zA-Z0-9+.-]{1,20}://[^\s/:@]{0,64}:[^\s/@$<{][^\s/@]{0,63}@"),
+     r"\b[a-zA-Z][a-zA-Z0-9+.-]{1,20}://[^\s/:@]{0,64}:[^\s/@$<{][^\s/@]{0,63}@", ("@",)),
     ("credential", "a password on a command line", "folded", ("-p",),
      r"\b(?:mysql|mysqldump|mariadb)\b[^\n]{0,80}\s-p[^\s'\"]{4,}"),
     ("credential", "a password or secret assignment", "folded",
@@ -516,10 +518,10 @@ _RULE_TABLE = [
 
 
 @functools.cache
-def _scan_rules() -> list[tuple[str, str, str, str, tuple[str, ...], re.Pattern[str]]]:
+def _scan_rules() -> list[tuple[str, str, str, str, tuple[str, ...], re.Pattern[str], tuple[str, ...]]]:
     """The rule table, compiled on first use to keep the import fast."""
-    return [(threat, what, "folded" if view == "words" else view, view, triggers, re.compile(pattern))
-            for threat, what, view, triggers, pattern in _RULE_TABLE]
+    return [(threat, what, "folded" if view == "words" else view, view, triggers, re.compile(pattern),
+             also[0] if also else ()) for threat, what, view, triggers, pattern, *also in _RULE_TABLE]
 
 
 _ADVICE = {
@@ -608,7 +610,7 @@ def _triggered(nfkc: str, folded: str) -> tuple[int, ...]:
     """The rules (their indexes in ``_scan_rules()``) whose trigger occurs in their view of a text."""
     views = {"nfkc": nfkc, "folded": folded}
     rules = []
-    for index, (_, _, trigger_view, _, triggers, _) in enumerate(_scan_rules()):
+    for index, (_, _, trigger_view, _, triggers, _, _) in enumerate(_scan_rules()):
         for trigger in triggers:
             if trigger in views[trigger_view]:
                 rules.append(index)
@@ -626,7 +628,9 @@ def _apply_rules(nfkc: str, folded: str, rules: Iterable[int]) -> None:
     views = {"nfkc": nfkc, "folded": folded}
     table = _scan_rules()
     for index in rules:
-        threat, what, _, view, _, pattern = table[index]
+        threat, what, trigger_view, view, _, pattern, also = table[index]
+        if also and not any(needed in views[trigger_view] for needed in also):
+            continue
         if view not in views:
             views[view] = _word_view(folded)
         match = pattern.search(views[view])
@@ -688,7 +692,7 @@ def _threat_after(context: str, separator: str, entry: str) -> Optional[str]:
 def _seam_safe(separator: str) -> bool:
     """Can no trigger span ``separator``, a plain text that holds none of their characters?"""
     return bool(separator) and _plain(separator) and not any(
-        char in trigger.casefold() or char in trigger for _, _, _, triggers, _ in _RULE_TABLE
+        char in trigger.casefold() or char in trigger for _, _, _, triggers, *_ in _RULE_TABLE
         for trigger in triggers for char in separator.casefold() + separator)
 
 
@@ -807,7 +811,8 @@ def _end_passes(text: str, cut: int) -> bool:
 @functools.cache
 def _anchored_triggers() -> tuple[str, ...]:
     """The triggers of the rules anchored at the start of a text ("new instructions:")."""
-    return tuple(trigger for _, _, _, triggers, pattern in _RULE_TABLE if "(?:^" in pattern for trigger in triggers)
+    return tuple(trigger for _, _, _, triggers, pattern, *_ in _RULE_TABLE if "(?:^" in pattern
+                 for trigger in triggers)
 
 
 def _cut(text: str) -> tuple[int, list[str]]:
@@ -853,6 +858,8 @@ def _is_gap(char: str) -> bool:
     which therefore joins the letters around it."""
     if char.isalnum():
         return False
+    if char.isascii():  # NFKC and folding leave ASCII punctuation as it is
+        return True
     folded = _fold(_nfkc(char))
     return bool(folded) and not any(c.isalnum() for c in folded)
 

@@ -554,6 +554,39 @@ HOSTILE = textwrap.dedent("""
 """)
 
 
+class ScanTriggersAreInEveryMatch(unittest.TestCase):
+    """A rule's pattern runs only if its triggers, and its second triggers ("also"), occur in the text:
+    each must be in every text the pattern matches, or an attack would pass unread."""
+
+    PIECES = ["send ", "Upload ", "Email ", "copy ", "forward ", "leak ", "the ", "all ", "api keys ", "secrets ",
+              "passwords ", "tokens ", ".env ", "ssh key ", "to ", "https://", "http://", "webhook.site/x ",
+              "pastebin ", "ngrok ", "attacker@evil.example ", "@", "bob:", "pa55word", "host ", "postgres://",
+              "redis://:", "db.internal:5432 ", "/", " ", "\n", "curl ", "$API_TOKEN ", "ok "]
+
+    def verdict(self, text):
+        try:
+            am.scan_content(text)
+        except am.ScanError as error:
+            return error.threat
+        return None
+
+    def test_second_triggers_are_in_every_match(self):
+        import random
+
+        rules = am._scan_rules()
+        self.assertGreaterEqual(sum(bool(rule[6]) for rule in rules), 2)
+        without = [rule[:6] + ((),) for rule in rules]
+        rng = random.Random(5)
+        caught = 0
+        for _ in range(20_000):
+            text = "".join(rng.choice(self.PIECES) for _ in range(rng.randint(2, 12)))
+            threat = self.verdict(text)
+            with mock.patch.object(am, "_scan_rules", lambda: without):
+                self.assertEqual(self.verdict(text), threat, repr(text))
+            caught += threat is not None
+        self.assertGreater(caught, 1000)
+
+
 class ScanReadsTheEntrySeparatorAsPunctuation(unittest.TestCase):
     """Entries joined for the prompt hold "§"; the scan takes its ASCII path for them (str.translate
     is slow on other text) and must read them exactly as its general path does."""
@@ -6242,7 +6275,7 @@ class EntriesAreScannedWithTheirNeighbours(ManagerTestCase):
         # _end_passes holds while the rules look before a match only through "^" in "(?:^", the rules it
         # names, "\b" and the lookbehind "(?<![a-z0-9])": a new anchor must be added to what it reads.
         anchored = []
-        for _, _, _, triggers, pattern in am._RULE_TABLE:
+        for _, _, _, triggers, pattern, *_ in am._RULE_TABLE:
             bare = re.sub(r"\[\^?(?:\\.|[^\]\\])*\]", "[]", pattern)  # character classes left out
             self.assertNotIn("\\A", pattern)
             self.assertNotIn("\\B", pattern)
