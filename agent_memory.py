@@ -607,7 +607,8 @@ def scan_content(content: str) -> None:
 
 
 def _triggered(nfkc: str, folded: str) -> tuple[int, ...]:
-    """The rules (their indexes in ``_scan_rules()``) whose trigger occurs in their view of a text."""
+    """The rules (their indexes in ``_scan_rules()``) whose first triggers occur in their view of a
+    text; ``_apply_rules`` tests the second ones."""
     views = {"nfkc": nfkc, "folded": folded}
     rules = []
     for index, (_, _, trigger_view, _, triggers, _, _) in enumerate(_scan_rules()):
@@ -675,7 +676,8 @@ def _threat_after(context: str, separator: str, entry: str) -> Optional[str]:
     """``_threat(context + separator + entry)``, the scan of an entry with the end of the text the
     prompt shows before it. A rule's trigger in plain text occurs in the two together only where
     it occurs in one of them, if no trigger holds a character of the separator: so only the rules
-    that one of them triggers, known from their own scans, are tried."""
+    that one of them triggers, known from their own scans, are tried (their second triggers are
+    tested on the two together)."""
     joined = context + separator + entry
     if (len(joined) > 10_000 or not (_plain(context) and _plain(entry)) or not _seam_safe(separator)
             or _CONTROL_CHARS.search(joined)):  # a control character fails before any rule: the whole scan says so
@@ -798,8 +800,8 @@ def _end_passes(text: str, cut: int) -> bool:
     """Does ``text[cut:]`` pass the scan because ``text``, which passed, holds it? ``cut`` follows
     a gap. A pattern that matches the end matches the whole text at the same place, for every
     character it reads from there on is the same, but for what it reads before it: an anchor at
-    the start, which only the rules of ``_ANCHORED_TRIGGERS`` have, and a word boundary, which a
-    "_" before the end removes. Plain text only: NFKC may join characters across the cut."""
+    the start, which only the rules triggered by ``_anchored_triggers()`` have, and a word boundary,
+    which a "_" before the end removes. Plain text only: NFKC may join characters across the cut."""
     if cut == 0:
         return True
     if text[cut - 1] == "_" or not _plain(text):
