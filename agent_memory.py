@@ -552,10 +552,11 @@ def _word_view(folded: str) -> str:
 
 
 def _fold(nfkc: str) -> str:
-    """The scan's folded view of NFKC text: case-folded, look-alike letters made Latin, accents gone."""
+    """The scan's folded view of NFKC text: case-folded, look-alike letters made Latin, accents gone
+    (those NFKC joined to their letter too: "ïgnore" reads "ignore")."""
     if _plain(nfkc):
         return nfkc.casefold()
-    return _COMBINING_MARKS.sub("", nfkc.casefold().translate(_LOOKALIKES))
+    return _COMBINING_MARKS.sub("", unicodedata.normalize("NFD", nfkc.casefold().translate(_LOOKALIKES)))
 
 
 def scan_content(content: str) -> None:
