@@ -1039,6 +1039,7 @@ _SYNONYM_GROUPS = [
     "dislike hate avoid",
     "peanut groundnut", "shrimp prawn", "soy soya", "sulphite sulfite", "tomato tomatoes",  # foods (one value)
     "use uses used using utilize employ",
+    "go goes",  # too short for the stemmer: "goes" would be "goe"
     "need require must",
     "postgres postgresql psql",
     "db database",
