@@ -1948,6 +1948,7 @@ class _Analysis:
     about_user: bool  # opens with the user as its subject: "User is ...", "The user ...", "I ...", "Is presenting ..."
     subject: str  # the key of the name it opens with as a subject: "kasia" of "Kasia is allergic to PPD"
     owner: str  # the key of the name it opens with as an owner: "tomasz" of "Tomasz's shoes are size 9"
+    written_plain: tuple[bool, ...]  # is each of ``words`` written in lower-case letters ("dental", not "Dental")?
 
     def __init__(self, later: tuple[Any, ...], **fields: Any) -> None:
         self.__dict__.update(fields)
@@ -2394,6 +2395,8 @@ def _word_fields(text: str) -> dict[str, Any]:
         words=words,
         word_keys=tuple(map(_word_key, words)),
         word_clauses=tuple(bisect.bisect(clause_ends, found[at].start()) for at in kept),
+        written_plain=(tuple(text[found[at].start():found[at].end()].islower() and words[index].isalpha()
+                             for index, at in enumerate(kept)) if len(folded) == len(text) else (False,) * len(kept)),
         polar=polar,
         polar_places=_polar_places(polar_words) if polar else (),
         negated=(negations > 0 and negations > 2 * len(_NEGATED_NEGATION.findall(folded))  # "doesn't avoid": none
@@ -3441,7 +3444,8 @@ def _relatives_said(text: _Analysis) -> tuple[dict[str, set[str]], set[str]]:
             # and the possessive before it, whose relative it is ("Matthias's brother Jakob"), name no one
             said.setdefault(_relative_key(text, keys, index), set()).update(
                 near for at, near in enumerate(keys[before:after], before)
-                if near in text.specific and near not in _RELATIVES and near not in _FOODS_AND_ANIMALS
+                if near in text.specific and not text.written_plain[at] and near not in _RELATIVES
+                and near not in _FOODS_AND_ANIMALS
                 and near not in _CALENDAR_KEYS and not (at == index - 1 and text.word_keys[at][-1] == "'")
                 and text.word_clauses[at] == text.word_clauses[index])  # "Supports Swindon Town; his dad ..."
     beside = set().union(*said.values())  # with the names of the wife of "wife's sister" (no relative alone)

@@ -3050,6 +3050,9 @@ class ContradictionsAreNeverMerged(unittest.TestCase):
         # held-out 44: a relative named in one text only, beside one both tell of
         ("Her prize plant is a Vanda Miss Joaquim 'Agnes' division from her late grandmother.",
          "Her sister Mei Hua keeps the other Vanda Miss Joaquim 'Agnes' division from their grandmother."),
+        # held-out 162: a word beside a relative names no one when written in lower case, though a name holds it
+        ("Had a dental filling in January; he goes to Evington Dental every 9 months.",
+         "His son had a dental filling in January; he goes to Evington Dental every 9 months."),
         # held-out 124: the possessive before a relative is whose relative, no name of theirs (merged at 0.83)
         ("Partner Matthias teaches physics at the Akademisches Gymnasium.",
          "Partner Matthias's brother Jakob teaches chemistry at the Akademisches Gymnasium."),
