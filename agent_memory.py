@@ -3293,7 +3293,7 @@ def _conflicting(old: _Analysis, new: _Analysis) -> bool:
             or _hyphenated_siblings(old, new) or _identifier_extended(old, new) or _variant_named(old, new)
             or _swapped_around_negation(old, new) or _negations_crossed(old, new) or _days_differ(old, new)
             or _one_word_swapped(old, new) or _two_words_swapped(old, new) or _opening_swapped(old, new)
-            or _middle_swapped(old, new)
+            or _middle_swapped(old, new) or _clause_swapped(old, new)
             or _phrase_inserted(old, new)
             or _subject_swapped(old, new)
             or _places_swapped(old, new) or _scope_swapped(old, new)
@@ -3540,6 +3540,21 @@ def _one_word_swapped(old: _Analysis, new: _Analysis) -> bool:
     side = verbs.index(True)
     modal = rf"\b(?:must|should|can|could|may|might|will|would|shall) {re.escape(written[side])}\b"
     return swapped[side] in _OPENING_WORDS and not re.search(modal, (old, new)[side].folded)
+
+
+def _clause_swapped(old: _Analysis, new: _Analysis) -> bool:
+    """Is one text, a single clause, a clause of the other with one word swapped ("Prefers invoices
+    sent by email, never by WhatsApp." / "Prefers quotes sent by email, never by WhatsApp; keeps a
+    paper order book on the bench.")? The other's further clauses hid the swap from
+    ``_one_word_swapped``. A clause of the other as it stands is a restatement of it."""
+    for one, other in ((old, new), (new, old)):
+        if len(set(one.word_clauses)) < 2 or len(set(other.word_clauses)) > 1:
+            continue
+        for clause in _CLAUSE_END.split(one.folded):
+            part = _analyse(clause)
+            if part.word_keys and (_one_word_swapped(part, other) or _one_word_swapped(other, part)):
+                return True
+    return False
 
 
 def _two_words_swapped(old: _Analysis, new: _Analysis) -> bool:
