@@ -1039,7 +1039,7 @@ _SYNONYM_GROUPS = [
     "dislike hate avoid",
     "peanut groundnut", "shrimp prawn", "soy soya", "sulphite sulfite", "tomato tomatoes",  # foods (one value)
     "use uses used using utilize employ",
-    "go goes",  # too short for the stemmer: "goes" would be "goe"
+    "go goes golang",  # too short for the stemmer: "goes" would be "goe" (the verb's atoms are "goes", no "Go")
     "need require must",
     "postgres postgresql psql",
     "db database",
@@ -2078,6 +2078,8 @@ def _atom_kind_and_key(atom: str, in_code: bool, sentence_start: bool, one: bool
         return "name", key
     if key in _FOODS_AND_ANIMALS:  # a value, but no sure name: one may be a kind of the other ("dairy" / "cheese",
         return "value", key        # "42 pigeons" / "42 birds"), so a sibling goes to the LLM, not added beside it
+    if lowered in ("go", "goes") and atom != "Go":  # the verb, no name of the language: "Every Go service goes
+        return "word", "goes"                        # through CI" / "Every Python service goes ..." share no "go"
     return "word", key
 
 

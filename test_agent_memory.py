@@ -1785,6 +1785,26 @@ class TheStemmerFoldsInflections(unittest.TestCase):
                                      "Danish distributor.", "Writes the user manual in Finnish and English; the "
                                                             "English one goes to the Danish distributor."))
 
+    def test_goes_is_no_name_of_go_the_language(self):
+        # review: with "goes" read "go", "Go" (a name) was found in any text saying "goes", and a sibling
+        # naming another language only added a value: "Every Go service goes ..." / "Every Python service ..."
+        for other in ("Python", "Rust", "Kotlin"):
+            for old, new in (("Every Go service goes through the Buildkite pipeline before deploy.",
+                              f"Every {other} service goes through the Buildkite pipeline before deploy."),
+                             ("Code review for the Go repos goes to Marta Kowalska.",
+                              f"Code review for the {other} repos goes to Marta Kowalska.")):
+                for one, two in ((old, new), (new, old)):
+                    self.assertTrue(am._conflict(one, two))
+                    detector = am.MergeDetector()
+                    detector.fit([one])
+                    self.assertNotEqual(detector.classify(two)[0], "merge")
+        detector = am.MergeDetector()
+        detector.fit(["Go module proxy is set to athens.internal:3000."])
+        self.assertNotEqual(detector.classify("Traffic goes to athens.internal:3000 via the proxy.")[0], "merge")
+        self.assertFalse(am._conflict("Team writes backend services in Golang.", "Team writes backend services in Go."))
+        self.assertEqual(am._analyse("The English one goes there.").word_keys[-2],
+                         am._analyse("The English ones go there.").word_keys[-2])
+
 
 class FeaturesReadValuesOneWay(unittest.TestCase):
     """The same value written two ways gives the same key, so restatements match."""
