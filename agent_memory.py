@@ -672,15 +672,21 @@ def _threat_uncached(text: str) -> Optional[str]:
 _threat_cached = functools.lru_cache(maxsize=2048)(_threat_uncached)
 
 
-@functools.lru_cache(maxsize=2048)  # a write that changes an entry reads the entries before it again
 def _threat_after(context: str, separator: str, entry: str) -> Optional[str]:
     """``_threat(context + separator + entry)``, the scan of an entry with the end of the text the
     prompt shows before it. A rule's trigger in plain text occurs in the two together only where
     it occurs in one of them, if no trigger holds a character of the separator: so only the rules
     that one of them triggers, known from their own scans, are tried (their second triggers are
     tested on the two together)."""
+    if len(context) + len(separator) + len(entry) > 10_000:  # as _threat, which keeps no longer texts
+        return _threat(context + separator + entry)
+    return _threat_after_cached(context, separator, entry)
+
+
+@functools.lru_cache(maxsize=2048)  # a write that changes an entry reads the entries before it again
+def _threat_after_cached(context: str, separator: str, entry: str) -> Optional[str]:
     joined = context + separator + entry
-    if (len(joined) > 10_000 or not (_plain(context) and _plain(entry)) or not _seam_safe(separator)
+    if (not (_plain(context) and _plain(entry)) or not _seam_safe(separator)
             or _CONTROL_CHARS.search(joined)):  # a control character fails before any rule: the whole scan says so
         return _threat(joined)
     rules = sorted(set(_triggered_plain(context)).union(_triggered_plain(entry)))
