@@ -3558,7 +3558,7 @@ def _clause_swapped(old: _Analysis, new: _Analysis) -> bool:
     for one, other in ((old, new), (new, old)):
         if len(set(one.word_clauses)) < 2 or len(set(other.word_clauses)) > 1:
             continue
-        for clause in _CLAUSE_END.split(one.folded):
+        for clause in _CLAUSE_END.split(one.folded):  # folded: the word fields it reads are read so anyway
             part = _analyse(clause)
             if part.word_keys and (_one_word_swapped(part, other) or _one_word_swapped(other, part)):
                 return True
