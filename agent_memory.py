@@ -547,8 +547,13 @@ def _plain(text: str) -> bool:
 
 def _word_view(folded: str) -> str:
     if _plain(folded):  # str.translate is fast on ASCII only
-        return " ".join(folded.replace("§", " ").translate(_ASCII_PUNCTUATION).split())
+        return " ".join(_plain_words(folded))
     return _NON_WORD.sub(" ", folded).strip()
+
+
+def _plain_words(text: str) -> list[str]:
+    """The words of plain text as the scan's word view reads them (in the text's case)."""
+    return text.replace("§", " ").translate(_ASCII_PUNCTUATION).split()
 
 
 def _fold(nfkc: str) -> str:
@@ -843,8 +848,8 @@ def _cut(text: str) -> tuple[int, list[str]]:
         while cut < len(text) and not _is_gap(text[cut - 1]):
             cut += 1
     end = text[cut:]
-    # On plain text the scan's words are those of its view with punctuation made spaces: count those
-    words = len(end.replace("§", " ").translate(_ASCII_PUNCTUATION).split()) if _plain(end) else len(_scan_words(end))
+    # on plain text, count the scan's words without folding or joining them
+    words = len(_plain_words(end)) if _plain(end) else len(_scan_words(end))
     need = _CONTEXT_WORDS - words
     return cut, _words_before(text, cut, need) if need > 0 else []
 
