@@ -2633,13 +2633,9 @@ class RandomProjections:
 
     def fit(self, corpus: Sequence[str]) -> None:
         """Count feature document frequencies over ``corpus`` (a list of texts)."""
-        wanted: dict[str, int] = {}
-        for text in _check_strings("corpus", corpus):
-            wanted[text] = wanted.get(text, 0) + 1
-        for text in set(wanted) | set(self._fitted):
-            change = wanted.get(text, 0) - self._fitted.get(text, 0)
-            if change:
-                self._count(text, change)
+        wanted = Counter(_check_strings("corpus", corpus))
+        for text in {text for text, _ in wanted.items() ^ self._fitted.items()}:  # added, dropped or recounted
+            self._count(text, wanted[text] - self._fitted.get(text, 0))
         self._fitted = wanted
 
     def _count(self, text: str, change: int) -> None:
@@ -4000,12 +3996,12 @@ class MergeDetector:
         self.add_threshold = float(add_threshold)
         self._projections = RandomProjections(dims)
         self._corpus: list[str] = []
-        self._vectors: list[tuple[float, ...]] = []
         self._features: list[frozenset[int]] = []  # of each entry, to find those sharing one with a fact
         self._analyses: dict[int, _Analysis] = {}  # of corpus entries, when first needed (long ones too)
 
     def fit(self, corpus: Sequence[str]) -> None:
-        """Compare later entries with ``corpus``; vectors of unchanged texts are reused."""
+        """Compare later entries with ``corpus``. No vector is made here: ``classify`` makes those it
+        needs, and keeps them while their weights stay."""
         corpus = _check_strings("corpus", corpus)
         if corpus == self._corpus:
             return
@@ -4013,8 +4009,6 @@ class MergeDetector:
         known = dict(zip(self._corpus, self._features))  # a long entry is not analysed again
         self._features = [known[text] if text in known else _analyse(text).features for text in corpus]
         self._corpus = corpus
-        vectors = self._projections._vectors  # of the texts whose weights did not move: most of them
-        self._vectors = [vectors.get(text) or self._projections._embed(text) for text in corpus]
         self._analyses = {}
 
     def _analysis(self, index: int) -> _Analysis:
@@ -4037,7 +4031,9 @@ class MergeDetector:
         query = self._projections._embed(entry, new)
         near = [index for index, features in enumerate(self._features) if not new.features.isdisjoint(features)]
         similarities = [0.0] * len(self._corpus)  # an entry sharing no feature stays at 0.0 (see the class)
-        for index, similarity in zip(near, _unit_cosines(query, [self._vectors[index] for index in near])):
+        # An entry's vector is made when a fact first shares a feature with it, and kept until its weights move
+        vectors = [self._projections._embed(self._corpus[index]) for index in near]
+        for index, similarity in zip(near, _unit_cosines(query, vectors)):
             similarities[index] = similarity
         similarity = max(similarities)
         best = similarities.index(similarity)  # the first of the best

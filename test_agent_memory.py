@@ -1733,10 +1733,28 @@ class FitWeighsFeaturesByRarity(unittest.TestCase):
                   enumerate(["parser", "lexer", "codegen", "linker", "loader", "runtime", "scheduler", "cache"])]
         detector = am.MergeDetector()
         detector.fit(corpus)
-        before = {text: vector for text, vector in zip(corpus, detector._vectors)}
+        vectors = lambda: [detector._projections._embed(text) for text in corpus]  # noqa: E731
+        before = vectors()
         detector.fit(corpus + ["The debugger attaches over gdbserver on port 2331."])
-        reused = sum(1 for text, vector in zip(corpus, detector._vectors) if vector is before[text])
+        reused = sum(1 for vector, old in zip(vectors(), before) if vector is old)
         self.assertGreaterEqual(reused, len(corpus) - 1)
+
+    def test_a_refit_embeds_nothing_and_classify_only_the_entries_sharing_a_feature(self):
+        corpus = ["Postgres 15 runs in Docker on port 5432.", "Grafana dashboards live in the ops folder.",
+                  "Redis runs on port 6379 in Docker.", "The user prefers tabs over spaces."]
+        detector = am.MergeDetector()
+        embedded = []
+        real = detector._projections._embed
+        with mock.patch.object(detector._projections, "_embed",
+                               lambda text, analysis=None: embedded.append(text) or real(text, analysis)):
+            detector.fit(corpus)
+            self.assertEqual(embedded, [])
+            detector.classify("Redis listens on port 6380 now.")
+        self.assertEqual(embedded, ["Redis listens on port 6380 now.", corpus[0], corpus[2]])
+        made = dict(detector._projections._vectors)
+        self.assertEqual(made.keys(), {corpus[0], corpus[2]})
+        detector.classify("Redis listens on port 6381 now.")
+        self.assertTrue(all(detector._projections._vectors[text] is made[text] for text in made), "kept")
 
     def test_refit_gives_the_same_vectors_as_a_fresh_fit(self):
         corpus = ["User prefers dark mode.", "User likes short answers.", "User works in Lisbon.",
@@ -2563,13 +2581,14 @@ class CosineIsWellBehaved(unittest.TestCase):
                 self.assertAlmostEqual(similarity, max([chance[i] for i in near] + [0.0]), places=12)
                 if near:
                     self.assertIn(index, near)
-                    got = am._unit_cosines(query, [detector._vectors[i] for i in near])
+                    got = am._unit_cosines(query, [detector._projections.embed(entries[i]) for i in near])
                     for value, i in zip(got, near):
                         self.assertAlmostEqual(value, chance[i], places=12)
         self.assertNotEqual(am.cosine(detector._projections.embed("Kafka keeps 7 days."),
                                       detector._projections.embed(entries[4])), 0.0)  # chance, not 0.0
-        self.assertEqual(am._unit_cosines((0.0,) * 256, detector._vectors), [0.0] * 5)
-        self.assertEqual(am._unit_cosines(detector._vectors[0], [(0.0,) * 256, detector._vectors[0]])[0], 0.0)
+        vectors = [detector._projections._embed(entry) for entry in entries]
+        self.assertEqual(am._unit_cosines((0.0,) * 256, vectors), [0.0] * 5)
+        self.assertEqual(am._unit_cosines(vectors[0], [(0.0,) * 256, vectors[0]])[0], 0.0)
 
     def test_a_fit_reads_no_unchanged_entry_again(self):
         # A review: the index of features read every entry afresh at each fit, and an entry past
