@@ -2910,6 +2910,18 @@ def _values_swapped(a: _Analysis, b: _Analysis) -> bool:
     return slots_a != slots_b and list(map(len, slots_a)) == list(map(len, slots_b))
 
 
+def _value_replaced(a: _Analysis, b: _Analysis) -> bool:
+    """Do two texts in the same words put another value in one place ("served on number 10 ...; 14
+    days to respond" / "on number 14 ...; 14 days ...")? The number may appear elsewhere in both, but
+    not as often: numbers only moved ("Mon 9-5, Tue 10-6" / "Tue 10-6, Mon 9-5") replace nothing."""
+    if a.skeleton != b.skeleton:
+        return False
+    numbers = [[{key for key in slot if key[0].isdigit()} for slot in text.slots] for text in (a, b)]
+    return (any(one - other and other - one for one, other in zip(*numbers))
+            and Counter(key for slot in a.slots for key in slot if key[0].isdigit())
+            != Counter(key for slot in b.slots for key in slot if key[0].isdigit()))
+
+
 def _common_words(one: tuple[str, ...], other: tuple[str, ...]) -> tuple[list[int], list[int]]:
     """The positions in each sequence of a longest common subsequence of the two."""
     lengths = [[0] * (len(other) + 1) for _ in range(len(one) + 1)]
@@ -3298,7 +3310,7 @@ def _conflicting(old: _Analysis, new: _Analysis) -> bool:
     announced ("now"), and only ``new`` for a clause regrouping the values of ``old``'s."""
     return (_specifics_differ(old, new) or old.negated != new.negated or _opposed(old, new)
             or bool(new.updating - old.updating)
-            or _values_swapped(old, new) or _pairings_exchanged(old, new) or _values_regrouped(old, new)
+            or _values_swapped(old, new) or _value_replaced(old, new) or _pairings_exchanged(old, new) or _values_regrouped(old, new)
             or _hyphenated_siblings(old, new) or _identifier_extended(old, new) or _variant_named(old, new)
             or _swapped_around_negation(old, new) or _negations_crossed(old, new) or _days_differ(old, new)
             or _one_word_swapped(old, new) or _two_words_swapped(old, new) or _opening_swapped(old, new)
