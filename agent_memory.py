@@ -3666,6 +3666,8 @@ def _middle_swapped(old: _Analysis, new: _Analysis) -> bool:
     least on one), words the other text lacks (or, in a wide frame, one of its shared words),
     not all verbs or small words ("Galleries with textiles are kept at 50 lux" / "with works on
     paper", "HSE first aid at work certificate expires ..." / "HSE commercial diving medical")?
+    One middle of two words or more may be, beside two value words ("Writes the show report ..." /
+    "Writes up the ice-cream sales figures ...": "show" and "report" are verbs too).
     The one-word swap, wider: a slot of the same template filled with another thing. The same
     words open and close both, and make over a third of each (numbers and small words are
     not counted: "User's passport expires 3 June" / "User's provisional driving licence expires
@@ -3724,10 +3726,11 @@ def _middle_swapped(old: _Analysis, new: _Analysis) -> bool:
                 or any(count and (count > 1 or len(middle) < 3) for middle, count in zip(middles, no_values))
                 or {form.rstrip("'") for form in middle_forms[0]} & {form.rstrip("'") for form in middle_forms[1]}):
             return False
-    return all(any(key not in _NO_VALUE_WORDS or at in text.hyphen_openers  # "check-in" is a noun, as is
-                   or any(key in parts[1:] for parts in text.hyphenated)  # "on-call": "the on-call role"
-                   for at, key in enumerate(text.word_keys[start:len(text.word_keys) - end], start))
-               for text in (old, new))
+    valued = [sum(key not in _NO_VALUE_WORDS or at in text.hyphen_openers  # "check-in" is a noun, as is
+                  or any(key in parts[1:] for parts in text.hyphenated)  # "on-call": "the on-call role"
+                  for at, key in enumerate(text.word_keys[start:len(text.word_keys) - end], start))
+              for text in (old, new)]
+    return all(valued) or max(valued) >= 2 and min(map(len, middles)) >= 2
 
 
 def _phrase_inserted(old: _Analysis, new: _Analysis) -> bool:

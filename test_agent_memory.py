@@ -3592,6 +3592,15 @@ class ContradictionsAreNeverMerged(unittest.TestCase):
         self.assertFalse(am._middle_swapped(am._analyse("Drivers check the sheet at check-in."),
                                             am._analyse("Drivers go through the sheet at check-in.")))
 
+    def test_a_middle_of_words_that_may_be_verbs_is_swapped_for_values(self):  # held-out 174: merged at 0.82
+        old = "Writes the show report after every performance and emails it to the producer by 11pm."
+        new = "Writes up the ice-cream sales figures after every performance and emails them to the producer by 11pm."
+        self.assertEqual(action_beside(old, new), "judge")
+        self.assertTrue(am._middle_swapped(am._analyse(old), am._analyse(new)))
+        # one verb for another is still no value swapped
+        self.assertFalse(am._middle_swapped(am._analyse("Drivers check the sheet at check-in."),
+                                            am._analyse("Drivers go through and sign the sheet at check-in.")))
+
     def test_two_or_three_places_swapped_in_the_same_words_are_another_fact(self):
         for old, new in (  # held-out 41 (merged at 0.81-0.90), and held-out 39 and 40
                 ("Stores motors in a locked steel magazine in his Rolleston garage, inspected by WorkSafe every two "
