@@ -3739,16 +3739,28 @@ def _phrase_inserted(old: _Analysis, new: _Analysis) -> bool:
     water change every week using tap water" / "... every week in the quarantine tank using tap water",
     "Irrigates once in September ..." / "Irrigates the olive trees once in September ...")?
     The phrase narrows the fact to another thing, and the narrow fact and the general one are two.
-    A restatement drops such phrases, so ``old`` holding one is none, and it adds single words of
-    its own ("studio humidity" / "studio relative humidity"), or an aside, set off by commas, brackets
-    or dashes, which tells more of the same thing ("Works at Monzo, the UK digital bank, as a backend
-    engineer", "Lives in Leeds, West Yorkshire, with ...")."""
+    So does one plain word before the plain noun it qualifies ("Tests the pool's chlorine ..." /
+    "Tests the paddling pool's chlorine ...", "the bucks" / "the does"), though a restatement adds
+    some ("studio humidity" / "studio relative humidity" is asked about); not a label ("Build cmd:
+    ...") nor a word beside a name. A restatement drops such phrases, so ``old`` holding one is none,
+    and it adds an aside, set off by commas, brackets or dashes, which tells more of the same thing
+    ("Works at Monzo, the UK digital bank, as a backend engineer", "Lives in Leeds, West Yorkshire, with ...")."""
     one, other = old.word_keys, new.word_keys
     start, end = _common_ends(one, other)
     inserted = other[start:len(other) - end]
-    return (len(one) == start + end and start >= 1 and end >= 2 and 2 <= len(inserted) <= 6
+    return (len(one) == start + end and start >= 1 and end >= 2 and 1 <= len(inserted) <= 6
+            and (len(inserted) > 1 or _qualifier_inserted(new, start))
             and any(key not in _NO_VALUE_WORDS and not key[0].isdigit() and key not in one for key in inserted)
             and _analyse(_ASIDE.sub("", new.folded)).word_keys != one)
+
+
+def _qualifier_inserted(text: _Analysis, at: int) -> bool:
+    """Is word ``at`` of ``text`` a plain word before a plain noun it qualifies ("the paddling pool's
+    chlorine", "the horse mackerel samples"), not a label ("Build cmd: ...") nor beside a name
+    ("domain brightsidetuition.co.uk", "a Docker container")?"""
+    word = text.words[at]
+    return (text.written_plain[at] and text.names.isdisjoint(text.word_keys[at - 1:at + 2:2])
+            and not re.search(rf"\b{re.escape(word)}\s*(?:[:=]|->|\u2192)", text.folded))
 
 
 _ASIDE = _Regex(r",\s[^,;:.()]+,(?=\s)|\s?\([^()]*\)|\s[–—]\s[^–—]+\s[–—](?=\s)")  # ", the UK digital bank,"

@@ -3456,13 +3456,20 @@ class ContradictionsAreNeverMerged(unittest.TestCase):
                           "in /var/backups/ldap/."),
                          ("Irrigates once in September with drip lines if the summer has been very dry",  # one word
                           "Irrigates the olive trees once in September with drip lines if the summer has been very "
-                          "dry")):  # before it (held-out 118: merged at 0.92)
+                          "dry"),  # before it (held-out 118: merged at 0.92)
+                         # one plain word before the plain noun it qualifies (held-out 174: merged at 0.96)
+                         ("Tests the pool's chlorine and pH every two hours and logs them on the clipboard.",
+                          "Tests the paddling pool's chlorine and pH every two hours and logs them on the clipboard."),
+                         ("Takes the mackerel samples for the Marine Institute on the first haul of every trip.",
+                          "Takes the horse mackerel samples for the Marine Institute on the first haul of every trip.")):
             with self.subTest(new=new):
                 self.assertTrue(am._phrase_inserted(am._analyse(old), am._analyse(new)))
                 self.assertEqual(action_beside(old, new), "judge")
                 self.assertFalse(am._phrase_inserted(am._analyse(new), am._analyse(old)))  # a phrase dropped
-        for old, new in (("User keeps the studio humidity between 45% and 55%.",  # one word of its own
-                          "User keeps studio relative humidity at 45\u201355%."),
+        for old, new in (("Google Workspace Business Starter on brightsidetuition.co.uk, 18 accounts.",  # a word
+                          "Google Workspace Business Starter, domain brightsidetuition.co.uk, 18 accounts."),  # before
+                         ("Build: west build -b tag_nrf52832 app/ -- -DOVERLAY_CONFIG=prod.conf",  # a name, a label
+                          "Build cmd: `west build -b tag_nrf52832 app/ -- -DOVERLAY_CONFIG=prod.conf`"),
                          ("Does a water change every week using tap water.",  # at the end: said more of the same
                           "Does a water change every week using tap water from the kitchen."),
                          # an aside tells more of the same thing (review of 2f97fa1: judged, merged before)
