@@ -3382,15 +3382,17 @@ def _named_before(one: _Analysis, other: _Analysis) -> bool:
     """Is ``other`` the text of ``one`` after a name opening it as a subject ("Plays five-a-side on
     Mondays" / "Sam plays five-a-side on Mondays."), with or without a small verb ("Allergic to
     penicillin" / "Cathal is allergic to penicillin"), the name no adverb ("Usually works from
-    home")? Its pronouns may be other ones: "Has a ... pass on her smartcard" / "Dev has a ... pass
+    home")? One word is enough, whatever verb follows ("Holds £18,000 in Premium Bonds ..." /
+    "Malcolm holds ..."), and it may qualify the subject ("Cheese store is held at 10°C ..." / "Blue
+    cheese store ..."). Its pronouns may be other ones: "Has a ... pass on her smartcard" / "Dev has a ... pass
     on his smartcard". The name may come with a role, three words at most ("Technician Aisha commutes
     from Birkenhead ...", "Supervisor Katrin Vogel presents at ..."). A full stop closing one text
     only is no other fact; the words alone are not enough:
     "Shift starts at 8:45; ..." / "Starts 8:45am; ..." is a label, read as a name, before a
     restatement."""
     extra = len(other.word_keys) - len(one.word_keys)  # (cheap first: the name is the one word more, or
-    if not 1 <= extra <= 3 or extra == 1 and not other.subject:  # a role and a name: "Technician Aisha")
-        return False
+    if not 1 <= extra <= 3 or extra == 1 and not (other.subject or other.words[0].isalpha()):  # a role and a
+        return False  # name: "Technician Aisha"; a name before a verb the subject's pattern lacks: "Malcolm holds"
     opening = other.word_keys[:extra]
     if extra > 1 and not (set(opening) <= other.specific and not other.names.isdisjoint(opening)):
         return False

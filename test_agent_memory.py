@@ -3196,6 +3196,12 @@ class ContradictionsAreNeverMerged(unittest.TestCase):
         # found by the review of that rule: a full stop at the end of one text only (merged at 0.97)
         ("Plays five-a-side football on Monday evenings", "Jess plays five-a-side football on Monday evenings."),
         ("Works from home on Fridays.", "Priya works from home on Fridays"),
+        # held-out 180 and 178: a name before a verb the subject's pattern lacks, a word qualifying the subject
+        # (merged at 0.98 and 0.95)
+        ("Holds \u00a318,000 in Premium Bonds and checks prizes on the NS&I app on the 2nd of each month.",
+         "Malcolm holds \u00a318,000 in Premium Bonds and checks prizes on the NS&I app on the 2nd of each month."),
+        ("Cheese store is held at 10\u00b0C and 85% humidity, controlled by a Carel pCO controller",
+         "Blue cheese store is held at 10\u00b0C and 85% humidity, controlled by a Carel pCO controller"),
         # and of the signs: a dash or the word, an offset from UTC, a longitude, a refund
         ("Freezer is kept at \u201318\u00b0C.", "Freezer is kept at 18\u00b0C."),
         ("Freezer is kept at minus 18\u00b0C.", "Freezer is kept at 18\u00b0C."),
