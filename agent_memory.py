@@ -3310,7 +3310,8 @@ def _conflicting(old: _Analysis, new: _Analysis) -> bool:
     announced ("now"), and only ``new`` for a clause regrouping the values of ``old``'s."""
     return (_specifics_differ(old, new) or old.negated != new.negated or _opposed(old, new)
             or bool(new.updating - old.updating)
-            or _values_swapped(old, new) or _value_replaced(old, new) or _pairings_exchanged(old, new) or _values_regrouped(old, new)
+            or _values_swapped(old, new) or _value_replaced(old, new)
+            or _pairings_exchanged(old, new) or _values_regrouped(old, new)
             or _hyphenated_siblings(old, new) or _identifier_extended(old, new) or _variant_named(old, new)
             or _swapped_around_negation(old, new) or _negations_crossed(old, new) or _days_differ(old, new)
             or _one_word_swapped(old, new) or _two_words_swapped(old, new) or _opening_swapped(old, new)
@@ -3383,16 +3384,18 @@ def _named_before(one: _Analysis, other: _Analysis) -> bool:
     Mondays" / "Sam plays five-a-side on Mondays."), with or without a small verb ("Allergic to
     penicillin" / "Cathal is allergic to penicillin"), the name no adverb ("Usually works from
     home")? One word is enough, whatever verb follows ("Holds £18,000 in Premium Bonds ..." /
-    "Malcolm holds ..."), and it may qualify the subject ("Cheese store is held at 10°C ..." / "Blue
-    cheese store ..."). Its pronouns may be other ones: "Has a ... pass on her smartcard" / "Dev has a ... pass
-    on his smartcard". The name may come with a role, three words at most ("Technician Aisha commutes
+    "Malcolm holds ..."), and it may qualify the subject ("Cheese store is held at 10°C ..." /
+    "Blue cheese store ..."). Its pronouns may be other ones: "Has a ... pass on her smartcard" /
+    "Dev has a ... pass on his smartcard". The name may come with a role, three words at most ("Technician Aisha commutes
     from Birkenhead ...", "Supervisor Katrin Vogel presents at ..."). A full stop closing one text
     only is no other fact; the words alone are not enough:
     "Shift starts at 8:45; ..." / "Starts 8:45am; ..." is a label, read as a name, before a
     restatement."""
-    extra = len(other.word_keys) - len(one.word_keys)  # (cheap first: the name is the one word more, or
-    if not 1 <= extra <= 3 or extra == 1 and not (other.subject or other.words[0].isalpha()):  # a role and a
-        return False  # name: "Technician Aisha"; a name before a verb the subject's pattern lacks: "Malcolm holds"
+    # Cheap first: the name is the one word more (a word, before any verb: "Malcolm holds"), or a role and
+    # a name ("Technician Aisha")
+    extra = len(other.word_keys) - len(one.word_keys)
+    if not 1 <= extra <= 3 or extra == 1 and not (other.subject or other.words[0].isalpha()):
+        return False
     opening = other.word_keys[:extra]
     if extra > 1 and not (set(opening) <= other.specific and not other.names.isdisjoint(opening)):
         return False
@@ -3746,7 +3749,8 @@ def _phrase_inserted(old: _Analysis, new: _Analysis) -> bool:
     some ("studio humidity" / "studio relative humidity" is asked about); not a label ("Build cmd:
     ...") nor a word beside a name. A restatement drops such phrases, so ``old`` holding one is none,
     and it adds an aside, set off by commas, brackets or dashes, which tells more of the same thing
-    ("Works at Monzo, the UK digital bank, as a backend engineer", "Lives in Leeds, West Yorkshire, with ...")."""
+    ("Works at Monzo, the UK digital bank, as a backend engineer", "Lives in Leeds, West Yorkshire,
+    with ...")."""
     one, other = old.word_keys, new.word_keys
     start, end = _common_ends(one, other)
     inserted = other[start:len(other) - end]
