@@ -3102,16 +3102,19 @@ def _negations_crossed(a: _Analysis, b: _Analysis) -> bool:
 def _first_denied(keys: tuple[str, ...]) -> frozenset[str]:
     """The first key after each active negation or contrast in ``keys`` (as ``_contrasted`` gives
     them), a use verb passed over: what is turned down, without what qualifies the choice ("PVA" of
-    "paste rather than PVA for restoration work")."""
+    "paste rather than PVA for restoration work"). A word the chosen thing holds too is passed over:
+    "Ninja" is the first of "Django REST Framework over Django Ninja"."""
     first: set[str] = set()
+    chosen: set[str] = set()  # the words before the negation, in its clause: a name both share is passed over
     for at, key in enumerate(keys):
         if key == "¬":
-            for following in keys[at + 1:at + 3]:
+            for following in keys[at + 1:at + 4]:
                 if following[0] in "|¬,":
                     break
-                if following not in _USE_VERBS:
+                if following not in _USE_VERBS and following not in chosen:
                     first.add(following)
                     break
+        chosen = set() if key[0] in "|¬," else chosen | {key}
     return frozenset(first)
 
 

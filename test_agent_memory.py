@@ -3223,6 +3223,9 @@ class ContradictionsAreNeverMerged(unittest.TestCase):
         ("Party wall notice was served on number 10 on 2 May; they have 14 days to respond.",
          "Party wall notice was served on number 14 on 2 May; they have 14 days to respond."),
         ("Staging runs on port 9090 and prod on port 8080.", "Staging runs on port 8080 and prod on port 8080."),
+        # held-out 182: a choice turned round between two names that open with the same word (merged at 0.98)
+        ("Prefers Django REST Framework over Django Ninja for client projects",
+         "Prefers Django Ninja over Django REST Framework for personal projects"),
     ]
 
     def test_a_date_weighs_as_much_as_its_parts(self):
