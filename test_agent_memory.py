@@ -3613,6 +3613,13 @@ class ContradictionsAreNeverMerged(unittest.TestCase):
         new = "Writes up the ice-cream sales figures after every performance and emails them to the producer by 11pm."
         self.assertEqual(action_beside(old, new), "judge")
         self.assertTrue(am._middle_swapped(am._analyse(old), am._analyse(new)))
+        # after any determiner, either text's (review of c471d5e: merged at 0.87)
+        old, new = ("Payroll sends a pension statement to HMRC each month.",
+                    "Payroll sends a work record to HMRC each month.")
+        self.assertTrue(am._middle_swapped(am._analyse(old), am._analyse(new)))
+        # verbs are no noun: not one after another after a determiner ("makes and sends", "always checks")
+        self.assertFalse(am._middle_swapped(am._analyse("Dana makes and sends the invoices on the 1st."),
+                                            am._analyse("Dana prepares and emails the invoices on the 1st.")))
         # one verb for another is still no value swapped
         self.assertFalse(am._middle_swapped(am._analyse("Drivers check the sheet at check-in."),
                                             am._analyse("Drivers go through and sign the sheet at check-in.")))
@@ -4267,7 +4274,14 @@ class ContradictionsAreNeverMerged(unittest.TestCase):
                          ("User has 42 homing pigeons and races them in the Doncaster Federation.",
                           "User races homing pigeons with the Doncaster Federation and keeps 42 birds."),
                          # 3 each afternoon is 3pm, as 3 in the afternoon is (review)
-                         ("Walks the dog at 3 in the afternoon.", "Walks the dog at 3 each afternoon.")]:
+                         ("Walks the dog at 3 in the afternoon.", "Walks the dog at 3 each afternoon."),
+                         # verbs joined, swapped for others, are no middle of values (review of c471d5e: judged)
+                         ("The office manager makes and sends the client invoices on the 1st of every month.",
+                          "The office manager prepares and emails the client invoices on the 1st of every month."),
+                         ("Our caretaker checks and records the fridge temperatures at opening and closing.",
+                          "Our caretaker inspects and logs the fridge temperatures at opening and closing."),
+                         ("Dana always checks the fridge temperatures at opening.",
+                          "Dana routinely inspects the fridge temperatures at opening.")]:
             with self.subTest(new=new):
                 self.assertFalse(am._conflict(old, new))
 
