@@ -3388,7 +3388,8 @@ def _named_before(one: _Analysis, other: _Analysis) -> bool:
     penicillin" / "Cathal is allergic to penicillin"), the name no adverb ("Usually works from
     home")? One word is enough, whatever verb follows ("Holds £18,000 in Premium Bonds ..." /
     "Malcolm holds ..."), and it may qualify the subject ("Cheese store is held at 10°C ..." /
-    "Blue cheese store ..."). Its pronouns may be other ones: "Has a ... pass on her smartcard" /
+    "Blue cheese store ..."), but for a label closed by a colon ("Note: allergic to penicillin" /
+    "Allergic to penicillin"). Its pronouns may be other ones: "Has a ... pass on her smartcard" /
     "Dev has a ... pass on his smartcard". The name may come with a role, three words at most ("Technician Aisha commutes
     from Birkenhead ...", "Supervisor Katrin Vogel presents at ..."). A full stop closing one text
     only is no other fact; the words alone are not enough:
@@ -3405,7 +3406,8 @@ def _named_before(one: _Analysis, other: _Analysis) -> bool:
     first, *rest = other.folded.rstrip(_CLOSING).split(maxsplit=extra) or [""]
     told = _PRONOUNS.sub("·", rest[-1]) if len(rest) == extra else ""  # "Dev has ... on his smartcard" / "Has ..."
     small = _SMALL_VERB.match(told)  # "Cathal is allergic to penicillin" / "Allergic to penicillin"
-    return (bool(told) and not _adverb(first)
+    label = extra == 1 and not other.subject and first.endswith(":")  # "Note: allergic to ..."
+    return (bool(told) and not _adverb(first) and not label
             and _PRONOUNS.sub("·", one.folded.rstrip(_CLOSING)) in (told, told[small.end():] if small else told))
 
 

@@ -4281,7 +4281,11 @@ class ContradictionsAreNeverMerged(unittest.TestCase):
                          ("Our caretaker checks and records the fridge temperatures at opening and closing.",
                           "Our caretaker inspects and logs the fridge temperatures at opening and closing."),
                          ("Dana always checks the fridge temperatures at opening.",
-                          "Dana routinely inspects the fridge temperatures at opening.")]:
+                          "Dana routinely inspects the fridge temperatures at opening."),
+                         # a label before the very words is no subject (review of 796b645: judged)
+                         ("Allergic to penicillin.", "Note: allergic to penicillin."),
+                         ("Pays rent on the 1st by standing order.", "Finance: pays rent on the 1st by standing order."),
+                         ("Standup is at 9:30 on weekdays.", "Reminder: standup is at 9:30 on weekdays.")]:
             with self.subTest(new=new):
                 self.assertFalse(am._conflict(old, new))
 
