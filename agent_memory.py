@@ -2917,9 +2917,8 @@ def _value_replaced(a: _Analysis, b: _Analysis) -> bool:
     if a.skeleton != b.skeleton:
         return False
     numbers = [[{key for key in slot if key[0].isdigit()} for slot in text.slots] for text in (a, b)]
-    return (any(one - other and other - one for one, other in zip(*numbers))
-            and Counter(key for slot in a.slots for key in slot if key[0].isdigit())
-            != Counter(key for slot in b.slots for key in slot if key[0].isdigit()))
+    counts = [Counter(key for slot in text.slots for key in slot if key[0].isdigit()) for text in (a, b)]
+    return any(one - other and other - one for one, other in zip(*numbers)) and counts[0] != counts[1]
 
 
 def _common_words(one: tuple[str, ...], other: tuple[str, ...]) -> tuple[list[int], list[int]]:
@@ -3114,7 +3113,10 @@ def _first_denied(keys: tuple[str, ...]) -> frozenset[str]:
                 if following not in _USE_VERBS and following not in chosen:
                     first.add(following)
                     break
-        chosen = set() if key[0] in "|¬," else chosen | {key}
+        if key[0] in "|¬,":
+            chosen.clear()
+        else:
+            chosen.add(key)
     return frozenset(first)
 
 
