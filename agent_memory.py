@@ -3380,7 +3380,7 @@ def _someone_else(old: _Analysis, new: _Analysis) -> bool:
         return not text.owner and (not text.subject or text.subject in beside.keys)
     return any(one.about_user and other.subject and other.subject not in one.keys
                or of_no_one(one, other) and other.owner and other.owner not in one.keys
-               or _named_before(one, other)
+               or _named_before(one, other) or _owned_before(one, other)
                for one, other in ((old, new), (new, old)))
 
 
@@ -3411,6 +3411,20 @@ def _named_before(one: _Analysis, other: _Analysis) -> bool:
     label = extra == 1 and not other.subject and first.endswith(":")  # "Note: allergic to ..."
     return (bool(told) and not _adverb(first) and not label
             and _PRONOUNS.sub("·", one.folded.rstrip(_CLOSING)) in (told, told[small.end():] if small else told))
+
+
+def _owned_before(one: _Analysis, other: _Analysis) -> bool:
+    """Is ``other`` the text of ``one`` after someone or something of the user's opening it as its
+    subject ("Has lower back pain ..." / "His co-driver Ono has lower back pain ..."; "Posts
+    unidentified samples to ..." / "Her mentor Gwen posts ...")? A possessive and one to three
+    words, a name maybe, tell of another than the user, whatever the words are."""
+    told, whole = (_PRONOUNS.sub("·", text.folded.rstrip(_CLOSING)) for text in (one, other))
+    if not whole.endswith(" " + told) or not whole.startswith(("· ", "my ", "our ")):
+        return False
+    opening = whole[:-len(told)].split()[1:]
+    if opening and _SMALL_VERB.fullmatch(opening[-1] + " "):  # "His co-driver Ono has ..." / "Has ..."
+        opening.pop()
+    return 1 <= len(opening) <= 3 and not _adverb(opening[0]) and not any(word[-1] in ":,;" for word in opening)
 
 
 _CLOSING = " .!;"  # what may close a sentence or not, the same
