@@ -3593,11 +3593,18 @@ def _clause_swapped(old: _Analysis, new: _Analysis) -> bool:
     """Is one text, a single clause, a clause of the other with one word swapped ("Prefers invoices
     sent by email, never by WhatsApp." / "Prefers quotes sent by email, never by WhatsApp; keeps a
     paper order book on the bench.")? The other's further clauses hid the swap from
-    ``_one_word_swapped``. A clause of the other as it stands is a restatement of it."""
+    ``_one_word_swapped``, as may a last phrase after a comma, if it tells of nothing the single
+    clause does. A clause of the other as it stands is a restatement of it."""
     for one, other in ((old, new), (new, old)):
-        if len(set(one.word_clauses)) < 2 or len(set(other.word_clauses)) > 1:
+        if len(set(other.word_clauses)) > 1:
             continue
-        for clause in _CLAUSE_END.split(one.folded):  # folded: the word fields it reads are read so anyway
+        clauses = _CLAUSE_END.split(one.folded) if len(set(one.word_clauses)) > 1 else []
+        if not clauses and one.folded.count(",") > other.folded.count(","):
+            # or the text without its last phrase, if that phrase tells of nothing the other does ("Rents a
+            # garage in Schkeuditz, near the airport, for the motorbike" / "Rents a flat ... airport")
+            clause, phrase = one.folded.rsplit(",", 1)
+            clauses = [clause] if other.keys.isdisjoint(_analyse(phrase).keys) else []
+        for clause in clauses:  # folded: the word fields it reads are read so anyway
             part = _analyse(clause)
             if part.word_keys and (_one_word_swapped(part, other) or _one_word_swapped(other, part)):
                 return True
