@@ -3414,14 +3414,16 @@ def _named_before(one: _Analysis, other: _Analysis) -> bool:
 
 
 def _owned_before(one: _Analysis, other: _Analysis) -> bool:
-    """Is ``other`` the text of ``one`` after someone or something of the user's opening it as its
-    subject ("Has lower back pain ..." / "His co-driver Ono has lower back pain ..."; "Posts
-    unidentified samples to ..." / "Her mentor Gwen posts ...")? A possessive and one to three
-    words, a name maybe, tell of another than the user, whatever the words are."""
+    """Does ``other`` open with someone or something of the user's as the subject of the words
+    ``one`` opens with ("Has lower back pain ..." / "His co-driver Ono has lower back pain ...";
+    "Checks the JMA forecast at 19:00 ..." / "His supervisor Kudo checks the JMA forecast ...")? A
+    possessive and one to three words, a name maybe, tell of another than the user, whatever the
+    words are and whatever follows their first three."""
     told, whole = (_PRONOUNS.sub("·", text.folded.rstrip(_CLOSING)) for text in (one, other))
-    if not whole.endswith(" " + told) or not whole.startswith(("· ", "my ", "our ")):
+    at = whole.find(" " + " ".join(told.split()[:3]) + " ")
+    if at < 0 or not whole.startswith(("· ", "my ", "our ")):
         return False
-    opening = whole[:-len(told)].split()[1:]
+    opening = whole[:at].split()[1:]
     if opening and _SMALL_VERB.fullmatch(opening[-1] + " "):  # "His co-driver Ono has ..." / "Has ..."
         opening.pop()
     return 1 <= len(opening) <= 3 and not _adverb(opening[0]) and not any(word[-1] in ":,;" for word in opening)

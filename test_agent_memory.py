@@ -3212,6 +3212,9 @@ class ContradictionsAreNeverMerged(unittest.TestCase):
         ("Has lower back pain and sits on a lumbar cushion in the cab.",
          "His co-driver Ono has lower back pain and sits on a lumbar cushion in the cab."),
         ("Approves leave requests in the HR portal on Mondays.", "Her manager approves leave requests in the HR portal on Mondays."),
+        ("Checks the JMA snowfall forecast at 19:00 before deciding whether to head to the depot.",  # what
+         "His supervisor Kudo checks the JMA snowfall forecast at 19:00 before deciding whether to call crews to "
+         "the depot."),  # follows may differ (merged at 0.81)
         # and of the signs: a dash or the word, an offset from UTC, a longitude, a refund
         ("Freezer is kept at \u201318\u00b0C.", "Freezer is kept at 18\u00b0C."),
         ("Freezer is kept at minus 18\u00b0C.", "Freezer is kept at 18\u00b0C."),
