@@ -1519,6 +1519,12 @@ _PHRASES: list[tuple[_Regex, Any, tuple[str, ...]]] = [
      _after_number("wpymikotgvdn\u0131")),
     (_Regex(r"\b(\d+) ?yrs?\b"), r"\1 years", _after_number("y")),  # "5yrs"
     (_Regex(r"\b(\d+) ?wks?\b"), r"\1 weeks", _after_number("w")),  # "12 wks"
+    # "1 week" (and "a week", "one week") is "7 days", "2 weeks" "14 days", hyphenated or not: "retained a week" /
+    # "kept for 7 days", "a 2-week sprint" / "a 14-day sprint"; not a range's end ("1-2 weeks", "one to two weeks")
+    (_Regex(r"(?<![\w.,–-])(?<!\d to )(?<!\bone to )(?<!\d or )(?<!\bone or )(1|2|two)([- ])weeks?\b(?![-–]\d)",
+            re.IGNORECASE),
+     lambda match: f"{7 if match.group(1) == '1' else 14}{match.group(2)}day{'s' if match.group(2) == ' ' else ''}",
+     ("week",)),
     # "2 inches", "2-inch", "2 in." and 27" are "2 inch"; "2 in the box" is no length
     # (IGNORECASE reads "5 ınch", a dotless i, as "5 inch" too: it needs "#ı" as well as "#i")
     (_Regex(r"(?<![\w\".])(\d+(?:\.\d+)?)(?:[- ]?inch(?:es)?\b| in\b(?=\.?\s*$|[.,;:)]| (?:wide|long|tall|high|deep|thick)\b)|"

@@ -2021,6 +2021,10 @@ class FeaturesReadValuesOneWay(unittest.TestCase):
             ("Survey is emailed two days after a request closes.", "Survey is emailed 48 hours after a request closes.",
              "48 hour"),  # held-out 65: a time before or after an event is one in days and in hours
             ("Confirms by SMS 2 days ahead.", "Confirms by text 48 hours ahead.", "2 day"),  # held-out 59
+            # held-out 191: a week is 7 days, two weeks 14, hyphenated or not
+            ("Events are retained a week.", "Events are kept for 7 days.", "7 day"),
+            ("Artifacts are kept two weeks.", "Artifacts are kept 14 days.", "14 day"),
+            ("Runs 2-week sprints.", "Runs 14-day sprints.", "14 day"),
             ("Logs go to App Insights.", "Logs go to Application Insights.", "app"),
             ("Translates DE>EN.", "Translates German>English.", "german"),
             ("Flyers are EN/ES.", "Flyers are English/Spanish.", "spanish"),
@@ -2087,6 +2091,12 @@ class FeaturesReadValuesOneWay(unittest.TestCase):
                 self.assertNotIn("1", am._analyse(rate).keys)
         self.assertEqual(am._analyse("Runs 90 minutes.").keys, {"run", "90", "minute", "90 minute"})  # not 1.5 hours
         self.assertEqual(am._analyse("Runs 36 hours.").keys, {"run", "36", "hour", "36 hour"})  # not 1.5 days
+        # weeks are days only where they are one or two and no range's end: "1-2 weeks" and "3 weeks" stay
+        self.assertIn("1-2 week", am._analyse("Replies in 1-2 weeks.").keys)
+        self.assertNotIn("14 day", am._analyse("Replies in one to two weeks.").keys)
+        self.assertNotIn("14 day", am._analyse("Replies in 1 or 2 weeks.").keys)
+        self.assertIn("3 week", am._analyse("Replies in 3 weeks.").keys)
+        self.assertTrue(am._conflict("Backups are kept a week.", "Backups are kept 2 weeks."))
 
     def test_a_url_is_its_address_without_the_scheme(self):
         # held-out 19: "https://jupyter.campus.edu" and "jupyter.campus.edu" were two names, so the
@@ -2285,7 +2295,8 @@ class FeaturesReadValuesOneWay(unittest.TestCase):
             "Done at the latest; open at the earliest; \u00a338/hr; 60 seconds; 12h; 30 mins; 30d; 6w; 90 minutes.",
             "Two business days; UTC-5; minus 16.", "1,5 kg at noon; 5 \u03bcg; 2L; pins !=2.31; 5 at most, 3 at least.",
             "A 1-to-6 scale.", "Flow 1.0 mL/min.", "Costs 12 euros in Australian dollars, paid in US$.", "Replaced next business day.", "Answered the same business day.",
-            "Temperatures in \u00b0C.", "Every three-quarters of an hour.", "About 180/day.", "Hosts web01/02.", "Costs 45p a mile."]
+            "Temperatures in \u00b0C.", "Every three-quarters of an hour.", "About 180/day.", "Hosts web01/02.", "Costs 45p a mile.",
+            "Kept two weeks."]
         # and a number before each unit, glued, spaced or hyphenated ("#s" is a need for what follows a number)
         units = ("s secs seconds h hrs hours mins minutes m mn million k kg kilograms g grams ms ml dl l yrs wks d w y "
                  "in inch inches fps kb px khz rpm km cm mm mi mg mph gib ft lbs wt pt yo mcg iu psi kwh kw kva mpg oz "
