@@ -3386,7 +3386,7 @@ def _someone_else(old: _Analysis, new: _Analysis) -> bool:
         return not text.owner and (not text.subject or text.subject in beside.keys)
     return any(one.about_user and other.subject and other.subject not in one.keys
                or of_no_one(one, other) and other.owner and other.owner not in one.keys
-               or _named_before(one, other) or _owned_before(one, other)
+               or _named_before(one, other) or _owned_before(one, other) or _named_for_verb(one, other)
                for one, other in ((old, new), (new, old)))
 
 
@@ -3417,6 +3417,19 @@ def _named_before(one: _Analysis, other: _Analysis) -> bool:
     label = extra == 1 and not other.subject and first.endswith(":")  # "Note: allergic to ..."
     return (bool(told) and not _adverb(first) and not label
             and _PRONOUNS.sub("·", one.folded.rstrip(_CLOSING)) in (told, told[small.end():] if small else told))
+
+
+def _named_for_verb(one: _Analysis, other: _Analysis) -> bool:
+    """Does ``one`` open with the user as the subject of a verb, and ``other`` with a name, one
+    word, the user's text does not hold, as the subject of the same verb ("User cycles Sem to school
+    ..." / "Marloes cycles Sem to school ...")? The subject's pattern misses a name in -s before a
+    verb in -s; another person, whatever follows."""
+    words, others = one.folded.split(), other.folded.split()
+    if words[:1] != ["user"] or len(words) < 3 or len(others) < 3 or others[1] != words[1]:
+        return False
+    name = others[0]
+    return (name.isalpha() and not other.written_plain[0] and name not in _STOP_WORDS and name != "user"
+            and not _adverb(name) and not _PRONOUNS.fullmatch(name) and _word_key(name) not in one.keys)
 
 
 def _owned_before(one: _Analysis, other: _Analysis) -> bool:
