@@ -3438,9 +3438,11 @@ def _owned_before(one: _Analysis, other: _Analysis) -> bool:
     "Checks the JMA forecast at 19:00 ..." / "His supervisor Kudo checks the JMA forecast ...")? A
     possessive and one to three words, a name maybe, tell of another than the user, whatever the
     words are and whatever follows their first three."""
+    if not other.folded.startswith(_POSSESSIVES):
+        return False
     told, whole = (_PRONOUNS.sub("·", text.folded.rstrip(_CLOSING)) for text in (one, other))
     at = whole.find(" " + " ".join(told.split()[:3]) + " ")
-    if at < 0 or not whole.startswith(("· ", "my ", "our ")):
+    if at < 0:
         return False
     opening = whole[:at].split()[1:]
     if opening and _SMALL_VERB.fullmatch(opening[-1] + " "):  # "His co-driver Ono has ..." / "Has ..."
@@ -3449,6 +3451,7 @@ def _owned_before(one: _Analysis, other: _Analysis) -> bool:
 
 
 _CLOSING = " .!;"  # what may close a sentence or not, the same
+_POSSESSIVES = ("her ", "his ", "their ", "my ", "our ")
 _SMALL_VERB = _Regex(r"(?:is|are|was|were|has|had)\s+")
 _PRONOUNS = _Regex(r"\b(?:he|she|they|him|her|them|his|hers|their|theirs|himself|herself|themselves)\b")
 
