@@ -2862,6 +2862,8 @@ def _opposed(a: _Analysis, b: _Analysis) -> bool:
             (prefix + word in only_b or prefix + word in only_a) and prefix + word not in _NEGATIONS
             for word in only_a | only_b for prefix in ("un", "non", "in", "dis")):
         return True
+    if _non_one_side(a, b) or _non_one_side(b, a):
+        return True
     if not a.polar_places and not b.polar_places:
         return False
     # a word of everyday use (``_EVERYDAY``) whose opposite neither text holds is no opposite here: on one side
@@ -2873,6 +2875,22 @@ def _opposed(a: _Analysis, b: _Analysis) -> bool:
            for word in counts[0]):
         return True
     return counts[0] == counts[1] and _opposites_swapped(a, b, counts[0])
+
+
+# Words that may deny or leave out as "non" does: "outside the Fringe", "swaps out dairy", "below the accessibility
+# sizes", "no jargon", "not", "without"
+_OUTSIDE = frozenset("""outside out without except excluding beyond below other apart no not never""".split())
+
+
+def _non_one_side(a: _Analysis, b: _Analysis) -> bool:
+    """Does ``a`` deny with "non" a word ``b`` holds as it stands ("during non-custody weeks" /
+    "during custody weeks", "Non-members pay £5" / "Members pay £5"), or spelt as one ("non-profit" /
+    "nonprofit" is the same)?"""
+    words = a.words
+    denied = {words[at + 1] for at in range(len(words) - 1) if words[at] == "non"}
+    if not denied or "non" in b.words or not _OUTSIDE.isdisjoint(b.folded.split()):
+        return False  # "non-NHS work" / "work outside the NHS", "avoid non-farming jargon" / "no jargon from ..."
+    return any(word in b.words and "non" + word not in b.words for word in denied)
 
 
 def _opposites_swapped(a: _Analysis, b: _Analysis, counts: Counter[str]) -> bool:

@@ -3216,6 +3216,11 @@ class ContradictionsAreNeverMerged(unittest.TestCase):
          "Malcolm holds \u00a318,000 in Premium Bonds and checks prizes on the NS&I app on the 2nd of each month."),
         ("Cheese store is held at 10\u00b0C and 85% humidity, controlled by a Carel pCO controller",
          "Blue cheese store is held at 10\u00b0C and 85% humidity, controlled by a Carel pCO controller"),
+        # held-out 199: a word denied with "non" on one side only (merged at 0.79)
+        ("User works from home on Mondays and Thursdays during custody weeks.",
+         "User works from home on Mondays and Thursdays during non-custody weeks."),
+        ("Members pay \u00a35 per session at the Tuesday club night.",
+         "Non-members pay \u00a35 per session at the Tuesday club night."),
         # held-out 199: the user as the subject of a verb, and a name in -s before the same verb, which the
         # subject's pattern leaves to plural nouns ("Logs rides ..."; merged at 0.99)
         ("User cycles Sem to Basisschool De Ark on a bakfiets, leaving home at 08:10.",
@@ -4284,6 +4289,8 @@ class ContradictionsAreNeverMerged(unittest.TestCase):
                           "User plays five-a-side football on Monday nights."),
                          ("Plays five-a-side football on Monday nights.",
                           "He plays five-a-side football on Monday nights."),
+                         ("Has MDDUS indemnity membership for any work outside the NHS.",  # "non" said
+                          "Indemnity for non-NHS work is through MDDUS."),  # in other words
                          ("User's manager is Marisol Ortega.",  # a last phrase telling of what the other
                           "User's supervisor is Marisol Ortega, the clinical manager."),  # does: no swap
                          ("Has lower back pain and sits on a lumbar cushion in the cab.",  # "his" alone
