@@ -1127,8 +1127,9 @@ def _metric(match: re.Match[str]) -> str:
     return f"{_point_moved(grams, -3)} kg" if float(grams) >= 1000 else f"{grams} gram"
 
 
-_RATE_BEFORE = _Regex(r"(?:\d\S*\s+[^\W\d]+|\d\S*|\b(?:once|twice|times|per|every|each|of))\W*$",
-                      re.IGNORECASE)  # "twice a week", "a tenth of an hour": no "1 week", no "1 hour"
+_RATE_BEFORE = _Regex(r"(?:(?:\d\S*|\b(?:two|three|four|five|six|seven|eight|nine|ten|eleven|twelve))\s+[^\W\d]+|"
+                      r"\d\S*|\b(?:once|twice|times|per|every|each|of))\W*$",
+                      re.IGNORECASE)  # "twice a week", "six events a year", "a tenth of an hour": no "1 week"
 _ISO_DATE = r"(?:19|20)\d\d\.\d\d\.\d\d"  # what the date phrases write: "2026.03.31", one atom
 _DATE_ATOM = _Regex(rf"{_ISO_DATE}(?:/{_ISO_DATE})?")  # a date, or a range of dates
 _ORDINAL = _Regex(r"\d(?:st|nd|rd|th)$", re.IGNORECASE)
@@ -1520,11 +1521,15 @@ _PHRASES: list[tuple[_Regex, Any, tuple[str, ...]]] = [
     (_Regex(r"\b(\d+) ?yrs?\b"), r"\1 years", _after_number("y")),  # "5yrs"
     (_Regex(r"\b(\d+) ?wks?\b"), r"\1 weeks", _after_number("w")),  # "12 wks"
     # "1 week" (and "a week", "one week") is "7 days", "2 weeks" "14 days", hyphenated or not: "retained a week" /
-    # "kept for 7 days", "a 2-week sprint" / "a 14-day sprint"; not a range's end ("1-2 weeks", "one to two weeks")
+    # "kept for 7 days", "a 2-week sprint" / "a 14-day sprint"; not a range's end ("1-2 weeks", "one to two weeks").
+    # Other counts of weeks stay, as "6-weekly" and "every sixth week" do. A year is 12 months, half a year 6.
     (_Regex(r"(?<![\w.,–-])(?<!\d to )(?<!\bone to )(?<!\d or )(?<!\bone or )(1|2|two)([- ])weeks?\b(?![-–]\d)",
             re.IGNORECASE),
      lambda match: f"{7 if match.group(1) == '1' else 14}{match.group(2)}day{'s' if match.group(2) == ' ' else ''}",
      ("week",)),
+    (_Regex(r"\b(?:half (?:a|1) year|(?<![\w.,–-])(?:1|one)([- ])year)s?\b(?![-–]?\s?\d)", re.IGNORECASE),
+     lambda match: f"{6 if match.group().lower().startswith('half') else 12}{match.group(1) or ' '}month"
+                   f"{'s' if (match.group(1) or ' ') == ' ' else ''}", ("year",)),
     # "2 inches", "2-inch", "2 in." and 27" are "2 inch"; "2 in the box" is no length
     # (IGNORECASE reads "5 ınch", a dotless i, as "5 inch" too: it needs "#ı" as well as "#i")
     (_Regex(r"(?<![\w\".])(\d+(?:\.\d+)?)(?:[- ]?inch(?:es)?\b| in\b(?=\.?\s*$|[.,;:)]| (?:wide|long|tall|high|deep|thick)\b)|"
