@@ -3460,17 +3460,36 @@ def _owned_before(one: _Analysis, other: _Analysis) -> bool:
     ``one`` opens with ("Has lower back pain ..." / "His co-driver Ono has lower back pain ...";
     "Checks the JMA forecast at 19:00 ..." / "His supervisor Kudo checks the JMA forecast ...")? A
     possessive and one to three words, a name maybe, tell of another than the user, whatever the
-    words are and whatever follows their first three."""
+    words are and whatever follows their first three. Not where ``one`` opens with a subject of its
+    own, which they only tell more of: a name or a noun before its verb ("Mia plays violin ..." / "My
+    daughter Mia plays violin ...", "Priya approves ..." / "My manager Priya approves ...", "Insurance
+    renews in March" / "My car insurance renews in March", "Phone plan is ..." / "My mobile phone plan
+    is ...")."""
     if not other.folded.startswith(_POSSESSIVES):
         return False
     told, whole = (_PRONOUNS.sub("·", text.folded.rstrip(_CLOSING)) for text in (one, other))
-    at = whole.find(" " + " ".join(told.split()[:3]) + " ")
-    if at < 0:
+    opening_words = told.split()[:3]
+    at = whole.find(" " + " ".join(opening_words) + " ")
+    if at < 0 or _opens_with_subject(one, opening_words):
         return False
     opening = whole[:at].split()[1:]
     if opening and _SMALL_VERB.fullmatch(opening[-1] + " "):  # "His co-driver Ono has ..." / "Has ..."
         opening.pop()
     return 1 <= len(opening) <= 3 and not _adverb(opening[0]) and not any(word[-1] in ":,;" for word in opening)
+
+
+def _opens_with_subject(one: _Analysis, words: list[str]) -> bool:
+    """Do ``words``, the first of ``one``, open with a subject before its verb: the name or noun
+    ``_SUBJECT`` reads ("Mia plays ...", "Laptop is ..."), a word in -s after another word, a verb
+    after a noun or name ("Insurance renews ...", "Priya approves ...", not "Checks the ...", "Posts
+    samples ..."), or a small verb after one or two words ("Phone plan is ...")? A word capitalised
+    in ``other`` is no sure name: "Her Paediatric Immediate Life Support certificate ..." is another
+    certificate than "Immediate Life Support certificate ..."."""
+    if one.subject or not words:
+        return True
+    return (len(words) > 1 and not words[0].endswith("s") and words[1].endswith("s") and words[1].isalpha()
+            and words[1] not in _STOP_WORDS
+            or any(_SMALL_VERB.fullmatch(word + " ") for word in words[1:]))
 
 
 _CLOSING = " .!;"  # what may close a sentence or not, the same

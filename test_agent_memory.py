@@ -3237,6 +3237,11 @@ class ContradictionsAreNeverMerged(unittest.TestCase):
         ("Has lower back pain and sits on a lumbar cushion in the cab.",
          "His co-driver Ono has lower back pain and sits on a lumbar cushion in the cab."),
         ("Approves leave requests in the HR portal on Mondays.", "Her manager approves leave requests in the HR portal on Mondays."),
+        # a word capitalised there is no name of the subject the entry opens with (review of fc2949b)
+        ("Immediate Life Support (ILS) certificate expires September 2025; refresher booked through the Resus "
+         "Training team.",
+         "Her Paediatric Immediate Life Support (PILS) certificate expires September 2025; refresher booked through "
+         "Resus Training."),
         ("Checks the JMA snowfall forecast at 19:00 before deciding whether to head to the depot.",  # what
          "His supervisor Kudo checks the JMA snowfall forecast at 19:00 before deciding whether to call crews to "
          "the depot."),  # follows may differ (merged at 0.81)
@@ -4326,6 +4331,18 @@ class ContradictionsAreNeverMerged(unittest.TestCase):
                           "Our caretaker inspects and logs the fridge temperatures at opening and closing."),
                          ("Dana always checks the fridge temperatures at opening.",
                           "Dana routinely inspects the fridge temperatures at opening."),
+                         # a possessive and words before a subject of the entry's own tell more of it, of no
+                         # one else: a name, or a noun before its verb (review of fc2949b: judged)
+                         ("Mia plays violin at the Muziekschool on Tuesdays.",
+                          "My daughter Mia plays violin at the Muziekschool on Tuesdays."),
+                         ("Priya approves expense claims over 500 euros.",
+                          "My manager Priya approves expense claims over 500 euros."),
+                         ("Insurance renews every March with Centraal Beheer.",
+                          "My car insurance renews every March with Centraal Beheer."),
+                         ("Laptop is a 2021 MacBook Pro with 16 GB RAM.",
+                          "My work laptop is a 2021 MacBook Pro with 16 GB RAM."),
+                         ("Coffee order is a flat white with oat milk.",
+                          "My usual coffee order is a flat white with oat milk."),
                          # a label before the very words is no subject (review of 796b645: judged)
                          ("Allergic to penicillin.", "Note: allergic to penicillin."),
                          ("Pays rent on the 1st by standing order.", "Finance: pays rent on the 1st by standing order."),
