@@ -3450,8 +3450,8 @@ def _named_for_verb(one: _Analysis, other: _Analysis) -> bool:
     words, others = one.folded.split(), other.folded.split()
     if words[:1] != ["user"] or len(words) < 3 or len(others) < 3 or others[1] != words[1]:
         return False
-    name = others[0]
-    return (name.isalpha() and not other.written_plain[0] and name not in _STOP_WORDS and name != "user"
+    name = others[0]  # no stop word first: "It is 42." has no word ``written_plain`` reads
+    return (name.isalpha() and name not in _STOP_WORDS and not other.written_plain[0] and name != "user"
             and not _adverb(name) and not _PRONOUNS.fullmatch(name) and _word_key(name) not in one.keys)
 
 

@@ -2645,6 +2645,17 @@ class MergeDetectorClassifies(unittest.TestCase):
     def test_empty_corpus_is_nobody(self):
         self.assertEqual(am.MergeDetector().classify("anything"), ("nobody", -1, 0.0))
 
+    def test_texts_of_numbers_and_small_words_are_classified(self):
+        # review of 4ebd44c: "It is 42." has no word but stop words, and the user's verb and the same
+        # after it read the first of none (IndexError)
+        for entry, new in [("User is 42.", "It is 42."), ("User is at 14:00.", "It is at 14:00.")]:
+            for old, text in ((entry, new), (new, entry)):
+                with self.subTest(old=old, new=text):
+                    detector = am.MergeDetector()
+                    detector.fit([old])
+                    self.assertIn(detector.classify(text)[0], ("merge", "judge", "add"))
+                    self.assertIsInstance(am._conflict(old, text), bool)
+
     def test_a_restatement_merges_into_its_entry(self):
         action, index, similarity = self.detector().classify(
             "PostgreSQL 15 runs in a Docker container on port 5432 (database `shopdb`).")
