@@ -3446,13 +3446,18 @@ def _named_for_verb(one: _Analysis, other: _Analysis) -> bool:
     """Does ``one`` open with the user as the subject of a verb, and ``other`` with a name, one
     word, the user's text does not hold, as the subject of the same verb ("User cycles Sem to school
     ..." / "Marloes cycles Sem to school ...")? The subject's pattern misses a name in -s before a
-    verb in -s; another person, whatever follows."""
+    verb in -s; another person, whatever follows. A word in -s after "User" that is a noun, a small
+    verb after it, or no verb in -s at all, is what the user has ("User settings are synced ..." /
+    "Privacy settings are synced ...", "User ID at the gym is 88213" / "Member ID at the gym is
+    88213"); a time is no name ("Mornings cycles Sem ...", "Nowadays cycles Sem ...")."""
     words, others = one.folded.split(), other.folded.split()
-    if words[:1] != ["user"] or len(words) < 3 or len(others) < 3 or others[1] != words[1]:
+    if (words[:1] != ["user"] or len(words) < 3 or len(others) < 3 or others[1] != words[1]
+            or not words[1].endswith("s") or _SMALL_VERB.fullmatch(words[2] + " ")):
         return False
     name = others[0]  # no stop word first: "It is 42." has no word ``written_plain`` reads
     return (name.isalpha() and name not in _STOP_WORDS and not other.written_plain[0] and name != "user"
-            and not _adverb(name) and not _PRONOUNS.fullmatch(name) and _word_key(name) not in one.keys)
+            and not _adverb(name) and name != "nowadays" and _word_key(name) not in _PERIODS
+            and not _PRONOUNS.fullmatch(name) and _word_key(name) not in one.keys)
 
 
 def _owned_before(one: _Analysis, other: _Analysis) -> bool:

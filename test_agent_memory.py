@@ -4354,6 +4354,15 @@ class ContradictionsAreNeverMerged(unittest.TestCase):
                           "My work laptop is a 2021 MacBook Pro with 16 GB RAM."),
                          ("Coffee order is a flat white with oat milk.",
                           "My usual coffee order is a flat white with oat milk."),
+                         # "User" before a noun, or before a verb after a time, is the user (review of 4ebd44c:
+                         # judged)
+                         ("User ID at the gym is 88213.", "Member ID at the gym is 88213."),
+                         ("User profile on LinkedIn lists Acme as employer.",
+                          "Public profile on LinkedIn lists Acme as employer."),
+                         ("User cycles Sem to school on the bakfiets at 08:10.",
+                          "Nowadays cycles Sem to school on the bakfiets at 08:10."),
+                         ("User cycles Sem to school on the bakfiets at 08:10.",
+                          "Mornings cycles Sem to school on the bakfiets at 08:10."),
                          # a label before the very words is no subject (review of 796b645: judged)
                          ("Allergic to penicillin.", "Note: allergic to penicillin."),
                          ("Pays rent on the 1st by standing order.", "Finance: pays rent on the 1st by standing order."),
