@@ -1521,10 +1521,11 @@ _PHRASES: list[tuple[_Regex, Any, tuple[str, ...]]] = [
     (_Regex(r"\b(\d+) ?yrs?\b"), r"\1 years", _after_number("y")),  # "5yrs"
     (_Regex(r"\b(\d+) ?wks?\b"), r"\1 weeks", _after_number("w")),  # "12 wks"
     # "1 week" (and "a week", "one week") is "7 days", "2 weeks" "14 days", hyphenated or not: "retained a week" /
-    # "kept for 7 days", "a 2-week sprint" / "a 14-day sprint"; not a range's end ("1-2 weeks", "one to two weeks").
-    # Other counts of weeks stay, as "6-weekly" and "every sixth week" do. A year is 12 months, half a year 6.
-    (_Regex(r"(?<![\w.,–-])(?<!\d to )(?<!\bone to )(?<!\d or )(?<!\bone or )(1|2|two)([- ])weeks?\b(?![-–]\d)",
-            re.IGNORECASE),
+    # "kept for 7 days", "a 2-week sprint" / "a 14-day sprint"; not a range's end ("1-2 weeks", "one to two weeks",
+    # "1 - 2 weeks", "between 1 and 2 weeks"). Other counts of weeks stay, as "6-weekly" and "every sixth week" do.
+    # A year is 12 months, half a year 6.
+    (_Regex(r"(?<![\w.,–-])(?<!\d to )(?<!\bone to )(?<!\d or )(?<!\bone or )(?<!\d and )(?<!\bone and )"
+            r"(?<!\d [-–] )(1|2|two)([- ])weeks?\b(?![-–]\d)", re.IGNORECASE),
      lambda match: f"{7 if match.group(1) == '1' else 14}{match.group(2)}day{'s' if match.group(2) == ' ' else ''}",
      ("week",)),
     (_Regex(r"\b(?:half (?:a|1) year|(?<![\w.,–-])(?:1|one)([- ])year)s?\b(?![-–]?\s?\d)", re.IGNORECASE),

@@ -2100,6 +2100,12 @@ class FeaturesReadValuesOneWay(unittest.TestCase):
         self.assertIn("1-2 week", am._analyse("Replies in 1-2 weeks.").keys)
         self.assertNotIn("14 day", am._analyse("Replies in one to two weeks.").keys)
         self.assertNotIn("14 day", am._analyse("Replies in 1 or 2 weeks.").keys)
+        for text in ("Replies in between 1 and 2 weeks.", "Replies in between one and two weeks.",  # review of
+                     "Replies in 1 - 2 weeks.", "Replies in 1 \u2013 2 weeks."):  # ff6492c: "1 - 14 days" merged
+            with self.subTest(text=text):
+                self.assertNotIn("14", am._analyse(text).keys)
+        self.assertFalse(am._conflict("Lead time is 1 - 2 weeks.", "Lead time is 1-2 weeks."))
+        self.assertTrue(am._conflict("Lead time is between 1 and 2 weeks.", "Lead time is between 1 and 14 days."))
         self.assertIn("3 week", am._analyse("Replies in 3 weeks.").keys)
         self.assertTrue(am._conflict("Backups are kept a week.", "Backups are kept 2 weeks."))
 
