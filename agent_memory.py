@@ -1480,8 +1480,8 @@ _PHRASES: list[tuple[_Regex, Any, tuple[str, ...]]] = [
     (_Regex(r"\bhalf(?: an |-)hour\b", re.IGNORECASE), "30 minutes", ("half",)),
     (_Regex(r"\bthree[- ]quarters of an hour\b", re.IGNORECASE), "45 minutes", ("quarter",)),
     (_Regex(r"\b(?:a )?quarter(?: of an |-| )hour\b", re.IGNORECASE), "15 minutes", ("quarter",)),
-    (_Regex(r"\b(?:an?|one)\s(?:full\s|whole\s)?(hour|day|week|month|year)\b", re.IGNORECASE), _one_unit,
-     ("hour", "day", "week", "month", "year")),
+    (_Regex(r"\b(?:an?|one)\s(?:full\s|whole\s)?(hour|day|week|fortnight|month|year)\b", re.IGNORECASE), _one_unit,
+     ("hour", "day", "week", "fortnight", "month", "year")),
     # "2,500" is 2500 (and "1,500g" 1500g), so "2,500-3,500" is a range of two numbers
     (_Regex(r"(?<=\d),(?=\d{3}(?!\d))"), "", (",",)),
     # a decimal comma before a unit or after a currency: "1,5 kg" is 1.5 kg (no "1" beside "5 kg"), "EUR 12,50" 12.50
@@ -1531,6 +1531,7 @@ _PHRASES: list[tuple[_Regex, Any, tuple[str, ...]]] = [
     (_Regex(r"\b(?:half (?:a|1) year|(?<![\w.,–-])(?:1|one)([- ])year)s?\b(?![-–]?\s?\d)", re.IGNORECASE),
      lambda match: f"{6 if match.group().lower().startswith('half') else 12}{match.group(1) or ' '}month"
                    f"{'s' if (match.group(1) or ' ') == ' ' else ''}", ("year",)),
+    (_Regex(r"(?<![\w.,–-])1 fortnight\b"), "14 days", ("fortnight",)),  # "a fortnight" as "two weeks"
     # "2 inches", "2-inch", "2 in." and 27" are "2 inch"; "2 in the box" is no length
     # (IGNORECASE reads "5 ınch", a dotless i, as "5 inch" too: it needs "#ı" as well as "#i")
     (_Regex(r"(?<![\w\".])(\d+(?:\.\d+)?)(?:[- ]?inch(?:es)?\b| in\b(?=\.?\s*$|[.,;:)]| (?:wide|long|tall|high|deep|thick)\b)|"

@@ -2094,6 +2094,7 @@ class FeaturesReadValuesOneWay(unittest.TestCase):
                      "Works 8 hours a day.", "Staffed 24 hours a day."):
             with self.subTest(rate=rate):
                 self.assertNotIn("1", am._analyse(rate).keys)
+                self.assertNotIn("14", am._analyse(rate).keys)
         self.assertEqual(am._analyse("Runs 90 minutes.").keys, {"run", "90", "minute", "90 minute"})  # not 1.5 hours
         self.assertEqual(am._analyse("Runs 36 hours.").keys, {"run", "36", "hour", "36 hour"})  # not 1.5 days
         # weeks are days only where they are one or two and no range's end: "1-2 weeks" and "3 weeks" stay
