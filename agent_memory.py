@@ -3359,7 +3359,27 @@ def _conflicting(old: _Analysis, new: _Analysis) -> bool:
             or _roles_turned(old, new)
             or _relatives_differ(old, new)
             or _someone_else(old, new) or _exception_added(old, new) or _exception_added(new, old)
-            or _environment_named(old, new) or _settings_differ(old, new))
+            or _environment_named(old, new) or _settings_differ(old, new)
+            or _duration_unmeasured(old, new) or _duration_unmeasured(new, old))
+
+
+_DURATION_KEY = _Regex(r"(\d+) (?:day|night|week)")  # "14 day": a key of "14 days", "two weeks", "a 14-day trip"
+# a day of the month or an hour: "the 14th", "14:00", "14 May", "May 14"
+_DATE_NUMBER = _Regex(rf"(?<![\d.,:-])(\d+)(?:st|nd|rd|th|:\d\d)\b|(?<![\d.,:-])(\d+) {_MONTH}|\b{_MONTH} (\d+)(?![\d.,:-])",
+                      re.IGNORECASE)
+
+
+def _duration_unmeasured(one: _Analysis, other: _Analysis) -> bool:
+    """Does ``one`` tell of a number of days ("14 days"; "two weeks" and "a week" read so: "7 days")
+    where ``other`` writes the number as a day of the month or an hour ("Sprint starts in 2 weeks" /
+    "Sprint starts on the 14th", "Flight is in 14 days" / "Flight is at 14:00", "Lessons run for 2
+    weeks in May" / "Lessons run on 14 May")? A number with a unit the other leaves out adds no
+    value, but a time that long is no date. A text counting days of its own may leave the unit out
+    ("after 7 days" / "at day 7"; "within 24 days ... and within 72")."""
+    if any(_DURATION_KEY.fullmatch(key) for key in other.keys):
+        return False
+    days = {match.group(1) for key in one.keys if (match := _DURATION_KEY.fullmatch(key))}
+    return bool(days) and any(days.intersection(match.group(1, 2, 5)) for match in _DATE_NUMBER.finditer(other.folded))
 
 
 # "overflow=drop-head", "N = 50", and a flag after its dashes: "--sslmode=require" (the dashes are no name's start)

@@ -3248,6 +3248,13 @@ class ContradictionsAreNeverMerged(unittest.TestCase):
         # subject's pattern leaves to plural nouns ("Logs rides ..."; merged at 0.99)
         ("User cycles Sem to Basisschool De Ark on a bakfiets, leaving home at 08:10.",
          "Marloes cycles Sem to Basisschool De Ark on her bakfiets during her weeks, leaving at 08:10."),
+        # a number of days, or weeks read as days, and the same number as a date or an hour (review of
+        # ff6492c: "2 weeks" read "14 days" merged with "the 14th")
+        ("Sprint starts in 2 weeks.", "Sprint starts on the 14th."),
+        ("Flight to Lisbon is in 14 days.", "Flight to Lisbon is at 14:00."),
+        ("Swim lessons run for 2 weeks in May.", "Swim lessons run on 14 May."),
+        ("Invoice is due in a week.", "Invoice is due on the 7th."),
+        ("Takes 2 weeks off in July.", "Takes July 14 off."),
         # held-out 193: someone of the user's, a possessive and a role, a name maybe, before the very words
         # (merged at 0.95 and 0.73)
         ("Posts unidentified Cladonia samples to Dr Rhian Pryce at National Museum Cardiff.",
