@@ -2025,6 +2025,7 @@ class FeaturesReadValuesOneWay(unittest.TestCase):
             ("Events are retained a week.", "Events are kept for 7 days.", "7 day"),
             ("Artifacts are kept two weeks.", "Artifacts are kept 14 days.", "14 day"),
             ("Runs 2-week sprints.", "Runs 14-day sprints.", "14 day"),
+            ("Sprints are a fortnight long.", "Sprints are 2 weeks long.", "14 day"),  # review of ff6492c: added
             # held-out 203: a year is 12 months, half a year 6
             ("Exports are kept for a year.", "Exports are kept for 12 months.", "12 month"),
             ("Offers a 1-year warranty.", "Offers a 12-month warranty.", "12 month"),
@@ -2091,7 +2092,7 @@ class FeaturesReadValuesOneWay(unittest.TestCase):
     def test_a_rate_is_not_a_duration(self):
         for rate in ("Bills $90 an hour.", "Takes it twice a day.", "Aims for 150 reviews a day.",
                      "Referees about six events a year.", "Does three shifts a week.",
-                     "Works 8 hours a day.", "Staffed 24 hours a day."):
+                     "Works 8 hours a day.", "Staffed 24 hours a day.", "Pays the cleaner 80 euros a fortnight."):
             with self.subTest(rate=rate):
                 self.assertNotIn("1", am._analyse(rate).keys)
                 self.assertNotIn("14", am._analyse(rate).keys)
@@ -2308,7 +2309,7 @@ class FeaturesReadValuesOneWay(unittest.TestCase):
             "Two business days; UTC-5; minus 16.", "1,5 kg at noon; 5 \u03bcg; 2L; pins !=2.31; 5 at most, 3 at least.",
             "A 1-to-6 scale.", "Flow 1.0 mL/min.", "Costs 12 euros in Australian dollars, paid in US$.", "Replaced next business day.", "Answered the same business day.",
             "Temperatures in \u00b0C.", "Every three-quarters of an hour.", "About 180/day.", "Hosts web01/02.", "Costs 45p a mile.",
-            "Kept two weeks.", "Kept half a year, then a 1-year hold."]
+            "Kept two weeks.", "Kept half a year, then a 1-year hold.", "Kept 1 fortnight."]
         # and a number before each unit, glued, spaced or hyphenated ("#s" is a need for what follows a number)
         units = ("s secs seconds h hrs hours mins minutes m mn million k kg kilograms g grams ms ml dl l yrs wks d w y "
                  "in inch inches fps kb px khz rpm km cm mm mi mg mph gib ft lbs wt pt yo mcg iu psi kwh kw kva mpg oz "
