@@ -2894,8 +2894,10 @@ def _non_one_side(a: _Analysis, b: _Analysis) -> bool:
     "during custody weeks", "Non-members pay £5" / "Members pay £5"), or spelt as one ("non-profit" /
     "nonprofit" is the same)?"""
     words = a.words
+    if "non" not in words or "non" in b.words:
+        return False
     denied = {words[at + 1] for at in range(len(words) - 1) if words[at] == "non"}
-    if not denied or "non" in b.words or not _OUTSIDE.isdisjoint(b.folded.split()):
+    if not denied or not _OUTSIDE.isdisjoint(b.folded.split()):
         return False  # "non-NHS work" / "work outside the NHS", "avoid non-farming jargon" / "no jargon from ..."
     return any(word in b.words and "non" + word not in b.words for word in denied)
 
@@ -3376,10 +3378,10 @@ def _duration_unmeasured(one: _Analysis, other: _Analysis) -> bool:
     weeks in May" / "Lessons run on 14 May")? A number with a unit the other leaves out adds no
     value, but a time that long is no date. A text counting days of its own may leave the unit out
     ("after 7 days" / "at day 7"; "within 24 days ... and within 72")."""
-    if any(_DURATION_KEY.fullmatch(key) for key in other.keys):
+    days = {match.group(1) for key in one.specific if key[0].isdigit() and (match := _DURATION_KEY.fullmatch(key))}
+    if not days or any(key[0].isdigit() and _DURATION_KEY.fullmatch(key) for key in other.specific):
         return False
-    days = {match.group(1) for key in one.keys if (match := _DURATION_KEY.fullmatch(key))}
-    return bool(days) and any(days.intersection(match.group(1, 2, 5)) for match in _DATE_NUMBER.finditer(other.folded))
+    return any(days.intersection(match.group(1, 2, 5)) for match in _DATE_NUMBER.finditer(other.folded))
 
 
 # "overflow=drop-head", "N = 50", and a flag after its dashes: "--sslmode=require" (the dashes are no name's start)
@@ -3472,6 +3474,8 @@ def _named_for_verb(one: _Analysis, other: _Analysis) -> bool:
     verb after it, or no verb in -s at all, is what the user has ("User settings are synced ..." /
     "Privacy settings are synced ...", "User ID at the gym is 88213" / "Member ID at the gym is
     88213"); a time is no name ("Mornings cycles Sem ...", "Nowadays cycles Sem ...")."""
+    if not one.folded.startswith("user "):
+        return False
     words, others = one.folded.split(), other.folded.split()
     if (words[:1] != ["user"] or len(words) < 3 or len(others) < 3 or others[1] != words[1]
             or not words[1].endswith("s") or _SMALL_VERB.fullmatch(words[2] + " ")):
