@@ -3482,7 +3482,7 @@ def _named_for_verb(one: _Analysis, other: _Analysis) -> bool:
         return False
     name = others[0]  # no stop word first: "It is 42." has no word ``written_plain`` reads
     return (name.isalpha() and name not in _STOP_WORDS and not other.written_plain[0] and name != "user"
-            and not _adverb(name) and name != "nowadays" and _word_key(name) not in _PERIODS
+            and not _adverb(name) and _word_key(name) not in _PERIODS
             and not _PRONOUNS.fullmatch(name) and _word_key(name) not in one.keys)
 
 
@@ -3513,9 +3513,9 @@ def _opens_with_subject(one: _Analysis, words: list[str]) -> bool:
     """Do ``words``, the first of ``one``, open with a subject before its verb: the name or noun
     ``_SUBJECT`` reads ("Mia plays ...", "Laptop is ..."), a word in -s after another word, a verb
     after a noun or name ("Insurance renews ...", "Priya approves ...", not "Checks the ...", "Posts
-    samples ..."), or a small verb after one or two words ("Phone plan is ...")? A word capitalised
-    in ``other`` is no sure name: "Her Paediatric Immediate Life Support certificate ..." is another
-    certificate than "Immediate Life Support certificate ..."."""
+    samples ..."), or a small verb after one or two words ("Phone plan is ...")? Only ``one`` is
+    read: a word capitalised after the possessive is no sure name ("Her Paediatric Immediate Life
+    Support certificate ..." is another certificate than "Immediate Life Support certificate ...")."""
     if one.subject or not words:
         return True
     return (len(words) > 1 and not words[0].endswith("s") and words[1].endswith("s") and words[1].isalpha()
@@ -3533,7 +3533,7 @@ _PRONOUNS = _Regex(r"\b(?:he|she|they|him|her|them|his|hers|their|theirs|himself
 # capitalised word before a verb in -s, but no one's name
 _ADVERBS = frozenset("""
 still always usually often never sometimes rarely seldom mostly typically generally already even again also just
-only now soon once twice
+only now nowadays soon once twice
 """.split())
 
 
