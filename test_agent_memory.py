@@ -3262,7 +3262,8 @@ class ContradictionsAreNeverMerged(unittest.TestCase):
          "Her mentor Gwen posts unidentified Cladonia samples to Dr Rhian Pryce at National Museum Cardiff."),
         ("Has lower back pain and sits on a lumbar cushion in the cab.",
          "His co-driver Ono has lower back pain and sits on a lumbar cushion in the cab."),
-        ("Approves leave requests in the HR portal on Mondays.", "Her manager approves leave requests in the HR portal on Mondays."),
+        ("Approves leave requests in the HR portal on Mondays.",
+         "Her manager approves leave requests in the HR portal on Mondays."),
         # a word capitalised there is no name of the subject the entry opens with (review of fc2949b)
         ("Immediate Life Support (ILS) certificate expires September 2025; refresher booked through the Resus "
          "Training team.",
