@@ -1022,7 +1022,7 @@ _OPPOSITE_PAIRS = [
     ("online", "offline"), ("inbound", "outbound"), ("incoming", "outgoing"), ("ingress", "egress"),
     ("leftmost", "rightmost"), ("northern", "southern"), ("eastern", "western"), ("oldest", "newest"),
     ("portrait", "landscape"), ("import", "export"), ("imports", "exports"), ("rise", "fall"), ("rises", "falls"),
-    ("pass", "fail"), ("passes", "fails"), ("passed", "failed"), ("within", "outside"), ("inside", "outside"),
+    ("push", "pull"), ("pushes", "pulls"), ("pushed", "pulled"), ("pass", "fail"), ("passes", "fails"), ("passed", "failed"), ("within", "outside"), ("inside", "outside"),
     # "on job failure" / "when a job succeeds": any form of one against any of the other
     *itertools.product(("success", "succeeds", "succeeded", "successful"), ("failure", "fails", "failed")),
     # who does an activity and who leads it ("Does Pilates on Thursdays" / "Teaches Pilates on Thursdays"), who

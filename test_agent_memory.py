@@ -3240,6 +3240,9 @@ class ContradictionsAreNeverMerged(unittest.TestCase):
          "Malcolm holds \u00a318,000 in Premium Bonds and checks prizes on the NS&I app on the 2nd of each month."),
         ("Cheese store is held at 10\u00b0C and 85% humidity, controlled by a Carel pCO controller",
          "Blue cheese store is held at 10\u00b0C and 85% humidity, controlled by a Carel pCO controller"),
+        # held-out 206: pushed and pulled are opposites (merged at 0.93)
+        ("Cases are pushed to the council's Uniform system in a nightly CSV drop at 01:00.",
+         "Closed cases are pulled back from the council's Uniform system in a nightly CSV drop at 01:00."),
         # held-out 199: a word denied with "non" on one side only (merged at 0.79)
         ("User works from home on Mondays and Thursdays during custody weeks.",
          "User works from home on Mondays and Thursdays during non-custody weeks."),
