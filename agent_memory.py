@@ -3477,7 +3477,7 @@ def _named_for_verb(one: _Analysis, other: _Analysis) -> bool:
     if not one.folded.startswith("user "):
         return False
     words, others = one.folded.split(), other.folded.split()
-    if (words[:1] != ["user"] or len(words) < 3 or len(others) < 3 or others[1] != words[1]
+    if (len(words) < 3 or len(others) < 3 or others[1] != words[1]
             or not words[1].endswith("s") or _SMALL_VERB.fullmatch(words[2] + " ")):
         return False
     name = others[0]  # no stop word first: "It is 42." has no word ``written_plain`` reads
@@ -3872,7 +3872,7 @@ def _determined_run(text: _Analysis, at: int, to: int) -> bool:
     words qualifying it ("the show report", "a work record"), not verbs ("makes and sends the", "always
     checks the")?"""
     run = r"\s+".join(map(re.escape, text.words[at:to]))
-    return re.search(rf"\b(?:{'|'.join(sorted(_DETERMINERS))})\s+{run}\b", text.folded) is not None
+    return re.search(rf"\b(?:{_DETERMINER_CHOICE})\s+{run}\b", text.folded) is not None
 
 
 def _phrase_inserted(old: _Analysis, new: _Analysis) -> bool:
@@ -3996,6 +3996,7 @@ _SWAP_MAX_WORDS = 80  # a fact is far shorter; difflib's cost grows with the pro
 # restatement may rename ("Her cleaner" / "Her cleaning lady"); "those" only opens a middle
 _SUBJECT_OPENERS = "the a an our my their his her your this these its all each both any".split()
 _DETERMINERS = frozenset(_SUBJECT_OPENERS + ["those"])
+_DETERMINER_CHOICE = "|".join(sorted(_DETERMINERS))  # for a pattern: "a|all|an|any|..."
 # A subject's opening, every part of it a small word the analysis leaves out: a determiner, or "all",
 # "each", "both" or "any" ("every" is kept as a word, so "Every X" / "All Y" would differ in it); before it, a
 # small verb ("Does the gutter clearing himself ..."); before that, the user or a pronoun ("She has a ...")
