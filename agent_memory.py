@@ -999,6 +999,7 @@ _KINDS = {name: tuple(words.split()) for name, words in (
     ("picking", "pick picks picking picked pickup pickups collect collects collecting collected collection "
                 "collections"),
     ("reading", "read reads reading"),
+    ("volunteering", "volunteers volunteering volunteered"),  # no "volunteer": "a volunteer driver", a noun
     ("writing", "write writes writing wrote written"),
 )}
 _FORMS = {word: words[0] for words in _KINDS.values() for word in words}
@@ -1026,9 +1027,9 @@ _OPPOSITE_PAIRS = [
     # "on job failure" / "when a job succeeds": any form of one against any of the other
     *itertools.product(("success", "succeeds", "succeeded", "successful"), ("failure", "fails", "failed")),
     # who does an activity and who leads it ("Does Pilates on Thursdays" / "Teaches Pilates on Thursdays"), who
-    # attends and who runs it, gives and takes, drops off and picks up, reads and writes: see _KINDS
+    # attends or volunteers and who runs it, gives and takes, drops off and picks up, reads and writes: see _KINDS
     *itertools.product(_KINDS["doing"] + _KINDS["taking"] + _KINDS["attending"], _KINDS["leading"]),
-    *itertools.product(_KINDS["attending"], _KINDS["running"]),
+    *itertools.product(_KINDS["attending"] + _KINDS["volunteering"], _KINDS["running"]),
     *itertools.product(_KINDS["giving"], _KINDS["taking"] + _KINDS["receiving"]),
     *itertools.product(_KINDS["dropping"], _KINDS["picking"]),
     *itertools.product(_KINDS["reading"], _KINDS["writing"]),
@@ -3434,6 +3435,7 @@ def _someone_else(old: _Analysis, new: _Analysis) -> bool:
     return any(one.about_user and other.subject and other.subject not in one.keys
                or of_no_one(one, other) and other.owner and other.owner not in one.keys
                or _named_before(one, other) or _owned_before(one, other) or _named_for_verb(one, other)
+               or _named_for_clause(one, other)
                for one, other in ((old, new), (new, old)))
 
 
@@ -3480,10 +3482,34 @@ def _named_for_verb(one: _Analysis, other: _Analysis) -> bool:
     if (len(words) < 3 or len(others) < 3 or others[1] != words[1]
             or not words[1].endswith("s") or _SMALL_VERB.fullmatch(words[2] + " ")):
         return False
-    name = others[0]  # no stop word first: "It is 42." has no word ``written_plain`` reads
-    return (name.isalpha() and name not in _STOP_WORDS and not other.written_plain[0] and name != "user"
-            and not _adverb(name) and _word_key(name) not in _PERIODS
-            and not _PRONOUNS.fullmatch(name) and _word_key(name) not in one.keys)
+    return others[0] != "user" and _names_another(others[0], one, other)
+
+
+def _names_another(name: str, one: _Analysis, other: _Analysis) -> bool:
+    """Is ``name``, the first word of ``other``, written capitalised, a name ``one`` does not hold: no
+    stop word, adverb, pronoun, time or day ("Usually ...", "He ...", "Mornings ...", "Mondays ...")?"""
+    key = _word_key(name)  # no stop word first: "It is 42." has no word ``written_plain`` reads
+    return (name.isalpha() and name not in _STOP_WORDS and not other.written_plain[0] and not _adverb(name)
+            and key not in _PERIODS and key not in _CALENDAR_WORDS and not _PRONOUNS.fullmatch(name)
+            and key not in one.keys)
+
+
+def _named_for_clause(one: _Analysis, other: _Analysis) -> bool:
+    """Does ``other`` open with a name, one word ``one`` does not hold, as the subject of the words a
+    later clause of ``one`` opens with, ``one`` telling of the user ("Has chronic back pain; sees
+    physio Lena Okafor ..." / "Dana sees physio Lena Okafor ...")? Another person does what the user
+    does, whatever follows; the subject's pattern knows too few verbs to see it, so the verb in -s
+    and the two words after it must open that clause."""
+    if one.subject or one.owner or not other.written_plain:
+        return False
+    name, *told = other.folded.split(maxsplit=4)[:4]
+    if len(told) < 3 or not told[0].endswith("s"):
+        return False
+    clause = " ".join(told) + " "
+    return any(mark + clause in one.folded + " " for mark in _CLAUSE_MARKS) and _names_another(name, one, other)
+
+
+_CLAUSE_MARKS = ("; ", ", ", " and ")
 
 
 def _owned_before(one: _Analysis, other: _Analysis) -> bool:

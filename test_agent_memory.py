@@ -3243,6 +3243,12 @@ class ContradictionsAreNeverMerged(unittest.TestCase):
         # held-out 206: pushed and pulled are opposites (merged at 0.93)
         ("Cases are pushed to the council's Uniform system in a nightly CSV drop at 01:00.",
          "Closed cases are pulled back from the council's Uniform system in a nightly CSV drop at 01:00."),
+        # held-out 211: a name before the words a later clause of the user's opens with (merged at 0.90)
+        ("Has chronic lower-back pain; sees physio Lena Okafor at Broadway Physio every second Thursday.",
+         "Dana sees physio Lena Okafor at Broadway Physio every second Thursday for a knee injury."),
+        # held-out 209: volunteering at an event and running it (merged at 0.96)
+        ("Runs the Saturday morning parkrun at Ross Creek reservoir.",
+         "Volunteers at the Saturday morning parkrun at Ross Creek reservoir."),
         # held-out 199: a word denied with "non" on one side only (merged at 0.79)
         ("User works from home on Mondays and Thursdays during custody weeks.",
          "User works from home on Mondays and Thursdays during non-custody weeks."),
@@ -4067,6 +4073,19 @@ class ContradictionsAreNeverMerged(unittest.TestCase):
         self.assertFalse(am._conflict("Uses ruff.", "Also uses ruff."))  # a judge's "merge" still holds
         detector.fit(["CI has an extra runner for iOS builds."])  # an entry that says it too is restated
         self.assertEqual(detector.classify("There is an extra CI runner for iOS builds.")[0], "merge")
+
+    def test_only_a_name_before_a_later_clause_is_someone_else(self):
+        entry = am._analyse("Has back pain; sees physio Lena Okafor weekly.")
+        for new, someone_else in (("Dana sees physio Lena Okafor weekly.", True),
+                                  ("Tom, sees physio Lena Okafor weekly.", False),  # no clause of the entry's
+                                  ("Dana sees physio Okafor weekly.", False),
+                                  ("Still sees physio Lena Okafor weekly.", False),  # an adverb, a day, a time,
+                                  ("Mondays sees physio Lena Okafor weekly.", False),  # a pronoun
+                                  ("Evenings sees physio Lena Okafor weekly.", False),
+                                  ("She sees physio Lena Okafor weekly.", False),
+                                  ("Lena sees physio Lena Okafor weekly.", False)):  # a name of the entry's
+            with self.subTest(new=new):
+                self.assertIs(am._named_for_clause(entry, am._analyse(new)), someone_else)
 
     def test_agreeing_pairs_do_not_conflict(self):
         for old, new in [("Project uses Go 1.22.", "The project is built with Go 1.22."),
