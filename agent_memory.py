@@ -2512,9 +2512,10 @@ def _contrasted(words: list[str]) -> tuple[str, ...]:
         elif (word == "to" and (0 <= preferring < len(keys) - 1 or previous == "preferable"
                                 or previous == "preferred" and (words[at - 2] if at >= 2 else "") not in _PREFERRERS
                                 or previous in _PREFERRING and "which" in words[max(at - 4, 0):at - 1])
-              and at + 1 < len(words) and words[at + 1] not in _STOP_WORDS and words[at + 1][0].isalpha()):
+              and at + 1 < len(words) and words[at + 1] not in _STOP_WORDS and words[at + 1][0].isalpha()
+              and words[at + 2:at + 3] != ["rather"]):
             mark = "¬"  # "prefers tea to coffee" and "tea is preferred to coffee" deny coffee; "prefers to
-            # work" and "prefers PRs to be small" deny nothing
+            # work" and "prefers PRs to be small" deny nothing, "prefers staff to email rather than phone" the phone
         elif word in _NEGATIONS or word.endswith("n't") or word in _CONTRAST_WORDS:  # "must not be": passive
             mark = "¬p" if previous in _BE or word in _BE_NOT or words[at + 1:at + 2] == ["be"] else "¬"
         else:
@@ -3763,10 +3764,12 @@ def _opening_swapped(old: _Analysis, new: _Analysis) -> bool:
     a restatement is a verb alone or beside one word ("Launch: ..." / "Run the pipeline with ..."),
     rewords more, spells the other's opening with its initials ("The DSL
     is ..." / "The Designated Safeguarding Lead is ...") or says it with a word the one-word swap
-    reads as the same (``_one_word``: "The big fridge ..." / "The large fridge ..."); a name only
-    one text holds, an acronym too, is for the rules on names ("The HR team ..." / "The people
-    team ..."). A name both hold is a plain word at the opening: "Marine corals come from Tropical
-    Marine Centre ..." / "Dry goods and filters come from ..."."""
+    reads as the same (``_one_word``: "The big fridge ..." / "The large fridge ..."); an opening of
+    names only one text holds, acronyms too, is for the rules on names ("The HR team ..." / "The
+    people team ..."), but beside plain words a name is one more word swapped ("Water bill from
+    NAWASSCO arrives ..." / "The estate's garbage collection fee arrives ..."). A name both hold is
+    a plain word at the opening: "Marine corals come from Tropical Marine Centre ..." / "Dry goods
+    and filters come from ...". The rest may say "a" for "the"."""
     one, other = old.word_keys, new.word_keys
     start, end = _common_ends(one, other)
     if start or end < 5 or end < 0.6 * max(len(one), len(other)):
@@ -3774,18 +3777,21 @@ def _opening_swapped(old: _Analysis, new: _Analysis) -> bool:
     openings = one[:len(one) - end], other[:len(other) - end]
     if (not all(1 <= len(opening) <= 4 for opening in openings) or not set(openings[0]).isdisjoint(openings[1])
             or not _NO_VALUE_WORDS.isdisjoint(openings[0] + openings[1]) and min(map(len, openings)) < 2
-            or not (old.names - new.names).isdisjoint(openings[0])
-            or not (new.names - old.names).isdisjoint(openings[1])):
+            or (old.names - new.names).issuperset(openings[0])
+            or (new.names - old.names).issuperset(openings[1])):
         return False
     if any("".join(key[0] for key in opening) in openings[1 - side] for side, opening in enumerate(openings)):
         return False
     if any(_one_word(key, other_key) for key in openings[0] for other_key in openings[1]):
         return False
-    words = [_FOLDED_WORD.findall(text.folded) for text in (old, new)]
+    words = [[_ARTICLES.get(word, word) for word in _FOLDED_WORD.findall(text.folded)] for text in (old, new)]
     shared = 0
     while shared < min(map(len, words)) and words[0][-1 - shared] == words[1][-1 - shared]:
         shared += 1
     return sum(word not in _STOP_WORDS for word in words[0][len(words[0]) - shared:]) >= end
+
+
+_ARTICLES = {"a": "the", "an": "the"}  # "... go to a Sensaphone monitor" / "... go to the Sensaphone monitor"
 
 
 def _one_word(one: str, other: str) -> bool:

@@ -3243,6 +3243,19 @@ class ContradictionsAreNeverMerged(unittest.TestCase):
         # held-out 206: pushed and pulled are opposites (merged at 0.93)
         ("Cases are pushed to the council's Uniform system in a nightly CSV drop at 01:00.",
          "Closed cases are pulled back from the council's Uniform system in a nightly CSV drop at 01:00."),
+        # held-out 215: what one would rather be done, after "to" (merged at 0.96)
+        ("Prefers volunteers to email rather than phone him before 10am.",
+         "Prefers church leads to phone rather than email him before 10am."),
+        ("Prefers clients to text rather than call.", "Prefers clients to call rather than text."),
+        # held-out 215: another subject, the rest the same but for "a" and "the" (merged at 0.93)
+        ("Truck temperature logs go to a Sensaphone Sentinel cellular monitor, alerting above 41F.",
+         "The warehouse walk-in cooler logs go to the Sensaphone Sentinel cellular monitor, alerting above 41F."),
+        # held-out 155 and 195: an opening swapped, of plain words and a name only one text holds (merged at 0.72
+        # and 0.76)
+        ("Water bill from NAWASSCO arrives monthly by SMS and is paid on M-Pesa.",
+         "The estate's garbage collection fee arrives monthly by SMS and is paid on M-Pesa."),
+        ("Posts spots via SOTAmat over a Garmin inReach Mini 2 when there's no phone signal.",
+         "Sends check-in texts to home over the Garmin inReach Mini 2 when there's no phone signal."),
         # held-out 211: a name before the words a later clause of the user's opens with (merged at 0.90)
         ("Has chronic lower-back pain; sees physio Lena Okafor at Broadway Physio every second Thursday.",
          "Dana sees physio Lena Okafor at Broadway Physio every second Thursday for a knee injury."),
