@@ -3355,7 +3355,7 @@ def _conflicting(old: _Analysis, new: _Analysis) -> bool:
             or _hyphenated_siblings(old, new) or _identifier_extended(old, new) or _variant_named(old, new)
             or _swapped_around_negation(old, new) or _negations_crossed(old, new) or _days_differ(old, new)
             or _one_word_swapped(old, new) or _two_words_swapped(old, new) or _opening_swapped(old, new)
-            or _middle_swapped(old, new) or _clause_swapped(old, new)
+            or _middle_swapped(old, new) or _clause_swapped(old, new) or _slots_swapped(old, new)
             or _phrase_inserted(old, new)
             or _subject_swapped(old, new)
             or _places_swapped(old, new) or _scope_swapped(old, new)
@@ -3792,6 +3792,51 @@ def _opening_swapped(old: _Analysis, new: _Analysis) -> bool:
 
 
 _ARTICLES = {"a": "the", "an": "the"}  # "... go to a Sensaphone monitor" / "... go to the Sensaphone monitor"
+
+
+def _slots_swapped(old: _Analysis, new: _Analysis) -> bool:
+    """Are the two texts the same words, in order, but in two slots or more, each one to three plain
+    words on both sides that the other text lacks ("Borrows graphic novels with the library card in
+    person" / "Borrows ebooks with the library card via the library app", "Does her household
+    accounts in Xero on the starter plan" / "Does the church accounts in Xero on the charity pricing
+    plan")? One slot is ``_one_word_swapped``'s or ``_middle_swapped``'s; and words one text has
+    alone may be a restatement saying more. Two values swapped, and nothing else said otherwise, are
+    another fact in the same frame. No slot holds a verb or small word, a name, an adverb or a hedge
+    ("Does roughly 22,000 steps" / "Walks about 22,000 steps", "c. 2030" / "around 2030"), a verb's
+    form alone ("expected to take over" / "plans to take over", "by letter" / "in writing") or a
+    form of the other's word. The words kept make half the longer text at least."""
+    one, other = old.word_keys, new.word_keys
+    longer = max(len(one), len(other))
+    if min(len(one), len(other)) < 5 or longer > _SKELETON_MAX or 2 * len(set(one) & set(other)) < longer:
+        return False  # (cheap first: most pairs share few words)
+    kept = _common_words(one, other)
+    if 2 * len(kept[0]) < longer:
+        return False
+    swapped = 0
+    for (first, last), (other_first, other_last) in zip(*(zip([-1, *at], [*at, len(keys)])
+                                                          for at, keys in zip(kept, (one, other)))):
+        ours, theirs = one[first + 1:last], other[other_first + 1:other_last]
+        if not ours and not theirs:
+            continue
+        written = old.words[first + 1:last], new.words[other_first + 1:other_last]
+        if (not ours or not theirs or max(len(ours), len(theirs)) > 3 or not set(ours).isdisjoint(other)
+                or not set(theirs).isdisjoint(one) or any(not _slot_value(key, word, old, new)
+                                                          for key, word in zip(ours + theirs, sum(written, ())))
+                or any(len(words) == 1 and words[0].endswith(("ing", "ed")) for words in written)
+                or any(_one_word(key, other_key) for key in ours for other_key in theirs)):
+            return False
+        swapped += 1
+    return swapped >= 2
+
+
+def _slot_value(key: str, word: str, old: _Analysis, new: _Analysis) -> bool:
+    """May a word in a slot of ``_slots_swapped`` be a value: a plain word, no verb, small word, name,
+    adverb or hedge?"""
+    return (key.isalpha() and len(word) > 1 and key not in _NO_VALUE_WORDS and key not in old.names
+            and key not in new.names and not _adverb(word) and word not in _HEDGES)
+
+
+_HEDGES = frozenset(("around", "approx", "circa", "roughly", "about", "nearly", "almost"))
 
 
 def _one_word(one: str, other: str) -> bool:
