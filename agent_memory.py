@@ -3804,7 +3804,9 @@ def _slots_swapped(old: _Analysis, new: _Analysis) -> bool:
     another fact in the same frame. No slot holds a verb or small word, a name, an adverb or a hedge
     ("Does roughly 22,000 steps" / "Walks about 22,000 steps", "c. 2030" / "around 2030"), a verb's
     form alone ("expected to take over" / "plans to take over", "by letter" / "in writing") or a
-    form of the other's word. The words kept make half the longer text at least."""
+    form of the other's word, but an opening verb may be reworded beside them ("Records TB test
+    results ... in her car" / "Books TB test dates ... in the office"). The words kept make half the
+    longer text at least."""
     one, other = old.word_keys, new.word_keys
     longer = max(len(one), len(other))
     if min(len(one), len(other)) < 5 or longer > _SKELETON_MAX or 2 * len(set(one) & set(other)) < longer:
@@ -3819,6 +3821,8 @@ def _slots_swapped(old: _Analysis, new: _Analysis) -> bool:
         if not ours and not theirs:
             continue
         written = old.words[first + 1:last], new.words[other_first + 1:other_last]
+        if first == other_first == -1 and len(ours) == len(theirs) == 1 and {*ours, *theirs} & _NO_VALUE_WORDS:
+            continue  # an opening verb reworded, beside the values ("Records ..." / "Books ...")
         if (not ours or not theirs or max(len(ours), len(theirs)) > 3 or not set(ours).isdisjoint(other)
                 or not set(theirs).isdisjoint(one) or any(not _slot_value(key, word, old, new)
                                                           for key, word in zip(ours + theirs, sum(written, ())))
