@@ -1003,6 +1003,8 @@ _KINDS = {name: tuple(words.split()) for name, words in (
     ("writing", "write writes writing wrote written"),
 )}
 _FORMS = {word: words[0] for words in _KINDS.values() for word in words}
+# Words of quantity before a plural noun: "more volunteers", "many volunteers" (a determiner or a number too)
+_QUANTITIES = frozenset("more most some few many several other no".split())
 _OPPOSITE_PAIRS = [
     ("before", "after"), ("up", "down"), ("on", "off"), ("in", "out"), ("more", "less"), ("more", "fewer"),
     ("higher", "lower"), ("above", "below"), ("min", "max"), ("minimum", "maximum"), ("enable", "disable"),
@@ -2407,9 +2409,11 @@ def _word_fields(text: str) -> dict[str, Any]:
     words = tuple(folded_words[at] for at in kept)
     compounds = list(_HYPHENATED.finditer(folded))
     compound_starts = {match.start() for match in compounds}
-    polar_words = [_FORMS.get(word, word[:-1] if word[-1] == "s" and word not in _OPPOSITES
-                              and word[:-1] in _OPPOSITES else word)
-                   for word in folded_words]  # "mornings" / "afternoons" are opposites too; "reads" is "read"
+    # "mornings" / "afternoons" are opposites too; "reads" is "read"; "the volunteers" no one who volunteers
+    polar_words = ["volunteer" if word == "volunteers" and _plural_noun(folded, found, at)
+                   else _FORMS.get(word, word[:-1] if word[-1] == "s" and word not in _OPPOSITES
+                                   and word[:-1] in _OPPOSITES else word)
+                   for at, word in enumerate(folded_words)]
     polar = frozenset(word for word in polar_words if word in _OPPOSITES)
     clause_ends = [match.start() for match in _CLAUSE_END.finditer(folded)]
     return dict(
@@ -2434,6 +2438,20 @@ def _word_fields(text: str) -> dict[str, Any]:
         contrasted=_contrasted(_WORD_OR_MARK.findall(folded)) if _CONTRAST_CUE.search(folded) else (),
         graded=_graded(folded_words),
     )
+
+
+def _plural_noun(folded: str, found: list[re.Match[str]], at: int) -> bool:
+    """Is the word ``found[at]`` of ``folded``, a verb in -s that is a plural noun too ("volunteers"),
+    the noun: right after a determiner, a word of quantity or a number ("Manages the volunteers",
+    "a team of 12 volunteers", "Needs more volunteers"; not "Volunteers at ...", "She volunteers")?
+    As "a volunteer driver" is, the noun is no one doing what the verb tells."""
+    if not at:
+        return False
+    between = folded[found[at - 1].end():found[at].start()].strip()
+    if between:  # a number, or what parts clauses: "... on Saturdays; volunteers at ..."
+        return between.replace(",", "").isdigit()
+    before = found[at - 1].group()
+    return before in _DETERMINERS or before in _QUANTITIES or before in _HOURS
 
 
 @functools.lru_cache(maxsize=1024)  # read only for a name one text lacks: most texts never

@@ -4100,6 +4100,21 @@ class ContradictionsAreNeverMerged(unittest.TestCase):
         detector.fit(["CI has an extra runner for iOS builds."])  # an entry that says it too is restated
         self.assertEqual(detector.classify("There is an extra CI runner for iOS builds.")[0], "merge")
 
+    def test_volunteers_after_a_determiner_or_a_number_is_the_noun(self):  # review: restatements asked about
+        for old, new in (("Manages the volunteers at the Leeds food bank warehouse.",
+                          "Runs the volunteer team at the Leeds food bank warehouse."),
+                         ("Recruits and trains the volunteers for the Ross Creek parkrun.",
+                          "Runs volunteer recruitment and training for the Ross Creek parkrun."),
+                         ("Leads a team of 12 volunteers at the Saturday parkrun in Heaton Park.",
+                          "Runs the Saturday parkrun in Heaton Park with 12 volunteers.")):
+            with self.subTest(new=new):
+                self.assertFalse(am._opposed(am._analyse(old), am._analyse(new)))
+        for volunteering in ("Volunteers at the Saturday parkrun.", "She volunteers at the Saturday parkrun.",
+                             "Works part-time and volunteers at the Saturday parkrun.",
+                             "On Saturdays, volunteers at the parkrun."):  # the verb: a clause's opening, a subject
+            with self.subTest(new=volunteering):
+                self.assertTrue(am._opposed(am._analyse("Runs the Saturday parkrun."), am._analyse(volunteering)))
+
     def test_only_a_name_before_a_later_clause_is_someone_else(self):
         entry = am._analyse("Has back pain; sees physio Lena Okafor weekly.")
         for new, someone_else in (("Dana sees physio Lena Okafor weekly.", True),
