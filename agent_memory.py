@@ -3504,31 +3504,59 @@ def _named_for_verb(one: _Analysis, other: _Analysis) -> bool:
     return others[0] != "user" and _names_another(others[0], one, other)
 
 
-def _names_another(name: str, one: _Analysis, other: _Analysis) -> bool:
-    """Is ``name``, the first word of ``other``, written capitalised, a name ``one`` does not hold: no
-    stop word, adverb, pronoun, time or day ("Usually ...", "He ...", "Mornings ...", "Mondays ...")?"""
+def _names_another(name: str, one: _Analysis, other: _Analysis, at: int = 0) -> bool:
+    """Is ``name``, the word ``at`` of ``other`` (its first, or after the first word of a name),
+    written capitalised, a name ``one`` does not hold: no stop word, adverb, pronoun, time or day
+    ("Usually ...", "He ...", "Mornings ...", "Mondays ...")?"""
     key = _word_key(name)  # no stop word first: "It is 42." has no word ``written_plain`` reads
-    return (name.isalpha() and name not in _STOP_WORDS and not other.written_plain[0] and not _adverb(name)
+    return (name.isalpha() and name not in _STOP_WORDS and not other.written_plain[at] and not _adverb(name)
             and key not in _PERIODS and key not in _CALENDAR_WORDS and not _PRONOUNS.fullmatch(name)
             and key not in one.keys)
 
 
 def _named_for_clause(one: _Analysis, other: _Analysis) -> bool:
-    """Does ``other`` open with a name, one word ``one`` does not hold, as the subject of the words a
-    later clause of ``one`` opens with, ``one`` telling of the user ("Has chronic back pain; sees
-    physio Lena Okafor ..." / "Dana sees physio Lena Okafor ...")? Another person does what the user
-    does, whatever follows; the subject's pattern knows too few verbs to see it, so the verb in -s
-    and the two words after it must open that clause."""
+    """Does ``other`` open with a name, one word or two ``one`` does not hold, as the subject of the
+    words a later clause of ``one`` opens with, ``one`` telling of the user ("Has chronic back pain;
+    sees physio Lena Okafor ..." / "Dana sees physio Lena Okafor ...", "Dana Whitfield usually sees
+    ...")? Another person does what the user does, whatever follows; the subject's pattern knows too
+    few verbs to see it, so the verb in -s and the two words after it must open that clause, after
+    any mark or word that opens one, an adverb maybe ("Has back pain. Usually sees physio ...")."""
     if one.subject or one.owner or not other.written_plain:
         return False
-    name, *told = other.folded.split(maxsplit=4)[:4]
-    if len(told) < 3 or not told[0].endswith("s"):
+    opening = other.folded.split(maxsplit=6)[:6]
+    for size in (1, 2):  # "Dana sees ...", "Dana Whitfield sees ..."
+        told = opening[size:]
+        if told and _adverb(told[0]):  # "Dana usually sees ..."
+            del told[0]
+        verb = told[0] if told else ""  # a plain word in -s: no name ("Uses Rails 7 ..."), no owner ("Barry's")
+        if (len(told) >= 3 and verb.endswith("s") and verb.isalpha() and _word_key(verb) not in other.specific
+                and _opens_later_clause(one.folded, told[:3])
+                and all(_names_another(name, one, other, at) for at, name in enumerate(opening[:size]))):
+            return True
+    return False
+
+
+def _opens_later_clause(folded: str, words: list[str]) -> bool:
+    """Do ``words`` open a clause of ``folded`` after its first: after a mark or a word that parts
+    clauses (``_CLAUSE_OPENERS``), an adverb maybe between ("...; usually sees physio ...")?"""
+    text = " ".join(folded.split()) + " "
+    last = words[-1].rstrip(".,;:!?")  # "Dana sees a physio." / "...; sees a physio weekly"
+    if not last:
         return False
-    clause = " ".join(told) + " "
-    return any(mark + clause in one.folded + " " for mark in _CLAUSE_MARKS) and _names_another(name, one, other)
+    told = " " + " ".join(words[:-1] + [last])
+    at = text.find(told)
+    while at >= 0:
+        if text[at + len(told)].isspace() or text[at + len(told)] in ".,;:!?)":
+            before = text[:at]
+            head, _, word = before.rpartition(" ")
+            if before.endswith(_CLAUSE_OPENERS) or _adverb(word) and head.endswith(_CLAUSE_OPENERS):
+                return True
+        at = text.find(told, at + 1)
+    return False
 
 
-_CLAUSE_MARKS = ("; ", ", ", " and ")
+# What opens a later clause: a sentence's end, a semicolon, colon, comma or dash, or a word joining clauses
+_CLAUSE_OPENERS = (".", ";", ":", ",", "!", "?", " -", " –", " —", " and", " but", " or", " then")
 
 
 def _owned_before(one: _Analysis, other: _Analysis) -> bool:

@@ -4128,6 +4128,29 @@ class ContradictionsAreNeverMerged(unittest.TestCase):
             with self.subTest(new=new):
                 self.assertIs(am._named_for_clause(entry, am._analyse(new)), someone_else)
 
+    def test_a_name_before_a_later_clause_after_any_opening_of_a_clause(self):  # review: merged at 0.86 to 0.91
+        entry = "Has chronic lower-back pain; sees physio Lena Okafor at Broadway Physio every second Thursday."
+        told = "sees physio Lena Okafor at Broadway Physio every second Thursday"
+        for old, new in (  # a sentence's end, a dash, "but", an adverb before the clause's verb
+                (entry.replace("; s", ". S"), f"Dana {told} for a knee injury."),
+                (entry.replace("; ", " \u2014 "), f"Dana {told} for a knee injury."),
+                (entry.replace("; ", " but "), f"Dana {told} for a knee injury."),
+                (entry.replace("; ", "; usually "), f"Dana {told}."),
+                (entry, f"Dana usually {told} for a knee injury."),  # an adverb after the name
+                (entry, f"Dana Whitfield {told} for a knee injury.")):  # a name of two words
+            with self.subTest(old=old, new=new):
+                self.assertTrue(am._named_for_clause(am._analyse(old), am._analyse(new)))
+                self.assertEqual(action_beside(old, new), "judge")
+        # a verb opening the text before a name or an owner in -s is no name before a verb
+        for old, new in (("Ruby shop, Rails 7 with Postgres 16 and Sidekiq for jobs.",
+                          "Uses Rails 7 with Postgres 16 and Sidekiq for jobs."),
+                         ("Tea drinker \u2014 Barry's Gold Blend, milk, two sugars.",
+                          "Drinks Barry's Gold Blend tea with milk and 2 sugars.")):
+            with self.subTest(new=new):
+                self.assertFalse(am._named_for_clause(am._analyse(old), am._analyse(new)))
+        self.assertEqual(action_beside("Ruby shop, Rails 7 with Postgres 16 and Sidekiq for jobs.",
+                                       "Uses Rails 7 with Postgres 16 and Sidekiq for jobs."), "merge")
+
     def test_agreeing_pairs_do_not_conflict(self):
         for old, new in [("Project uses Go 1.22.", "The project is built with Go 1.22."),
                          ("User likes short answers.", "User prefers short answers."),
