@@ -3507,11 +3507,20 @@ def _named_for_verb(one: _Analysis, other: _Analysis) -> bool:
 def _names_another(name: str, one: _Analysis, other: _Analysis, at: int = 0) -> bool:
     """Is ``name``, the word ``at`` of ``other`` (its first, or after the first word of a name),
     written capitalised, a name ``one`` does not hold: no stop word, adverb, pronoun, time or day
-    ("Usually ...", "He ...", "Mornings ...", "Mondays ...")?"""
-    key = _word_key(name)  # no stop word first: "It is 42." has no word ``written_plain`` reads
-    return (name.isalpha() and name not in _STOP_WORDS and not other.written_plain[at] and not _adverb(name)
-            and key not in _PERIODS and key not in _CALENDAR_WORDS and not _PRONOUNS.fullmatch(name)
-            and key not in one.keys)
+    ("Usually ...", "He ...", "Mornings ...", "Mondays ...")? A name may join capitalised parts with a
+    hyphen or an apostrophe ("Mary-Jane", "O'Neill"; not "Follow-up"), each one a name."""
+    parts = _NAME_JOIN.split(name)
+    if len(parts) == 1 and at == 0:  # no stop word first: "It is 42." has no word ``written_plain`` reads
+        capitalised = name.isalpha() and name not in _STOP_WORDS and not other.written_plain[0]
+    else:  # a part or a word after the first: ``written_plain`` holds each part apart, or none of "O'Neill"
+        capitalised = all(part.isalpha() and _word_key(part) in other.specific for part in parts)
+    return capitalised and all(
+        part not in _STOP_WORDS and not _adverb(part) and _word_key(part) not in _PERIODS
+        and _word_key(part) not in _CALENDAR_WORDS and not _PRONOUNS.fullmatch(part) and _word_key(part) not in one.keys
+        for part in parts)
+
+
+_NAME_JOIN = _Regex(r"[-'’]")  # what joins the parts of a name: "Mary-Jane", "O'Neill", "O’Neill"
 
 
 def _named_for_clause(one: _Analysis, other: _Analysis) -> bool:

@@ -4151,6 +4151,18 @@ class ContradictionsAreNeverMerged(unittest.TestCase):
         self.assertEqual(action_beside("Ruby shop, Rails 7 with Postgres 16 and Sidekiq for jobs.",
                                        "Uses Rails 7 with Postgres 16 and Sidekiq for jobs."), "merge")
 
+    def test_a_name_may_join_capitalised_parts(self):  # review: "Mary-Jane sees physio ..." merged at 0.86
+        entry = am._analyse("Has chronic lower-back pain; sees physio Lena Okafor at Broadway Physio on Thursdays.")
+        for new, someone_else in (("Mary-Jane sees physio Lena Okafor at Broadway Physio on Thursdays.", True),
+                                  ("O'Neill sees physio Lena Okafor at Broadway Physio on Thursdays.", True),
+                                  ("Sean O\u2019Brien sees physio Lena Okafor at Broadway Physio on Thursdays.", True),
+                                  ("Follow-up sees physio Lena Okafor at Broadway Physio on Thursdays.", False),
+                                  ("Dana's sees physio Lena Okafor at Broadway Physio on Thursdays.", False)):
+            with self.subTest(new=new):
+                self.assertIs(am._named_for_clause(entry, am._analyse(new)), someone_else)
+        self.assertTrue(am._named_for_verb(am._analyse("User cycles Sem to school on Tuesdays."),
+                                           am._analyse("Anne-Marie cycles Sem to school on Tuesdays.")))
+
     def test_agreeing_pairs_do_not_conflict(self):
         for old, new in [("Project uses Go 1.22.", "The project is built with Go 1.22."),
                          ("User likes short answers.", "User prefers short answers."),
