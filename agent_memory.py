@@ -1025,7 +1025,8 @@ _OPPOSITE_PAIRS = [
     ("online", "offline"), ("inbound", "outbound"), ("incoming", "outgoing"), ("ingress", "egress"),
     ("leftmost", "rightmost"), ("northern", "southern"), ("eastern", "western"), ("oldest", "newest"),
     ("portrait", "landscape"), ("import", "export"), ("imports", "exports"), ("rise", "fall"), ("rises", "falls"),
-    ("push", "pull"), ("pushes", "pulls"), ("pushed", "pulled"), ("pass", "fail"), ("passes", "fails"), ("passed", "failed"), ("within", "outside"), ("inside", "outside"),
+    ("push", "pull"), ("pushes", "pulls"), ("pushed", "pulled"), ("pass", "fail"), ("passes", "fails"),
+    ("passed", "failed"), ("within", "outside"), ("inside", "outside"),
     # "on job failure" / "when a job succeeds": any form of one against any of the other
     *itertools.product(("success", "succeeds", "succeeded", "successful"), ("failure", "fails", "failed")),
     # who does an activity and who leads it ("Does Pilates on Thursdays" / "Teaches Pilates on Thursdays"), who
@@ -3515,9 +3516,9 @@ def _names_another(name: str, one: _Analysis, other: _Analysis, at: int = 0) -> 
     else:  # a part or a word after the first: ``written_plain`` holds each part apart, or none of "O'Neill"
         capitalised = all(part.isalpha() and _word_key(part) in other.specific for part in parts)
     return capitalised and all(
-        part not in _STOP_WORDS and not _adverb(part) and _word_key(part) not in _PERIODS
-        and _word_key(part) not in _CALENDAR_WORDS and not _PRONOUNS.fullmatch(part) and _word_key(part) not in one.keys
-        for part in parts)
+        part not in _STOP_WORDS and not _adverb(part) and not _PRONOUNS.fullmatch(part)
+        and key not in _PERIODS and key not in _CALENDAR_WORDS and key not in one.keys
+        for part, key in zip(parts, map(_word_key, parts)))
 
 
 _NAME_JOIN = _Regex(r"[-'’]")  # what joins the parts of a name: "Mary-Jane", "O'Neill", "O’Neill"
