@@ -3865,8 +3865,11 @@ def _slots_swapped(old: _Analysis, new: _Analysis) -> bool:
     longer text at least."""
     one, other = old.word_keys, new.word_keys
     longer = max(len(one), len(other))
-    if min(len(one), len(other)) < 5 or longer > _SKELETON_MAX or 2 * len(set(one) & set(other)) < longer:
-        return False  # (cheap first: most pairs share few words)
+    words, other_words = set(one), set(other)
+    shared = len(words & other_words)
+    if (min(len(one), len(other)) < 5 or longer > _SKELETON_MAX or 2 * shared < longer
+            or min(len(words), len(other_words)) - shared < 2):
+        return False  # (cheap first: most pairs share few words, or have two slots' words on neither side)
     kept = _common_words(one, other)
     if 2 * len(kept[0]) < longer:
         return False
