@@ -2532,9 +2532,10 @@ def _contrasted(words: list[str]) -> tuple[str, ...]:
                                 or previous == "preferred" and (words[at - 2] if at >= 2 else "") not in _PREFERRERS
                                 or previous in _PREFERRING and "which" in words[max(at - 4, 0):at - 1])
               and at + 1 < len(words) and words[at + 1] not in _STOP_WORDS and words[at + 1][0].isalpha()
-              and words[at + 2:at + 3] != ["rather"]):
+              and not _contrast_follows(words, at + 2)):
             mark = "¬"  # "prefers tea to coffee" and "tea is preferred to coffee" deny coffee; "prefers to
-            # work" and "prefers PRs to be small" deny nothing, "prefers staff to email rather than phone" the phone
+            # work" and "prefers PRs to be small" deny nothing, "prefers staff to email (the office) rather than
+            # phone" the phone
         elif word in _NEGATIONS or word.endswith("n't") or word in _CONTRAST_WORDS:  # "must not be": passive
             mark = "¬p" if previous in _BE or word in _BE_NOT or words[at + 1:at + 2] == ["be"] else "¬"
         else:
@@ -2551,6 +2552,19 @@ def _contrasted(words: list[str]) -> tuple[str, ...]:
             keys.append(_word_key(word))
         previous = word
     return tuple(keys) if any(key[0] == "¬" for key in keys) else ()
+
+
+def _contrast_follows(words: list[str], at: int) -> bool:
+    """Does a contrast of its own ("rather than", "instead") come at ``at`` or later in the clause?
+    Then a "to" before it opened an infinitive, no preference: "prefers staff to email the office
+    rather than phone" denies the phone, not the email ("prefers tea to coffee rather than ..." is
+    no way to say "over"; "would rather" is another preference, which denies nothing)."""
+    for later, word in enumerate(words[at:], at):
+        if word in ".;!?—–-" or word == "but":  # the clause ends, as ``_contrasted`` reads it
+            return False
+        if word == "instead" or word == "rather" and words[later + 1:later + 2] == ["than"]:
+            return True
+    return False
 
 
 def _day_ranges(text: str, excepted: frozenset[str]) -> frozenset[frozenset[str]]:

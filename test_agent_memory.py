@@ -3247,6 +3247,11 @@ class ContradictionsAreNeverMerged(unittest.TestCase):
         ("Prefers volunteers to email rather than phone him before 10am.",
          "Prefers church leads to phone rather than email him before 10am."),
         ("Prefers clients to text rather than call.", "Prefers clients to call rather than text."),
+        # review: the same, with what the verb acts on before the contrast (merged: "to" read as "over")
+        ("Prefers volunteers to email the coordinator rather than phone.",
+         "Wants volunteers to phone the coordinator rather than email."),
+        ("Prefers parents to book sessions online instead of by phone.",
+         "Parents should book sessions by phone, not online."),
         # held-out 215: another subject, the rest the same but for "a" and "the" (merged at 0.93)
         ("Truck temperature logs go to a Sensaphone Sentinel cellular monitor, alerting above 41F.",
          "The warehouse walk-in cooler logs go to the Sensaphone Sentinel cellular monitor, alerting above 41F."),
