@@ -4242,6 +4242,14 @@ mum/mom mould/mold paediatrician/pediatrician programme/program aluminium/alumin
 tyre/tire kerb/curb msg/message bday/birthday pkg/package pic/picture photo/picture info/information
 kid/child kids/children last/final holiday/vacation big/large small/little casual/informal bug/defect job/task
 lives/resides leads/heads quick/fast begin/start run/execution
+favourite/favorite jewellery/jewelry litre/liter fibre/fiber cosy/cozy pyjamas/pajamas ageing/aging savoury/savory
+odour/odor sceptical/skeptical whisky/whiskey doughnut/donut practise/practice anaemia/anemia paediatric/pediatric
+oestrogen/estrogen
+back/rear local/nearby gear/equipment loft/attic sofa/couch fridge/refrigerator film/movie flat/apartment
+lorry/truck jumper/sweater nappy/diaper pavement/sidewalk wardrobe/closet aubergine/eggplant courgette/zucchini
+coriander/cilantro motorway/highway mobile/cellphone lift/elevator rubbish/trash rubbish/garbage spare/extra
+cheap/inexpensive huge/enormous loud/noisy walk/stroll rota/schedule timetable/schedule cupboard/cabinet
+simple/basic buy/purchase doctor/physician
 """.split()) | {frozenset(pair) for pair in _RELATIVE_SAME.items()} | {
     frozenset(("partner", other)) for other in _PARTNERS - {"partner"}}  # "mum" / "mother", "partner" / "wife"
 

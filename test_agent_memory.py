@@ -4482,6 +4482,9 @@ class ContradictionsAreNeverMerged(unittest.TestCase):
                           "Nowadays cycles Sem to school on the bakfiets at 08:10."),
                          ("User cycles Sem to school on the bakfiets at 08:10.",
                           "Mornings cycles Sem to school on the bakfiets at 08:10."),
+                         # two slots reworded in everyday synonyms, beside an opening verb (review of f08e0a1)
+                         ("Runs the monthly book club in the back room of the local pub.",
+                          "Hosts the monthly book club in the rear room of the nearby pub."),
                          # two slots reworded, one of them a hedge or a verb's form alone (held-out 107, 116 and
                          # 180: merged)
                          ("Walks about 22,000 steps on a day shift according to his Fitbit Charge 6.",
