@@ -3545,17 +3545,19 @@ def _named_for_clause(one: _Analysis, other: _Analysis) -> bool:
     ...")? Another person does what the user does, whatever follows; the subject's pattern knows too
     few verbs to see it, so the verb in -s and the two words after it must open that clause, after
     any mark or word that opens one, an adverb maybe ("Has back pain. Usually sees physio ...")."""
-    if one.subject or one.owner or not other.written_plain:
-        return False
+    if one.subject or one.owner or not other.written_plain or other.written_plain[0]:
+        return False  # (cheap first: the name's first word is capitalised, and the entry lacks it)
     opening = other.folded.split(maxsplit=6)[:6]
+    if _word_key(opening[0]) in one.keys:
+        return False
     for size in (1, 2):  # "Dana sees ...", "Dana Whitfield sees ..."
         told = opening[size:]
         if told and _adverb(told[0]):  # "Dana usually sees ..."
             del told[0]
         verb = told[0] if told else ""  # a plain word in -s: no name ("Uses Rails 7 ..."), no owner ("Barry's")
         if (len(told) >= 3 and verb.endswith("s") and verb.isalpha() and _word_key(verb) not in other.specific
-                and _opens_later_clause(one.folded, told[:3])
-                and all(_names_another(name, one, other, at) for at, name in enumerate(opening[:size]))):
+                and all(_names_another(name, one, other, at) for at, name in enumerate(opening[:size]))
+                and _opens_later_clause(one.folded, told[:3])):
             return True
     return False
 
