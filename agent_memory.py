@@ -3881,27 +3881,29 @@ def _slots_swapped(old: _Analysis, new: _Analysis) -> bool:
     longer text at least."""
     one, other = old.word_keys, new.word_keys
     longer = max(len(one), len(other))
-    words, other_words = set(one), set(other)
-    shared = len(words & other_words)
+    keys, other_keys = set(one), set(other)
+    shared = len(keys & other_keys)
     if (min(len(one), len(other)) < 5 or longer > _SKELETON_MAX or 2 * shared < longer
-            or min(len(words), len(other_words)) - shared < 2):
+            or min(len(keys), len(other_keys)) - shared < 2):
         return False  # (cheap first: most pairs share few words, or have two slots' words on neither side)
     kept = _common_words(one, other)
     if 2 * len(kept[0]) < longer:
         return False
+    # the gaps around the words kept, as (after, before) positions in each text: the slots
+    gaps = [zip([-1, *at], [*at, len(text)]) for at, text in zip(kept, (one, other))]
     swapped = 0
-    for (first, last), (other_first, other_last) in zip(*(zip([-1, *at], [*at, len(keys)])
-                                                          for at, keys in zip(kept, (one, other)))):
+    for (first, last), (other_first, other_last) in zip(*gaps):
         ours, theirs = one[first + 1:last], other[other_first + 1:other_last]
         if not ours and not theirs:
             continue
         written = old.words[first + 1:last], new.words[other_first + 1:other_last]
         if first == other_first == -1 and len(ours) == len(theirs) == 1 and {*ours, *theirs} & _NO_VALUE_WORDS:
             continue  # an opening verb reworded, beside the values ("Records ..." / "Books ...")
-        if (not ours or not theirs or max(len(ours), len(theirs)) > 3 or not set(ours).isdisjoint(other)
-                or not set(theirs).isdisjoint(one) or any(not _slot_value(key, word, old, new)
-                                                          for key, word in zip(ours + theirs, sum(written, ())))
-                or any(len(words) == 1 and words[0].endswith(("ing", "ed")) for words in written)
+        if (not ours or not theirs or max(len(ours), len(theirs)) > 3
+                or not keys.isdisjoint(theirs) or not other_keys.isdisjoint(ours)
+                or not all(_slot_value(key, word, old, new)
+                           for key, word in zip(ours + theirs, written[0] + written[1]))
+                or any(len(slot) == 1 and slot[0].endswith(("ing", "ed")) for slot in written)
                 or any(_one_word(key, other_key) for key in ours for other_key in theirs)):
             return False
         swapped += 1
