@@ -1014,7 +1014,8 @@ _OPPOSITE_PAIRS = [
     ("first", "last"),
     ("light", "dark"), ("tabs", "spaces"), ("only", "also"), ("all", "some"), ("all", "none"),
     ("early", "late"), ("earlier", "later"), ("before", "later"), ("earlier", "after"), ("prior", "after"),
-    ("prior", "later"), ("ahead", "after"), ("ahead", "later"), ("morning", "evening"), ("morning", "afternoon"),
+    ("prior", "later"), ("ahead", "after"), ("ahead", "later"), ("beforehand", "afterwards"),
+    ("beforehand", "afterward"), ("beforehand", "after"), ("before", "afterwards"), ("before", "afterward"), ("morning", "evening"), ("morning", "afternoon"),
     ("afternoon", "evening"), ("morning", "night"), ("afternoon", "night"), ("biweekly", "every"),
     ("biweekly", "weekly"), ("max", "after"), ("max", "from"), ("min", "before"), ("min", "by"), ("min", "until"),
     ("max", "minimum"), ("min", "maximum"), ("max", "least"), ("min", "most"), ("min", "tops"),
@@ -3469,7 +3470,7 @@ def _someone_else(old: _Analysis, new: _Analysis) -> bool:
     return any(one.about_user and other.subject and other.subject not in one.keys
                or of_no_one(one, other) and other.owner and other.owner not in one.keys
                or _named_before(one, other) or _owned_before(one, other) or _named_for_verb(one, other)
-               or _named_for_clause(one, other)
+               or _named_for_clause(one, other) or _named_for_pronoun(one, other)
                for one, other in ((old, new), (new, old)))
 
 
@@ -3533,6 +3534,18 @@ def _names_another(name: str, one: _Analysis, other: _Analysis, at: int = 0) -> 
         part not in _STOP_WORDS and not _adverb(part) and not _PRONOUNS.fullmatch(part)
         and key not in _PERIODS and key not in _CALENDAR_WORDS and key not in one.keys
         for part, key in zip(parts, map(_word_key, parts)))
+
+
+def _named_for_pronoun(one: _Analysis, other: _Analysis) -> bool:
+    """Is ``other`` the words of ``one`` with a name ``one`` does not hold where ``one`` says "him",
+    "her" or "them" ("Executive coach Peter Hahn meets him every other Friday" / "... meets Kadri
+    every other Friday")? The pronoun is the user or someone ``one`` tells of, the name another."""
+    words, others = one.folded.split(), other.folded.split()
+    if len(words) != len(others):
+        return False
+    at = [index for index, (word, other_word) in enumerate(zip(words, others)) if word != other_word]
+    return (len(at) == 1 and at[0] > 0 and words[at[0]] in ("him", "her", "them")
+            and _names_another(others[at[0]], one, other, at[0]))
 
 
 _NAME_JOIN = _Regex(r"[-'’]")  # what joins the parts of a name: "Mary-Jane", "O'Neill", "O’Neill"
@@ -3788,7 +3801,7 @@ def _one_word_swapped(old: _Analysis, new: _Analysis) -> bool:
 def _clause_swapped(old: _Analysis, new: _Analysis) -> bool:
     """Is one text, a single clause, a clause of the other with one word swapped ("Prefers invoices
     sent by email, never by WhatsApp." / "Prefers quotes sent by email, never by WhatsApp; keeps a
-    paper order book on the bench.")? The other's further clauses hid the swap from
+    paper order book on the bench."), or a short middle (``_framed_middle_swapped``)? The other's further clauses hid the swap from
     ``_one_word_swapped``, as may a last phrase after a comma, if it tells of nothing the single
     clause does. A clause of the other as it stands is a restatement of it."""
     for one, other in ((old, new), (new, old)):
@@ -3802,9 +3815,26 @@ def _clause_swapped(old: _Analysis, new: _Analysis) -> bool:
             clauses = [clause] if other.keys.isdisjoint(_analyse(phrase).keys) else []
         for clause in clauses:  # folded: the word fields it reads are read so anyway
             part = _analyse(clause)
-            if part.word_keys and (_one_word_swapped(part, other) or _one_word_swapped(other, part)):
+            if part.word_keys and (_one_word_swapped(part, other) or _one_word_swapped(other, part)
+                                   or _framed_middle_swapped(part, other)):
                 return True
     return False
+
+
+def _framed_middle_swapped(part: _Analysis, other: _Analysis) -> bool:
+    """Is ``part``, a clause of a longer text, the words of ``other`` but a middle of one to three
+    plain words swapped (``_middle_swapped``), with two words or more the same before it and one
+    after, three fifths of the longer
+    ("cover supervisor Kev Dhillon books supply teachers through Tradewind" / "... books exam
+    invigilators through Tradewind")? A clause reworded around a verb is often a restatement
+    ("shift swaps must be approved by the house manager" / "Shift swaps in RotaCloud need sign-off
+    from house manager ...")."""
+    one, two = part.word_keys, other.word_keys
+    start, end = _common_ends(one, two)
+    middles = one[start:len(one) - end], two[start:len(two) - end]
+    return (start >= 2 and end >= 1 and all(1 <= len(middle) <= 3 for middle in middles)
+            and _NO_VALUE_WORDS.isdisjoint(middles[0] + middles[1])
+            and start + end >= 0.6 * max(len(one), len(two)) and _middle_swapped(part, other))
 
 
 def _two_words_swapped(old: _Analysis, new: _Analysis) -> bool:
