@@ -3081,6 +3081,15 @@ def _roles_turned(a: _Analysis, b: _Analysis) -> bool:
                for size in range(1, len(turned) - 1) for between in range(1, len(turned) - size))
 
 
+def _owner_moved(a: _Analysis, b: _Analysis) -> bool:
+    """Do both texts name the same two people, one owning a thing in one text and the other in the
+    other ("Emergency access lets Julien view Camille's vault" / "... lets Camille take over
+    Julien's vault")? Whose thing it is turned round, whatever the verbs."""
+    owners = [{key[:-1] for key in text.word_keys if key.endswith("'")} & text.names for text in (a, b)]
+    return any(name in b.word_keys and other in a.word_keys and other not in owners[0] and name not in owners[1]
+               for name in owners[0] - owners[1] for other in owners[1] - owners[0])
+
+
 _TURN_WORD = _Regex(r"[\w'-]+")
 _SYMMETRIC_WORDS = frozenset("and or nor & plus is are was were equals".split())  # "X is Y" is "Y is X"
 
@@ -3394,7 +3403,7 @@ def _conflicting(old: _Analysis, new: _Analysis) -> bool:
             or _subject_swapped(old, new)
             or _places_swapped(old, new) or _scope_swapped(old, new)
             or _grades_differ(old, new) or _rates_differ(old, new) or _words_exchanged(old, new)
-            or _roles_turned(old, new)
+            or _roles_turned(old, new) or _owner_moved(old, new)
             or _relatives_differ(old, new)
             or _someone_else(old, new) or _exception_added(old, new) or _exception_added(new, old)
             or _environment_named(old, new) or _settings_differ(old, new)

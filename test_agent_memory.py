@@ -3345,6 +3345,9 @@ class ContradictionsAreNeverMerged(unittest.TestCase):
          "Cover supervisor Kev Dhillon books exam invigilators through Tradewind"),
         ("Collects Luc's medication from Apotheek Van Hecke on Tuesdays; the pharmacy prepares a weekly pill box.",
          "Collects Luc's incontinence pads from Apotheek Van Hecke on Tuesdays."),
+        # held-out 228: the same two people, the thing owned by the other one (merged at 0.90)
+        ("Emergency access lets Camille take over Julien's vault after a 7-day wait.",
+         "Emergency access lets Julien view Camille's vault read-only after a 7-day wait."),
         # held-out 226: a name where the other says "him" (merged at 0.94)
         ("Executive coach Peter Hahn meets him every other Friday over Zoom",
          "Executive coach Peter Hahn meets Kadri every other Friday over Zoom"),
@@ -3662,6 +3665,15 @@ class ContradictionsAreNeverMerged(unittest.TestCase):
             with self.subTest(new=new):
                 self.assertFalse(am._clause_swapped(am._analyse(old), am._analyse(new)))
                 self.assertEqual(action_beside(old, new), "merge")
+
+    def test_an_owner_moved_to_the_other_name_is_another_fact(self):
+        old = am._analyse("Anna walks Ben's dog on Mondays.")
+        for new, moved in (("Ben walks Anna's dog on Mondays.", True),
+                           ("On Mondays Anna takes Ben's dog out.", False),  # the same owner
+                           ("Ben's dog is walked by Anna on Mondays.", False),
+                           ("Anna walks the dog on Mondays.", False)):  # no owner
+            with self.subTest(new=new):
+                self.assertEqual(am._owner_moved(old, am._analyse(new)), moved)
 
     def test_a_name_for_a_pronoun_is_someone_else(self):
         old = am._analyse("Coach Peter Hahn meets him every other Friday.")
