@@ -3548,13 +3548,26 @@ def _names_another(name: str, one: _Analysis, other: _Analysis, at: int = 0) -> 
 def _named_for_pronoun(one: _Analysis, other: _Analysis) -> bool:
     """Is ``other`` the words of ``one`` with a name ``one`` does not hold where ``one`` says "him",
     "her" or "them" ("Executive coach Peter Hahn meets him every other Friday" / "... meets Kadri
-    every other Friday")? The pronoun is the user or someone ``one`` tells of, the name another."""
+    every other Friday"), a name of two words maybe ("... with them each April" / "... with Dan Webb
+    each April"), or a name's where ``one`` says "his", "her" or "their" ("Mentor Raj Patel reviews his
+    pull requests" / "... reviews Ahmed's pull requests")? The pronoun is the user or someone ``one``
+    tells of, the name another; a mark may close it ("... meets him." / "... meets Kadri.")."""
     words, others = one.folded.split(), other.folded.split()
-    if len(words) != len(others):
+    if not 0 <= len(others) - len(words) <= 1:
         return False
-    at = [index for index, (word, other_word) in enumerate(zip(words, others)) if word != other_word]
-    return (len(at) == 1 and at[0] > 0 and words[at[0]] in ("him", "her", "them")
-            and _names_another(others[at[0]], one, other, at[0]))
+    start, end = _common_ends(tuple(words), tuple(others))
+    if not start or len(words) - start - end != 1:
+        return False
+    pronoun, name = words[start].rstrip(_MARKS), others[start:len(others) - end]
+    name[-1] = name[-1].rstrip(_MARKS)
+    if pronoun in ("his", "her", "their") and name[-1].endswith(("'s", "’s")):
+        name[-1] = name[-1][:-2]
+    elif pronoun not in ("him", "her", "them"):
+        return False
+    return all(_names_another(part, one, other, at) for at, part in enumerate(name, start))
+
+
+_MARKS = ".,;:!?"  # what may follow a word in a text: "meets him.", "calls her, usually ..."
 
 
 _NAME_JOIN = _Regex(r"[-'’]")  # what joins the parts of a name: "Mary-Jane", "O'Neill", "O’Neill"
