@@ -1015,7 +1015,8 @@ _OPPOSITE_PAIRS = [
     ("light", "dark"), ("tabs", "spaces"), ("only", "also"), ("all", "some"), ("all", "none"),
     ("early", "late"), ("earlier", "later"), ("before", "later"), ("earlier", "after"), ("prior", "after"),
     ("prior", "later"), ("ahead", "after"), ("ahead", "later"), ("beforehand", "afterwards"),
-    ("beforehand", "afterward"), ("beforehand", "after"), ("before", "afterwards"), ("before", "afterward"), ("morning", "evening"), ("morning", "afternoon"),
+    ("beforehand", "afterward"), ("beforehand", "after"), ("before", "afterwards"), ("before", "afterward"),
+    ("morning", "evening"), ("morning", "afternoon"),
     ("afternoon", "evening"), ("morning", "night"), ("afternoon", "night"), ("biweekly", "every"),
     ("biweekly", "weekly"), ("max", "after"), ("max", "from"), ("min", "before"), ("min", "by"), ("min", "until"),
     ("max", "minimum"), ("min", "maximum"), ("max", "least"), ("min", "most"), ("min", "tops"),
@@ -3823,9 +3824,9 @@ def _one_word_swapped(old: _Analysis, new: _Analysis) -> bool:
 def _clause_swapped(old: _Analysis, new: _Analysis) -> bool:
     """Is one text, a single clause, a clause of the other with one word swapped ("Prefers invoices
     sent by email, never by WhatsApp." / "Prefers quotes sent by email, never by WhatsApp; keeps a
-    paper order book on the bench."), or a short middle (``_framed_middle_swapped``)? The other's further clauses hid the swap from
-    ``_one_word_swapped``, as may a last phrase after a comma, if it tells of nothing the single
-    clause does. A clause of the other as it stands is a restatement of it."""
+    paper order book on the bench."), or a short middle (``_framed_middle_swapped``)? The other's
+    further clauses hid the swap from ``_one_word_swapped``, as may a last phrase after a comma, if it
+    tells of nothing the single clause does. A clause of the other as it stands is a restatement of it."""
     for one, other in ((old, new), (new, old)):
         if len(set(other.word_clauses)) > 1:
             continue
@@ -3846,11 +3847,11 @@ def _clause_swapped(old: _Analysis, new: _Analysis) -> bool:
 def _framed_middle_swapped(part: _Analysis, other: _Analysis) -> bool:
     """Is ``part``, a clause of a longer text, the words of ``other`` but a middle of one to three
     plain words swapped (``_middle_swapped``), with two words or more the same before it and one
-    after, three fifths of the longer
-    ("cover supervisor Kev Dhillon books supply teachers through Tradewind" / "... books exam
-    invigilators through Tradewind")? A clause reworded around a verb is often a restatement
-    ("shift swaps must be approved by the house manager" / "Shift swaps in RotaCloud need sign-off
-    from house manager ...")."""
+    after, three fifths of the longer ("cover supervisor Kev Dhillon books supply teachers through
+    Tradewind" / "... books exam invigilators through Tradewind")? A clause reworded around a verb is
+    often a restatement ("shift swaps must be approved by the house manager" / "Shift swaps in
+    RotaCloud need sign-off from house manager ..."), as is one whose verb alone is the same before
+    the middle ("buys fruit and veg from Kirkgate Market" / "Buys fresh produce from Kirkgate Market")."""
     one, two = part.word_keys, other.word_keys
     start, end = _common_ends(one, two)
     middles = one[start:len(one) - end], two[start:len(two) - end]
