@@ -3086,6 +3086,8 @@ def _owner_moved(a: _Analysis, b: _Analysis) -> bool:
     """Do both texts name the same two people, one owning a thing in one text and the other in the
     other ("Emergency access lets Julien view Camille's vault" / "... lets Camille take over
     Julien's vault")? Whose thing it is turned round, whatever the verbs."""
+    if "'" not in a.folded or "'" not in b.folded:
+        return False  # (cheap first: most texts own nothing)
     owners = [{key[:-1] for key in text.word_keys if key.endswith("'")} & text.names for text in (a, b)]
     return any(name in b.word_keys and other in a.word_keys and other not in owners[0] and name not in owners[1]
                for name in owners[0] - owners[1] for other in owners[1] - owners[0])
