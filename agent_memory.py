@@ -4073,11 +4073,19 @@ def _middle_swapped(old: _Analysis, new: _Analysis) -> bool:
             return False
     valued = [sum(key not in _NO_VALUE_WORDS or at in text.hyphen_openers  # "check-in" is a noun, as is
                   or any(key in parts[1:] for parts in text.hyphenated)  # "on-call": "the on-call role"
+                  or at == start and _after_preposition(text, at)  # "for handles": a noun
                   for at, key in enumerate(text.word_keys[start:len(text.word_keys) - end], start))
               for text in (old, new)]
     return all(valued) or (max(valued) >= 2 and min(map(len, middles)) >= 2
                            and all(count or _determined_run(text, start, len(text.words) - end)
                                    for count, text in zip(valued, (old, new))))
+
+
+def _after_preposition(text: _Analysis, at: int) -> bool:
+    """Does word ``at`` of ``text`` come right after "for", "of", "with", "from" or "about", a noun
+    there though it may be a verb ("bog oak for handles", "a list of records")? Not after "to", which
+    a verb follows ("to handle")."""
+    return re.search(rf"\b(?:for|of|with|from|about) {re.escape(text.words[at])}\b", text.folded) is not None
 
 
 def _determined_run(text: _Analysis, at: int, to: int) -> bool:
