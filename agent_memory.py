@@ -3804,7 +3804,8 @@ def _one_word_swapped(old: _Analysis, new: _Analysis) -> bool:
                 for text, key in zip((old, new), swapped)]
     if _one_word(*swapped):
         return False
-    verbs = [key in _NO_VALUE_WORDS and not noun for key, noun in zip(swapped, compound)]
+    verbs = [key in _NO_VALUE_WORDS and not noun and not _noun_place(text, start)  # "their child's recording"
+             for key, noun, text in zip(swapped, compound, (old, new))]
     if not any(verbs):
         return True
     if not all(verbs) and all(re.search(rf"\b(?:may|can|cannot|must|should) (?:not |only )?{re.escape(word)}\b",
@@ -4073,7 +4074,7 @@ def _middle_swapped(old: _Analysis, new: _Analysis) -> bool:
             return False
     valued = [sum(key not in _NO_VALUE_WORDS or at in text.hyphen_openers  # "check-in" is a noun, as is
                   or any(key in parts[1:] for parts in text.hyphenated)  # "on-call": "the on-call role"
-                  or at == start and _after_preposition(text, at)  # "for handles": a noun
+                  or at == start and _noun_place(text, at)  # "for handles": a noun
                   for at, key in enumerate(text.word_keys[start:len(text.word_keys) - end], start))
               for text in (old, new)]
     return all(valued) or (max(valued) >= 2 and min(map(len, middles)) >= 2
@@ -4081,11 +4082,12 @@ def _middle_swapped(old: _Analysis, new: _Analysis) -> bool:
                                    for count, text in zip(valued, (old, new))))
 
 
-def _after_preposition(text: _Analysis, at: int) -> bool:
-    """Does word ``at`` of ``text`` come right after "for", "of", "with", "from" or "about", a noun
-    there though it may be a verb ("bog oak for handles", "a list of records")? Not after "to", which
-    a verb follows ("to handle")."""
-    return re.search(rf"\b(?:for|of|with|from|about) {re.escape(text.words[at])}\b", text.folded) is not None
+def _noun_place(text: _Analysis, at: int) -> bool:
+    """Does word ``at`` of ``text`` come right after a determiner, a possessive, or "for", "of",
+    "with", "from" or "about", a noun there though it may be a verb ("bog oak for handles", "a list
+    of records", "their child's recording")? Not after "to", which a verb follows ("to handle")."""
+    word = re.escape(text.words[at])
+    return re.search(rf"(?:\b(?:{_DETERMINER_CHOICE}|for|of|with|from|about)|'s)\s+{word}\b", text.folded) is not None
 
 
 def _determined_run(text: _Analysis, at: int, to: int) -> bool:
