@@ -3348,6 +3348,9 @@ class ContradictionsAreNeverMerged(unittest.TestCase):
         # held-out 235: a middle of a verb's form after "for", a noun there (merged at 0.89)
         ("Prefers stabilised burr elm and bog oak for handles, sourced from a maker in Hexham.",
          "Prefers stabilised burr elm and bog oak for display stands, sourced from a maker in Hexham."),
+        # held-out 243: "has taken over" says a change, as "took over" does (merged at 0.79)
+        ("Project lead for the Croix-Rousse school extension is Camille Besson; Theo Marchand assists on drawings.",
+         "Theo Marchand has taken over as project lead on the Croix-Rousse school extension."),
         # held-out 236: a verb's form after a possessive, a noun there (merged at 0.98)
         ("Parents get a signed link to their child's recording, valid for 7 days, sent via Postmark.",
          "Parents get a signed link to their child's transcript, valid for 7 days, sent via Postmark."),
