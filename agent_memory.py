@@ -4085,9 +4085,24 @@ def _middle_swapped(old: _Analysis, new: _Analysis) -> bool:
 def _noun_place(text: _Analysis, at: int) -> bool:
     """Does word ``at`` of ``text`` come right after a determiner, a possessive, or "for", "of",
     "with", "from" or "about", a noun there though it may be a verb ("bog oak for handles", "a list
-    of records", "their child's recording")? Not after "to", which a verb follows ("to handle")."""
-    word = re.escape(text.words[at])
-    return re.search(rf"(?:\b(?:{_DETERMINER_CHOICE}|for|of|with|from|about)|'s)\s+{word}\b", text.folded) is not None
+    of records", "their child's recording", "the kids' show")? Not after "to", which a verb follows
+    ("to handle"), nor after a pronoun's "'s", an "is" or a "has" ("she's taking", "it's handled",
+    "let's use"); and a verb still with an object after it ("lets her use the car", "the kids all
+    take the bus", "Sam's taking the minutes"), as is a verb's "-ing" after a preposition with a
+    plain word after it ("for keeping notes", not "for recording" or "for recording, mixing")."""
+    word = text.words[at]
+    for match in re.finditer(rf"(?:\b({_DETERMINER_CHOICE})|\b(for|of|with|from|about)|\b([\w'-]+)(?:'s|s'))\s+"
+                             rf"{re.escape(word)}\b(?= *(\w*))", text.folded):  # the word after it, if no mark
+        _, preposition, owner, after = match.groups()
+        if not (owner in _CONTRACTED or after in _OBJECT_OPENERS
+                or preposition and word.endswith("ing") and after and after not in _STOP_WORDS):
+            return True
+    return False
+
+
+# Pronouns whose "'s" is "is" or "has" ("she's taking"); the words opening an object ("use the car")
+_CONTRACTED = frozenset("it he she that what there here who where how let".split())
+_OBJECT_OPENERS = frozenset("the a an his her their my our your its".split())
 
 
 def _determined_run(text: _Analysis, at: int, to: int) -> bool:
