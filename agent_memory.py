@@ -3083,14 +3083,21 @@ def _roles_turned(a: _Analysis, b: _Analysis) -> bool:
 
 
 def _owner_moved(a: _Analysis, b: _Analysis) -> bool:
-    """Do both texts name the same two people, one owning a thing in one text and the other in the
-    other ("Emergency access lets Julien view Camille's vault" / "... lets Camille take over
-    Julien's vault")? Whose thing it is turned round, whatever the verbs."""
+    """Do both texts name the same two people, one owning a thing in one text and the other the same
+    thing in the other ("Emergency access lets Julien view Camille's vault" / "... lets Camille take
+    over Julien's vault")? Whose thing it is turned round, whatever the verbs; but not if the things
+    differ, a relation told from its other side ("Raj is Maya's mentor" / "Maya is Raj's mentee",
+    "Priya is Dev's manager" / "Dev is Priya's direct report"). The thing is the word after the
+    owner, found in the two after the other ("Camille's vault" / "Julien's password vault")."""
     if "'" not in a.folded or "'" not in b.folded:
         return False  # (cheap first: most texts own nothing)
-    owners = [{key[:-1] for key in text.word_keys if key.endswith("'")} & text.names for text in (a, b)]
-    return any(name in b.word_keys and other in a.word_keys and other not in owners[0] and name not in owners[1]
-               for name in owners[0] - owners[1] for other in owners[1] - owners[0])
+    owned = [{key[:-1]: text.word_keys[at + 1:at + 3] for at, key in enumerate(text.word_keys)  # "o'neill'" too
+              if key.endswith("'") and (key[:-1] in text.names or key[:-1].rsplit("'", 1)[-1] in text.names)}
+             for text in (a, b)]
+    return any(name in b.word_keys and other in a.word_keys and other not in owned[0] and name not in owned[1]
+               and (not one or not two or one[0] in two or two[0] in one)  # the same thing
+               for name, one in owned[0].items() if name not in owned[1]
+               for other, two in owned[1].items() if other not in owned[0])
 
 
 _TURN_WORD = _Regex(r"[\w'-]+")

@@ -3694,6 +3694,19 @@ class ContradictionsAreNeverMerged(unittest.TestCase):
             with self.subTest(new=new):
                 self.assertEqual(am._owner_moved(old, am._analyse(new)), moved)
 
+    def test_a_relation_told_from_its_other_side_moves_no_owner(self):
+        for old, new, moved in (("Raj is Maya's mentor in the graduate scheme.",
+                                 "Maya is Raj's mentee in the graduate scheme.", False),
+                                ("Priya is Dev's manager on the platform team.",
+                                 "Dev is Priya's direct report on the platform team.", False),
+                                ("Chloe covers Dan's shifts when he is on leave.",
+                                 "When Dan is on leave, Chloe's team covers his shifts.", False),
+                                ("Zara is Liam's emergency contact.", "Liam is Zara's emergency contact.", True),
+                                ("Julien can view Camille's vault.", "Camille can view Julien's password vault.", True),
+                                ("Peter does O'Neill's taxes.", "O'Neill does Peter's taxes.", True)):  # "o'neill'"
+            with self.subTest(new=new):
+                self.assertEqual(am._owner_moved(am._analyse(old), am._analyse(new)), moved)
+
     def test_a_word_after_for_of_a_determiner_or_a_possessive_is_a_noun_but_not_after_to(self):
         for text, noun in (("Uses bog oak for handles.", True), ("Keeps a list of records.", True),
                            ("Sends a link to their child's recording.", True), ("Keeps the recording.", True),
