@@ -3094,7 +3094,7 @@ def _owner_moved(a: _Analysis, b: _Analysis) -> bool:
     owned = [{key[:-1]: text.word_keys[at + 1:at + 3] for at, key in enumerate(text.word_keys)  # "o'neill'" too
               if key.endswith("'") and (key[:-1] in text.names or key[:-1].rsplit("'", 1)[-1] in text.names)}
              for text in (a, b)]
-    return any(name in b.word_keys and other in a.word_keys and other not in owned[0] and name not in owned[1]
+    return any(name in b.word_keys and other in a.word_keys
                and (not one or not two or one[0] in two or two[0] in one)  # the same thing
                for name, one in owned[0].items() if name not in owned[1]
                for other, two in owned[1].items() if other not in owned[0])
