@@ -3100,6 +3100,16 @@ def _owner_moved(a: _Analysis, b: _Analysis) -> bool:
                for other, two in owned[1].items() if other not in owned[0])
 
 
+def _condition_turned(a: _Analysis, b: _Analysis) -> bool:
+    """Does a clause of condition or time say "he" in one text and "she" in the other ("He feeds
+    next-door neighbour Doreen's cat when she's away" / "Next-door neighbour Doreen feeds his cat
+    when he's away", "She covers Karim Benali's sessions whenever he travels" / "Karim Benali covers
+    the sessions whenever she travels")? Who is away, and so who stands in, turned round."""
+    said = [set(_CONDITION_PERSON.findall(text.folded)) for text in (a, b)]
+    return len(said[0]) == len(said[1]) == 1 and said[0] != said[1]
+
+
+_CONDITION_PERSON = _Regex(r"\b(?:when|whenever|while|if|until|once)\s+(he|she)\b")
 _TURN_WORD = _Regex(r"[\w'-]+")
 _SYMMETRIC_WORDS = frozenset("and or nor & plus is are was were equals".split())  # "X is Y" is "Y is X"
 
@@ -3413,7 +3423,7 @@ def _conflicting(old: _Analysis, new: _Analysis) -> bool:
             or _subject_swapped(old, new)
             or _places_swapped(old, new) or _scope_swapped(old, new)
             or _grades_differ(old, new) or _rates_differ(old, new) or _words_exchanged(old, new)
-            or _roles_turned(old, new) or _owner_moved(old, new)
+            or _roles_turned(old, new) or _owner_moved(old, new) or _condition_turned(old, new)
             or _relatives_differ(old, new)
             or _someone_else(old, new) or _exception_added(old, new) or _exception_added(new, old)
             or _environment_named(old, new) or _settings_differ(old, new)
