@@ -3105,6 +3105,8 @@ def _condition_turned(a: _Analysis, b: _Analysis) -> bool:
     next-door neighbour Doreen's cat when she's away" / "Next-door neighbour Doreen feeds his cat
     when he's away", "She covers Karim Benali's sessions whenever he travels" / "Karim Benali covers
     the sessions whenever she travels")? Who is away, and so who stands in, turned round."""
+    if not ((" he" in a.folded or " she" in a.folded) and (" he" in b.folded or " she" in b.folded)):
+        return False  # (cheap first: most texts say neither)
     said = [set(_CONDITION_PERSON.findall(text.folded)) for text in (a, b)]
     return len(said[0]) == len(said[1]) == 1 and said[0] != said[1]
 
@@ -3572,6 +3574,8 @@ def _named_for_pronoun(one: _Analysis, other: _Analysis) -> bool:
     each April"), or a name's where ``one`` says "his", "her" or "their" ("Mentor Raj Patel reviews his
     pull requests" / "... reviews Ahmed's pull requests")? The pronoun is the user or someone ``one``
     tells of, the name another; a mark may close it ("... meets him." / "... meets Kadri.")."""
+    if not _OTHERS_PRONOUN.search(one.folded):
+        return False  # (cheap first: most texts say none of them)
     words, others = one.folded.split(), other.folded.split()
     if not 0 <= len(others) - len(words) <= 1:
         return False
@@ -3587,6 +3591,7 @@ def _named_for_pronoun(one: _Analysis, other: _Analysis) -> bool:
     return all(_names_another(part, one, other, at) for at, part in enumerate(name, start))
 
 
+_OTHERS_PRONOUN = _Regex(r"\b(?:him|her|them|his|their)\b")
 _MARKS = ".,;:!?"  # what may follow a word in a text: "meets him.", "calls her, usually ..."
 
 
