@@ -3584,7 +3584,7 @@ def _named_for_pronoun(one: _Analysis, other: _Analysis) -> bool:
         return False
     pronoun, name = words[start].rstrip(_MARKS), others[start:len(others) - end]
     name[-1] = name[-1].rstrip(_MARKS)
-    if pronoun in ("his", "her", "their") and name[-1].endswith(("'s", "’s")):
+    if pronoun in ("his", "her", "their") and name[-1].endswith("'s"):  # folded: "’" is "'" there
         name[-1] = name[-1][:-2]
     elif pronoun not in ("him", "her", "them"):
         return False
