@@ -3390,6 +3390,25 @@ def _only_numbers_shared(a: _Analysis, b: _Analysis) -> bool:
     return all(key[0].isdigit() for key in a.keys & b.keys)
 
 
+def _mostly_other_words(a: _Analysis, b: _Analysis) -> bool:
+    """Does each text hold five plain words or more that the other lacks, or four that are half its
+    words ("Photographs minifigs with a Sony a6400 and a macro lens on the kitchen table" /
+    "Photographs builds with a Sony a6400 and a white lightbox in the attic")? Such texts are close
+    through the names and numbers they share, not through what they say of them. A restatement
+    reworded that far ("Customers pay 30% up front when ordering ..." / "A 30% deposit is taken when
+    the order is placed ...") is no likelier than another fact about the same things: the LLM tells."""
+    counts = []
+    for text, other in ((a, b), (b, a)):
+        others = set(other.word_keys)
+        own = [key for key in text.word_keys if key not in others and key not in _NO_VALUE_WORDS]
+        if len(own) >= 4:  # cheap first: forms of the other's words ("config" / "configured") are no words of its own
+            own = [key for key in own if not any(_one_word(key, other_key) for other_key in others)]
+        if len(own) < 4:
+            return False
+        counts.append(len(own) / len(text.word_keys) if len(own) == 4 else 1.0)
+    return min(counts) >= 0.5
+
+
 def _says_more(old: Optional[str], new: str) -> bool:
     """Does ``old`` hold a content word, number or name that ``new`` does not?"""
     if old is None:
@@ -4479,7 +4498,8 @@ class MergeDetector:
         old = self._analysis(best)
         one_more = new.adding and not old.adding  # "a second monitor" beside an entry that names one
         if similarity >= self.merge_threshold:
-            unsure = _conflicting(old, new) or one_more or _only_numbers_shared(old, new)
+            unsure = (_conflicting(old, new) or one_more or _only_numbers_shared(old, new)
+                      or _mostly_other_words(old, new))
             action = "judge" if unsure else "merge"
         elif new.updating and similarity > self.add_threshold and old.specific & new.specific:
             action = "judge"  # "Postgres now listens on 5433": an update of this entry
