@@ -3855,10 +3855,13 @@ def _one_word_swapped(old: _Analysis, new: _Analysis) -> bool:
         # "... may run jobs ...", not "Staff must use the side door" / "... must take the side door"
         return True
     # A verb facts open with ("Runs ...", "Reports to ...", "Works at ...") is a noun in a slot where the
-    # other text has a plain word, after the opening, unless a modal comes before it or either word is a
-    # verb's form ("report runs are paused" / "backup runs ...", "Fuelling on long runs" / "on long rides",
-    # "Cycles to work" / "to the gym"; not "Reports must follow the client's template" / "Report format")
-    if not start or all(verbs) or any(word.endswith(("ing", "ed")) for word in written):
+    # other text has a plain word, after the opening ("report runs are paused" / "backup runs ...", "Fuelling
+    # on long runs" / "on long rides", "Cycles to work" / "to the gym"), unless a modal comes before it
+    # ("Reports must follow the client's template" / "Report format") or either word is a verb's form, but
+    # for one after "to", a noun there ("Commutes to training" / "Commutes to work")
+    verb_forms = [word.endswith(("ing", "ed")) and not re.search(rf"\bto {re.escape(word)}\b", text.folded)
+                  for word, text in zip(written, (old, new))]
+    if not start or all(verbs) or any(verb_forms):
         return False
     side = verbs.index(True)
     modal = rf"\b(?:must|should|can|could|may|might|will|would|shall) {re.escape(written[side])}\b"
