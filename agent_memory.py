@@ -3100,6 +3100,38 @@ def _owner_moved(a: _Analysis, b: _Analysis) -> bool:
                for other, two in owned[1].items() if other not in owned[0])
 
 
+def _doer_turned(a: _Analysis, b: _Analysis) -> bool:
+    """Is the user the one who acts in one text and someone it names the one in the other, each
+    after the same verb in the other text ("User gives Jade a lift to the yard when Jade's car is in
+    the garage" / "Jade gives the user a lift ... when the user's car is in the garage", "User
+    collects his sister Katrin from Vienna airport" / "User's sister Katrin collects the user from
+    Vienna airport")? Who does it for whom, turned round. The verb is one word the same in both,
+    among their first five, and no small verb ("Dr. Fiona MacLeod is the user's PI" / "User's PI is
+    Dr. Fiona MacLeod"); the one who acts is the word before it. Two names are no such pair: the
+    names of apps and languages trade places in restatements ("Netflix Standard and Spotify Duo are
+    shared" / "Shared subs: Spotify Duo and Netflix Standard", "Chromium runs on the Pi" / "The Pi
+    runs Chromium"), and names turned round with all else kept are ``_roles_turned``."""
+    if "user" not in a.folded or "user" not in b.folded:
+        return False  # (cheap first)
+    openings = [_TURN_WORD.findall(text.folded)[:5] for text in (a, b)]
+    for at, verb in enumerate(openings[0][1:], 1):
+        if verb not in openings[1][1:] or _SMALL_VERB.fullmatch(verb + " "):
+            continue
+        there = openings[1].index(verb, 1)
+        doers = openings[0][at - 1], openings[1][there - 1]
+        if "user" not in doers or doers[0] == doers[1] or not all(map(_acts, doers, (a, b))):
+            continue
+        after = [{re.sub(r"'s?$", "", word) for word in _TURN_WORD.findall(text.folded)[place + 1:]}
+                 for text, place in ((a, at), (b, there))]
+        return doers[1] in after[0] and doers[0] in after[1]
+    return False
+
+
+def _acts(word: str, text: _Analysis) -> bool:
+    """Is ``word`` of ``text``, before a verb, the user or a name?"""
+    return word == "user" or word == text.subject or _word_key(word) in text.names
+
+
 def _condition_turned(a: _Analysis, b: _Analysis) -> bool:
     """Does a clause of condition or time say "he" in one text and "she" in the other ("He feeds
     next-door neighbour Doreen's cat when she's away" / "Next-door neighbour Doreen feeds his cat
@@ -3444,7 +3476,7 @@ def _conflicting(old: _Analysis, new: _Analysis) -> bool:
             or _subject_swapped(old, new)
             or _places_swapped(old, new) or _scope_swapped(old, new)
             or _grades_differ(old, new) or _rates_differ(old, new) or _words_exchanged(old, new)
-            or _roles_turned(old, new) or _owner_moved(old, new) or _condition_turned(old, new)
+            or _roles_turned(old, new) or _doer_turned(old, new) or _owner_moved(old, new) or _condition_turned(old, new)
             or _relatives_differ(old, new)
             or _someone_else(old, new) or _exception_added(old, new) or _exception_added(new, old)
             or _environment_named(old, new) or _settings_differ(old, new)

@@ -3722,6 +3722,20 @@ class ContradictionsAreNeverMerged(unittest.TestCase):
             with self.subTest(new=new):
                 self.assertEqual(am._owner_moved(old, am._analyse(new)), moved)
 
+    def test_the_user_and_a_name_trading_who_acts_is_another_fact(self):  # held-out 247: merged at 0.82, 0.96
+        for old, new, turned in (
+                ("Jade gives the user a lift to the yard when the user's car is in the garage.",
+                 "User gives Jade a lift to the yard when Jade's car is in the garage.", True),
+                ("User's sister Katrin collects the user from Vienna airport after late-night tour flights.",
+                 "User collects his sister Katrin from Vienna airport after her late-night business flights.", True),
+                ("Jade gives the user a lift to the yard.", "Jade drives the user to the yard.", False),  # one who acts
+                ("User drives Lotte to school.", "Lotte is driven to school by the user.", False),  # no verb the same
+                ("Dr. Fiona MacLeod is the user's PI.", "User's PI is Dr. Fiona MacLeod.", False),  # a small verb
+                ("Jade gives the user a lift to the yard.", "User gives Tom a lift to the yard.", False)):  # no Jade
+            with self.subTest(new=new):
+                self.assertEqual(am._doer_turned(am._analyse(old), am._analyse(new)), turned)
+                self.assertEqual(am._doer_turned(am._analyse(new), am._analyse(old)), turned)
+
     def test_a_relation_told_from_its_other_side_moves_no_owner(self):
         for old, new, moved in (("Raj is Maya's mentor in the graduate scheme.",
                                  "Maya is Raj's mentee in the graduate scheme.", False),
