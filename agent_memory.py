@@ -3102,34 +3102,65 @@ def _owner_moved(a: _Analysis, b: _Analysis) -> bool:
 
 def _doer_turned(a: _Analysis, b: _Analysis) -> bool:
     """Is the user the one who acts in one text and someone it names the one in the other, each
-    after the same verb in the other text ("User gives Jade a lift to the yard when Jade's car is in
-    the garage" / "Jade gives the user a lift ... when the user's car is in the garage", "User
-    collects his sister Katrin from Vienna airport" / "User's sister Katrin collects the user from
-    Vienna airport")? Who does it for whom, turned round. The verb is one word the same in both,
-    among their first five, and no small verb ("Dr. Fiona MacLeod is the user's PI" / "User's PI is
-    Dr. Fiona MacLeod"); the one who acts is the word before it. Two names are no such pair: the
-    names of apps and languages trade places in restatements ("Netflix Standard and Spotify Duo are
-    shared" / "Shared subs: Spotify Duo and Netflix Standard", "Chromium runs on the Pi" / "The Pi
+    told of within three words after the same verb in the other text ("User gives Jade a lift to the
+    yard when Jade's car is in the garage" / "Jade gives the user a lift ... when the user's car is
+    in the garage", "User collects his sister Katrin from Vienna airport" / "User's sister Katrin
+    collects the user from Vienna airport")? Who does it for whom, turned round. The user may go
+    unnamed (``_user_named``), and be "her" or "him" in the other text ("Borrows sister Femke's
+    bakfiets on Saturdays" / "Sister Femke borrows her bakfiets on Saturdays").
+    The one who acts opens the text, after a role or the user's at most (``_acting``: "Neighbour
+    Mme Roux feeds ...", not "A Rayburn heats the farmhouse" / "Heats the house with a Rayburn"),
+    the verb right after; and the verb comes once in each text: not both doing it ("Janet drives on
+    Mondays and the user drives on Fridays"), nor doing it with the other ("Swaps cuttings with
+    neighbour Montse" / "Neighbour Montse swaps cuttings with her"). Two names are no such pair:
+    names of apps and languages trade places in restatements ("Chromium runs on the Pi" / "The Pi
     runs Chromium"), and names turned round with all else kept are ``_roles_turned``."""
-    if "user" not in a.folded or "user" not in b.folded:
+    words = [_user_named(text) for text in (a, b)]
+    if "user" not in words[0][:3] and "user" not in words[1][:3]:
         return False  # (cheap first)
-    openings = [_TURN_WORD.findall(text.folded)[:5] for text in (a, b)]
-    for at, verb in enumerate(openings[0][1:], 1):
-        if verb not in openings[1][1:] or _SMALL_VERB.fullmatch(verb + " "):
-            continue
-        there = openings[1].index(verb, 1)
-        doers = openings[0][at - 1], openings[1][there - 1]
-        if "user" not in doers or doers[0] == doers[1] or not all(map(_acts, doers, (a, b))):
-            continue
-        after = [{re.sub(r"'s?$", "", word) for word in _TURN_WORD.findall(text.folded)[place + 1:]}
-                 for text, place in ((a, at), (b, there))]
-        return doers[1] in after[0] and doers[0] in after[1]
-    return False
+    acting = [_acting(text, said, other) for text, said, other in zip((a, b), words, (b, a))]
+    if None in acting or acting[0][1] != acting[1][1] or "user" not in (acting[0][0], acting[1][0]):
+        return False
+    (doer, verb), (other_doer, _) = acting
+    if doer == other_doer or any(said.count(verb) > 1 for said in words):
+        return False
+    def told_after(who: str, said: list[str]) -> bool:
+        after = said[said.index(verb) + 1:][:3]
+        names = {"user", *_USER_UNNAMED} if who == "user" else {who}
+        return "with" not in after and any(re.sub(r"'s?$", "", word) in names for word in after)
+    return told_after(other_doer, words[0]) and told_after(doer, words[1])
 
 
-def _acts(word: str, text: _Analysis) -> bool:
-    """Is ``word`` of ``text``, before a verb, the user or a name?"""
-    return word == "user" or word == text.subject or _word_key(word) in text.names
+_USER_UNNAMED = frozenset("her him his she he".split())  # the user, in a text about someone else
+
+
+def _user_named(text: _Analysis) -> list[str]:
+    """The words of ``text``, "user" first where the user acts unnamed: before a verb in -s opening
+    it ("Borrows sister Femke's bakfiets ...", "Does daughter-in-law Camille's shop ..."), or for "she"
+    or "he" opening it ("She clears neighbour Gerry's gutters ...")."""
+    words = _TURN_WORD.findall(text.folded)
+    if words[:1] in (["she"], ["he"]):
+        return ["user", *words[1:]]
+    if (words and words[0].endswith("s") and words[0].isalpha() and (words[0] not in _STOP_WORDS or words[0] == "does")
+            and not text.subject and not text.about_user):
+        return ["user", *words]
+    return words
+
+
+def _acting(text: _Analysis, words: list[str], other: _Analysis) -> Optional[tuple[str, str]]:
+    """The one who acts in ``text`` and the verb after them, if the text opens with the user or a
+    name before its verb, after a role or the user's at most ("User's brother Dev borrows ..."); a
+    name opening the text is one if the other text writes it so ("Anouk covers ..." / "Covers
+    Anouk's ..."). No small verb: "is" has two sides that may trade places ("Dr. Fiona MacLeod is the
+    user's PI" / "User's PI is Dr. Fiona MacLeod")."""
+    for at in range(min(3, len(words) - 1)):
+        word, verb = words[at], words[at + 1]
+        if any(before in _STOP_WORDS for before in words[:at]):
+            return None
+        if ((word in ("user", text.subject) or _word_key(word) in (text.names if at else other.names))
+                and verb.isalpha() and _word_key(verb) not in text.names):  # "Mme Roux feeds"
+            return None if _SMALL_VERB.fullmatch(verb + " ") else (word, verb)
+    return None
 
 
 def _condition_turned(a: _Analysis, b: _Analysis) -> bool:

@@ -3728,7 +3728,17 @@ class ContradictionsAreNeverMerged(unittest.TestCase):
                  "User gives Jade a lift to the yard when Jade's car is in the garage.", True),
                 ("User's sister Katrin collects the user from Vienna airport after late-night tour flights.",
                  "User collects his sister Katrin from Vienna airport after her late-night business flights.", True),
+                # the user unnamed: a verb opening the text, "she" or "he", and "her" or "him" (held-out 251)
+                ("Sister Femke borrows her bakfiets on Saturdays.", "Borrows sister Femke's bakfiets on Saturdays.", True),
+                ("Neighbour Gerry clears her gutters every November.", "She clears neighbour Gerry's gutters every "
+                 "November.", True),
+                ("Covers Anouk's bookings when Anouk is away.", "Anouk covers her bookings when she is away.", True),
                 ("Jade gives the user a lift to the yard.", "Jade drives the user to the yard.", False),  # one who acts
+                ("A Rayburn heats the farmhouse.", "Heats the farmhouse with a Rayburn.", False),  # a thing
+                ("PhotoPrism runs in Docker in her study.", "Runs PhotoPrism in Docker in her study.", False),
+                ("Janet drives on Mondays and the user drives on Fridays.",  # both do it
+                 "User drives on Fridays, Janet on Mondays.", False),
+                ("Neighbour Montse swaps cuttings with her.", "Swaps cuttings with neighbour Montse.", False),
                 ("User drives Lotte to school.", "Lotte is driven to school by the user.", False),  # no verb the same
                 ("Dr. Fiona MacLeod is the user's PI.", "User's PI is Dr. Fiona MacLeod.", False),  # a small verb
                 ("Jade gives the user a lift to the yard.", "User gives Tom a lift to the yard.", False)):  # no Jade
