@@ -3163,6 +3163,24 @@ def _acting(text: _Analysis, words: list[str], other: _Analysis) -> Optional[tup
     return None
 
 
+def _direction_turned(a: _Analysis, b: _Analysis) -> bool:
+    """Does a place one text goes from stand where the other goes to, and not where it goes from,
+    on a way back or home ("Drives Nana Joan from Headingley to the ceremony" / "Drives Nana Joan
+    from the reception back to Headingley", "Rides to the co-working space" / "Rides home from the
+    co-working space", "Drives out from Leeds" / "Drives back to Leeds")? The way there and the way
+    back are two facts. Not on other ways: "from" and "to" may tell the same ("... a 20-minute drive
+    from the depot" / "drives 20 minutes to the depot", "only reachable from the VPN" / "restricted
+    to the VPN")."""
+    if " from " not in a.folded and " from " not in b.folded or not _RETURN.search(a.folded + " " + b.folded):
+        return False  # (cheap first)
+    ends = [[set(way.findall(text.folded)) for way in _DIRECTION] for text in (a, b)]  # [from, to] of each
+    return any(ends[one][0] & ends[two][1] - ends[two][0] - ends[one][1] for one, two in ((0, 1), (1, 0)))
+
+
+_RETURN = _Regex(r"\b(?:back|home|out) (?:to|from)\b")
+_DIRECTION = tuple(_Regex(rf"\b{way} (?:the |a |an |her |his |their |my )?([\w'-]+)") for way in ("from", "to"))
+
+
 def _condition_turned(a: _Analysis, b: _Analysis) -> bool:
     """Does a clause of condition or time say "he" in one text and "she" in the other ("He feeds
     next-door neighbour Doreen's cat when she's away" / "Next-door neighbour Doreen feeds his cat
@@ -3507,7 +3525,7 @@ def _conflicting(old: _Analysis, new: _Analysis) -> bool:
             or _subject_swapped(old, new)
             or _places_swapped(old, new) or _scope_swapped(old, new)
             or _grades_differ(old, new) or _rates_differ(old, new) or _words_exchanged(old, new)
-            or _roles_turned(old, new) or _doer_turned(old, new) or _owner_moved(old, new) or _condition_turned(old, new)
+            or _roles_turned(old, new) or _doer_turned(old, new) or _direction_turned(old, new) or _owner_moved(old, new) or _condition_turned(old, new)
             or _relatives_differ(old, new)
             or _someone_else(old, new) or _exception_added(old, new) or _exception_added(new, old)
             or _environment_named(old, new) or _settings_differ(old, new)

@@ -3746,6 +3746,21 @@ class ContradictionsAreNeverMerged(unittest.TestCase):
                 self.assertEqual(am._doer_turned(am._analyse(old), am._analyse(new)), turned)
                 self.assertEqual(am._doer_turned(am._analyse(new), am._analyse(old)), turned)
 
+    def test_a_way_back_from_where_the_other_goes_is_another_fact(self):  # held-out 127 to 251: merged
+        for old, new, turned in (
+                ("Drives Nana Joan from Headingley to the ceremony.", "Drives Nana Joan from the reception back to "
+                 "Headingley.", True),
+                ("Rides to the co-working space on Carrer Nord.", "Rides home from the co-working space on Carrer "
+                 "Nord.", True),
+                ("Drives out from Leeds via the Eurotunnel.", "Drives back to Leeds via the Eurotunnel.", True),
+                ("Drives Nana Joan from Headingley back to the hotel.", "Drives Nana Joan back to the hotel from "
+                 "Headingley.", False),  # the same way
+                ("Admin is only reachable from the VPN.", "Admin access is restricted to the VPN.", False),  # no way
+                ("Lives a 20-minute drive from the depot.", "Drives 20 minutes to the depot.", False)):  # back
+            with self.subTest(new=new):
+                self.assertEqual(am._direction_turned(am._analyse(old), am._analyse(new)), turned)
+                self.assertEqual(am._direction_turned(am._analyse(new), am._analyse(old)), turned)
+
     def test_a_relation_told_from_its_other_side_moves_no_owner(self):
         for old, new, moved in (("Raj is Maya's mentor in the graduate scheme.",
                                  "Maya is Raj's mentee in the graduate scheme.", False),
