@@ -3181,6 +3181,27 @@ _RETURN = _Regex(r"\b(?:back|home|out) (?:to|from)\b")
 _DIRECTION = tuple(_Regex(rf"\b{way} (?:the |a |an |her |his |their |my )?([\w'-]+)") for way in ("from", "to"))
 
 
+def _duties_exchanged(a: _Analysis, b: _Analysis) -> bool:
+    """Do the same two people or more do the same things in both texts, each another one ("Jonas
+    writes the monthly blog post; Ana posts it on Mastodon" / "Ana writes the release notes; Jonas
+    posts the release announcement on Mastodon")? Who does what, exchanged. Each of them opens a
+    clause, before a verb in -s."""
+    if ";" not in a.folded and "," not in a.folded and " and " not in a.folded:
+        return False  # (cheap first)
+    # a name is written capitalised, somewhere but at a text's start ("Ana" after "; ")
+    names = {key for text in (a, b) for at, (key, plain) in enumerate(zip(text.word_keys, text.written_plain))
+             if at and not plain}
+    duties = [{(name, _word_key(verb)) for name, verb in _DUTY.findall(text.folded) if _word_key(name) in names}
+              for text in (a, b)]
+    if len(duties[0]) < 2 or duties[0] == duties[1]:
+        return False
+    return ({name for name, _ in duties[0]} == {name for name, _ in duties[1]}
+            and {verb for _, verb in duties[0]} == {verb for _, verb in duties[1]})
+
+
+_DUTY = _Regex(r"(?:^|[;,.]\s*|\band\s+)([\w'-]+)\s+([a-z]+s)\b")  # a clause's first word and the verb after it
+
+
 def _condition_turned(a: _Analysis, b: _Analysis) -> bool:
     """Does a clause of condition or time say "he" in one text and "she" in the other ("He feeds
     next-door neighbour Doreen's cat when she's away" / "Next-door neighbour Doreen feeds his cat
@@ -3525,7 +3546,8 @@ def _conflicting(old: _Analysis, new: _Analysis) -> bool:
             or _subject_swapped(old, new)
             or _places_swapped(old, new) or _scope_swapped(old, new)
             or _grades_differ(old, new) or _rates_differ(old, new) or _words_exchanged(old, new)
-            or _roles_turned(old, new) or _doer_turned(old, new) or _direction_turned(old, new) or _owner_moved(old, new) or _condition_turned(old, new)
+            or _roles_turned(old, new) or _doer_turned(old, new) or _direction_turned(old, new)
+            or _duties_exchanged(old, new) or _owner_moved(old, new) or _condition_turned(old, new)
             or _relatives_differ(old, new)
             or _someone_else(old, new) or _exception_added(old, new) or _exception_added(new, old)
             or _environment_named(old, new) or _settings_differ(old, new)
