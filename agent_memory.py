@@ -3088,16 +3088,24 @@ def _owner_moved(a: _Analysis, b: _Analysis) -> bool:
     over Julien's vault")? Whose thing it is turned round, whatever the verbs; but not if the things
     differ, a relation told from its other side ("Raj is Maya's mentor" / "Maya is Raj's mentee",
     "Priya is Dev's manager" / "Dev is Priya's direct report"). The thing is the word after the
-    owner, found in the two after the other ("Camille's vault" / "Julien's password vault")."""
+    owner, found in the two after the other ("Camille's vault" / "Julien's password vault"). The user
+    and anyone are such two, the thing the same word ("The groomsmen are chipping in to pay for the
+    user's cufflinks" / "User is paying for the groomsmen's cufflinks")."""
     if "'" not in a.folded or "'" not in b.folded:
         return False  # (cheap first: most texts own nothing)
-    owned = [{key[:-1]: text.word_keys[at + 1:at + 3] for at, key in enumerate(text.word_keys)  # "o'neill'" too
-              if key.endswith("'") and (key[:-1] in text.names or key[:-1].rsplit("'", 1)[-1] in text.names)}
+    def named(key: str, text: _Analysis) -> bool:  # "o'neill'" too
+        return key in text.names or key.rsplit("'", 1)[-1] in text.names
+    owned = [{key[:-1]: text.word_keys[at + 1:at + 3] for at, key in enumerate(text.word_keys) if key.endswith("'")}
              for text in (a, b)]
-    return any(name in b.word_keys and other in a.word_keys
-               and (not one or not two or one[0] in two or two[0] in one)  # the same thing
+    said = [{*text.word_keys, *(["user"] if _USER_WORD.search(text.folded) else [])} for text in (a, b)]
+    return any(name in said[1] and other in said[0]
+               and (named(name, a) and named(other, b) and (not one or not two or one[0] in two or two[0] in one)
+                    or "user" in (name, other) and one and two and one[0] == two[0])  # the same thing
                for name, one in owned[0].items() if name not in owned[1]
                for other, two in owned[1].items() if other not in owned[0])
+
+
+_USER_WORD = _Regex(r"\buser\b(?!')")  # the user, not as an owner
 
 
 def _doer_turned(a: _Analysis, b: _Analysis) -> bool:

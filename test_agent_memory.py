@@ -3779,7 +3779,14 @@ class ContradictionsAreNeverMerged(unittest.TestCase):
                                  "When Dan is on leave, Chloe's team covers his shifts.", False),
                                 ("Zara is Liam's emergency contact.", "Liam is Zara's emergency contact.", True),
                                 ("Julien can view Camille's vault.", "Camille can view Julien's password vault.", True),
-                                ("Peter does O'Neill's taxes.", "O'Neill does Peter's taxes.", True)):  # "o'neill'"
+                                ("Peter does O'Neill's taxes.", "O'Neill does Peter's taxes.", True),  # "o'neill'"
+                                # the user and anyone, the thing the same (held-out 247: merged at 0.90)
+                                ("User is paying for the groomsmen's cufflinks.",
+                                 "The groomsmen are paying for the user's cufflinks.", True),
+                                ("User is paying for the groomsmen's cufflinks.",
+                                 "The groomsmen are paying for the user's suit.", False),
+                                ("The user's brother fixes the neighbours' fence.",  # each owns in both
+                                 "The neighbours' son fixes the user's fence.", False)):
             with self.subTest(new=new):
                 self.assertEqual(am._owner_moved(am._analyse(old), am._analyse(new)), moved)
 
