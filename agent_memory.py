@@ -3123,9 +3123,11 @@ def _doer_turned(a: _Analysis, b: _Analysis) -> bool:
     neighbour Montse" / "Neighbour Montse swaps cuttings with her"). Two names are no such pair:
     names of apps and languages trade places in restatements ("Chromium runs on the Pi" / "The Pi
     runs Chromium"), and names turned round with all else kept are ``_roles_turned``."""
+    if a.folded.partition(" ")[0] == b.folded.partition(" ")[0]:
+        return False  # (cheap first: the same word opens most pairs, and the same one then acts in both)
     words = [_user_named(text) for text in (a, b)]
     if "user" not in words[0][:3] and "user" not in words[1][:3]:
-        return False  # (cheap first)
+        return False
     acting = [_acting(text, said, other) for text, said, other in zip((a, b), words, (b, a))]
     if None in acting or acting[0][1] != acting[1][1] or "user" not in (acting[0][0], acting[1][0]):
         return False
@@ -3193,21 +3195,25 @@ def _duties_exchanged(a: _Analysis, b: _Analysis) -> bool:
     """Do the same two people or more do the same things in both texts, each another one ("Jonas
     writes the monthly blog post; Ana posts it on Mastodon" / "Ana writes the release notes; Jonas
     posts the release announcement on Mastodon")? Who does what, exchanged. Each of them opens a
-    clause, before a verb in -s."""
-    if ";" not in a.folded and "," not in a.folded and " and " not in a.folded:
-        return False  # (cheap first)
+    clause (after ";" or a sentence's end), before a verb in -s."""
+    if (not a.word_clauses or not b.word_clauses or not a.word_clauses[-1] or not b.word_clauses[-1]
+            or a.folded.split(maxsplit=2)[:2] == b.folded.split(maxsplit=2)[:2]):
+        return False  # (cheap first: most texts are one clause, and most pairs open alike: the same one acts)
+    found = [[match.groups() for clause in text.folded.replace(". ", ";").split(";")
+              if (match := _DUTY.match(clause.lstrip()))] for text in (a, b)]
+    if len(found[0]) < 2 or len(found[1]) < 2:
+        return False
     # a name is written capitalised, somewhere but at a text's start ("Ana" after "; ")
     names = {key for text in (a, b) for at, (key, plain) in enumerate(zip(text.word_keys, text.written_plain))
              if at and not plain}
-    duties = [{(name, _word_key(verb)) for name, verb in _DUTY.findall(text.folded) if _word_key(name) in names}
-              for text in (a, b)]
+    duties = [{(name, _word_key(verb)) for name, verb in pairs if _word_key(name) in names} for pairs in found]
     if len(duties[0]) < 2 or duties[0] == duties[1]:
         return False
     return ({name for name, _ in duties[0]} == {name for name, _ in duties[1]}
             and {verb for _, verb in duties[0]} == {verb for _, verb in duties[1]})
 
 
-_DUTY = _Regex(r"(?:^|[;,.]\s*|\band\s+)([\w'-]+)\s+([a-z]+s)\b")  # a clause's first word and the verb after it
+_DUTY = _Regex(r"([\w'-]+)\s+([a-z]+s)\b")  # a clause's first word and the verb after it
 
 
 def _condition_turned(a: _Analysis, b: _Analysis) -> bool:
