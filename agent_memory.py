@@ -3168,7 +3168,8 @@ def _acting(text: _Analysis, words: list[str], other: _Analysis) -> Optional[tup
         if any(before in _STOP_WORDS for before in words[:at]):
             return None
         if ((word in ("user", text.subject) or _word_key(word) in (text.names if at else other.names))
-                and verb.isalpha() and _word_key(verb) not in text.names):  # "Mme Roux feeds"
+                and verb.isalpha() and _word_key(verb) not in text.names  # "Mme Roux feeds"
+                and (verb not in _STOP_WORDS or verb in ("does", "did"))):  # no "and": "User and Jade play ..."
             return None if _SMALL_VERB.fullmatch(verb + " ") else (word, verb)
     return None
 

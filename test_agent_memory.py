@@ -3741,7 +3741,9 @@ class ContradictionsAreNeverMerged(unittest.TestCase):
                 ("Neighbour Montse swaps cuttings with her.", "Swaps cuttings with neighbour Montse.", False),
                 ("User drives Lotte to school.", "Lotte is driven to school by the user.", False),  # no verb the same
                 ("Dr. Fiona MacLeod is the user's PI.", "User's PI is Dr. Fiona MacLeod.", False),  # a small verb
-                ("Jade gives the user a lift to the yard.", "User gives Tom a lift to the yard.", False)):  # no Jade
+                ("Jade gives the user a lift to the yard.", "User gives Tom a lift to the yard.", False),  # no Jade
+                ("User and Jade play tennis on Saturdays.",  # both act: "and" is no verb
+                 "Jade and the user play tennis on Saturdays.", False)):
             with self.subTest(new=new):
                 self.assertEqual(am._doer_turned(am._analyse(old), am._analyse(new)), turned)
                 self.assertEqual(am._doer_turned(am._analyse(new), am._analyse(old)), turned)
