@@ -3118,7 +3118,8 @@ def _doer_turned(a: _Analysis, b: _Analysis) -> bool:
     bakfiets on Saturdays" / "Sister Femke borrows her bakfiets on Saturdays").
     The one who acts opens the text, after a role or the user's at most (``_acting``: "Neighbour
     Mme Roux feeds ...", not "A Rayburn heats the farmhouse" / "Heats the house with a Rayburn"),
-    the verb right after; and the verb comes once in each text: not both doing it ("Janet drives on
+    the verb right after, none that each does to the other ("User meets Jade for lunch" / "Jade meets
+    the user for lunch"); and the verb comes once in each text: not both doing it ("Janet drives on
     Mondays and the user drives on Fridays"), nor doing it with the other ("Swaps cuttings with
     neighbour Montse" / "Neighbour Montse swaps cuttings with her"). Two names are no such pair:
     names of apps and languages trade places in restatements ("Chromium runs on the Pi" / "The Pi
@@ -3132,7 +3133,7 @@ def _doer_turned(a: _Analysis, b: _Analysis) -> bool:
     if None in acting or acting[0][1] != acting[1][1] or "user" not in (acting[0][0], acting[1][0]):
         return False
     (doer, verb), (other_doer, _) = acting
-    if doer == other_doer or any(said.count(verb) > 1 for said in words):
+    if doer == other_doer or verb in _MUTUAL_VERBS or any(said.count(verb) > 1 for said in words):
         return False
     def told_after(who: str, said: list[str]) -> bool:
         after = said[said.index(verb) + 1:][:3]
@@ -3141,6 +3142,8 @@ def _doer_turned(a: _Analysis, b: _Analysis) -> bool:
     return told_after(other_doer, words[0]) and told_after(doer, words[1])
 
 
+# Verbs each side does to the other at once: "User meets Jade ..." is "Jade meets the user ..."
+_MUTUAL_VERBS = frozenset("meets met marries married dates dated sees saw knows knew".split())
 _USER_UNNAMED = frozenset("her him his she he".split())  # the user, in a text about someone else
 
 

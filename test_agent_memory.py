@@ -3743,7 +3743,10 @@ class ContradictionsAreNeverMerged(unittest.TestCase):
                 ("Dr. Fiona MacLeod is the user's PI.", "User's PI is Dr. Fiona MacLeod.", False),  # a small verb
                 ("Jade gives the user a lift to the yard.", "User gives Tom a lift to the yard.", False),  # no Jade
                 ("User and Jade play tennis on Saturdays.",  # both act: "and" is no verb
-                 "Jade and the user play tennis on Saturdays.", False)):
+                 "Jade and the user play tennis on Saturdays.", False),
+                ("User meets Jade for lunch every Friday.",  # each does it to the other
+                 "Jade meets the user for lunch every Friday.", False),
+                ("Sees Dr. Patel every month.", "Dr. Patel sees the user every month.", False)):
             with self.subTest(new=new):
                 self.assertEqual(am._doer_turned(am._analyse(old), am._analyse(new)), turned)
                 self.assertEqual(am._doer_turned(am._analyse(new), am._analyse(old)), turned)
