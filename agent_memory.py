@@ -3110,12 +3110,14 @@ _USER_WORD = _Regex(r"\buser\b(?!')")  # the user, not as an owner
 
 def _doer_turned(a: _Analysis, b: _Analysis) -> bool:
     """Is the user the one who acts in one text and someone it names the one in the other, each
-    told of within three words after the same verb in the other text ("User gives Jade a lift to the
-    yard when Jade's car is in the garage" / "Jade gives the user a lift ... when the user's car is
-    in the garage", "User collects his sister Katrin from Vienna airport" / "User's sister Katrin
-    collects the user from Vienna airport")? Who does it for whom, turned round. The user may go
-    unnamed (``_user_named``), and be "her" or "him" in the other text ("Borrows sister Femke's
-    bakfiets on Saturdays" / "Sister Femke borrows her bakfiets on Saturdays").
+    told of after the same verb in the other text, within three words or after "to" ("User gives
+    Jade a lift to the yard when Jade's car is in the garage" / "Jade gives the user a lift ... when
+    the user's car is in the garage", "User collects his sister Katrin from Vienna airport" /
+    "User's sister Katrin collects the user from Vienna airport")? Who does it for whom, turned
+    round. The user may go unnamed (``_user_named``), and be "her" or "him" in the other text
+    ("Borrows sister Femke's bakfiets on Saturdays" / "Sister Femke borrows her bakfiets on
+    Saturdays", "Sends the quarterly accounts to the committee" / "The committee sends her its
+    spending requests").
     The one who acts opens the text, after a role or the user's at most (``_acting``: "Neighbour
     Mme Roux feeds ...", not "A Rayburn heats the farmhouse" / "Heats the house with a Rayburn"),
     the verb right after, none that each does to the other ("User meets Jade for lunch" / "Jade meets
@@ -3135,10 +3137,12 @@ def _doer_turned(a: _Analysis, b: _Analysis) -> bool:
     (doer, verb), (other_doer, _) = acting
     if doer == other_doer or verb in _MUTUAL_VERBS or any(said.count(verb) > 1 for said in words):
         return False
-    def told_after(who: str, said: list[str]) -> bool:
-        after = said[said.index(verb) + 1:][:3]
+    def told_after(who: str, said: list[str]) -> bool:  # within three words, or after "to" ("... to the committee")
+        rest = said[said.index(verb) + 1:]
+        if who != "user" and any(word == "to" and who in rest[at + 1:at + 3] for at, word in enumerate(rest)):
+            return True
         names = {"user", *_USER_UNNAMED} if who == "user" else {who}
-        return "with" not in after and any(re.sub(r"'s?$", "", word) in names for word in after)
+        return "with" not in rest[:3] and any(re.sub(r"'s?$", "", word) in names for word in rest[:3])
     return told_after(other_doer, words[0]) and told_after(doer, words[1])
 
 
@@ -3164,8 +3168,14 @@ def _acting(text: _Analysis, words: list[str], other: _Analysis) -> Optional[tup
     """The one who acts in ``text`` and the verb after them, if the text opens with the user or a
     name before its verb, after a role or the user's at most ("User's brother Dev borrows ..."); a
     name opening the text is one if the other text writes it so ("Anouk covers ..." / "Covers
-    Anouk's ..."). No small verb: "is" has two sides that may trade places ("Dr. Fiona MacLeod is the
-    user's PI" / "User's PI is Dr. Fiona MacLeod")."""
+    Anouk's ..."), and a group after "the" if the other text sends something to it ("The committee
+    sends her its spending requests ..." / "Sends the quarterly accounts to the committee ..."). No
+    small verb: "is" has two sides that may trade places ("Dr. Fiona MacLeod is the user's PI" /
+    "User's PI is Dr. Fiona MacLeod")."""
+    if len(words) > 2 and words[0] == "the" and re.search(rf"\bto (?:the )?{re.escape(words[1])}\b", other.folded):
+        verb = words[2]  # a group the other text sends to: "The committee sends her ..." / "Sends ... to the committee"
+        if verb.isalpha() and verb not in _STOP_WORDS and not _SMALL_VERB.fullmatch(verb + " "):
+            return words[1], verb
     for at in range(min(3, len(words) - 1)):
         word, verb = words[at], words[at + 1]
         if any(before in _STOP_WORDS for before in words[:at]):

@@ -3733,6 +3733,11 @@ class ContradictionsAreNeverMerged(unittest.TestCase):
                 ("Neighbour Gerry clears her gutters every November.", "She clears neighbour Gerry's gutters every "
                  "November.", True),
                 ("Covers Anouk's bookings when Anouk is away.", "Anouk covers her bookings when she is away.", True),
+                # a group after "the", the other text sending to it (held-out 254: merged at 0.91)
+                ("Sends the quarterly accounts to the committee a week before each meeting.",
+                 "The committee sends her its spending requests a week before each meeting.", True),
+                ("Sends the quarterly accounts to the committee.", "The committee sends the accounts on to the bank.",
+                 False),  # not to her
                 ("Jade gives the user a lift to the yard.", "Jade drives the user to the yard.", False),  # one who acts
                 ("A Rayburn heats the farmhouse.", "Heats the farmhouse with a Rayburn.", False),  # a thing
                 ("PhotoPrism runs in Docker in her study.", "Runs PhotoPrism in Docker in her study.", False),
