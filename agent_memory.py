@@ -3131,10 +3131,10 @@ def _doer_turned(a: _Analysis, b: _Analysis) -> bool:
     words = [_user_named(text) for text in (a, b)]
     if "user" not in words[0][:3] and "user" not in words[1][:3]:
         return False
-    acting = [_acting(text, said, other) for text, said, other in zip((a, b), words, (b, a))]
-    if None in acting or acting[0][1] != acting[1][1] or "user" not in (acting[0][0], acting[1][0]):
+    one, two = (_acting(text, said, other) for text, said, other in zip((a, b), words, (b, a)))
+    if one is None or two is None or one[1] != two[1] or "user" not in (one[0], two[0]):
         return False
-    (doer, verb), (other_doer, _) = acting
+    (doer, verb), (other_doer, _) = one, two
     if doer == other_doer or verb in _MUTUAL_VERBS or any(said.count(verb) > 1 for said in words):
         return False
     def told_after(who: str, said: list[str]) -> bool:  # within three words, or after "to" ("... to the committee")
