@@ -3195,7 +3195,7 @@ def _direction_turned(a: _Analysis, b: _Analysis) -> bool:
     back are two facts. Not on other ways: "from" and "to" may tell the same ("... a 20-minute drive
     from the depot" / "drives 20 minutes to the depot", "only reachable from the VPN" / "restricted
     to the VPN")."""
-    if " from " not in a.folded and " from " not in b.folded or not _RETURN.search(a.folded + " " + b.folded):
+    if (" from " not in a.folded and " from " not in b.folded) or not _RETURN.search(a.folded + " " + b.folded):
         return False  # (cheap first)
     ends = [[set(way.findall(text.folded)) for way in _DIRECTION] for text in (a, b)]  # [from, to] of each
     return any(ends[one][0] & ends[two][1] - ends[two][0] - ends[one][1] for one, two in ((0, 1), (1, 0)))
@@ -3527,16 +3527,14 @@ def _mostly_other_words(a: _Analysis, b: _Analysis) -> bool:
     through the names and numbers they share, not through what they say of them. A restatement
     reworded that far ("Customers pay 30% up front when ordering ..." / "A 30% deposit is taken when
     the order is placed ...") is no likelier than another fact about the same things: the LLM tells."""
-    counts = []
     for text, other in ((a, b), (b, a)):
         others = set(other.word_keys)
         own = [key for key in text.word_keys if key not in others and key not in _NO_VALUE_WORDS]
         if len(own) >= 4:  # cheap first: forms of the other's words ("config" / "configured") are no words of its own
             own = [key for key in own if not any(_one_word(key, other_key) for other_key in others)]
-        if len(own) < 4:
+        if len(own) < 4 or len(own) == 4 and 2 * len(own) < len(text.word_keys):
             return False
-        counts.append(len(own) / len(text.word_keys) if len(own) == 4 else 1.0)
-    return min(counts) >= 0.5
+    return True
 
 
 def _says_more(old: Optional[str], new: str) -> bool:
