@@ -3063,10 +3063,17 @@ def _roles_turned(a: _Analysis, b: _Analysis) -> bool:
     "Deploys run on Fridays"). Nor is a run across the very words before or after it, two clauses
     alike in a list ("Commutes by bike in summer, by train in winter" / "... by train in winter, by
     bike in summer", "... in summer and by train ...", "Walks the dog at 7 am, feeds the cat at 8 am" /
-    "Feeds the cat at 8 am, ...")."""
-    if len(a.word_keys) != len(b.word_keys) or set(a.word_keys) != set(b.word_keys):
+    "Feeds the cat at 8 am, ..."). An owner is read as the plain word it owns with ("Mentors see only
+    their own mentees' contact details" / "Mentees see only their own mentor's contact details")."""
+    owners = "'" in a.folded and "'" in b.folded
+    def plain(text: _Analysis) -> set[str]:  # "mentees'" is "mentee"
+        return {_word_key(key.rstrip("'")) for key in text.word_keys}
+    if len(a.word_keys) != len(b.word_keys) or (set(a.word_keys) != set(b.word_keys)
+                                                 and not (owners and plain(a) == plain(b))):
         return False  # (cheap first: most pairs differ in a word)
     one, other = (_TURN_WORD.findall(text.folded) for text in (a, b))
+    if owners:
+        one, other = ([_word_key(re.sub(r"'s?$", "", word)) for word in said] for said in (one, other))
     if one == other or len(one) > _SKELETON_MAX or Counter(one) != Counter(other):
         return False
     start, end = _common_ends(tuple(one), tuple(other))
