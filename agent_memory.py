@@ -3073,7 +3073,7 @@ def _roles_turned(a: _Analysis, b: _Analysis) -> bool:
         return False  # (cheap first: most pairs differ in a word)
     one, other = (_TURN_WORD.findall(text.folded) for text in (a, b))
     if owners:
-        one, other = ([_word_key(re.sub(r"'s?$", "", word)) for word in said] for said in (one, other))
+        one, other = ([_word_key(_unowned(word)) for word in said] for said in (one, other))
     if one == other or len(one) > _SKELETON_MAX or Counter(one) != Counter(other):
         return False
     start, end = _common_ends(tuple(one), tuple(other))
@@ -3112,6 +3112,11 @@ def _owner_moved(a: _Analysis, b: _Analysis) -> bool:
                for other, two in owned[1].items() if other not in owned[0])
 
 
+
+def _unowned(word: str) -> str:
+    """``word`` without an owner's mark: "mentees" for "mentees'", "jade" for "jade's"."""
+    return word[:-2] if word.endswith("'s") else word[:-1] if word.endswith("'") else word
+
 _USER_WORD = _Regex(r"\buser\b(?!')")  # the user, not as an owner
 
 
@@ -3149,7 +3154,7 @@ def _doer_turned(a: _Analysis, b: _Analysis) -> bool:
         if who != "user" and any(word == "to" and who in rest[at + 1:at + 3] for at, word in enumerate(rest)):
             return True
         names = {"user", *_USER_UNNAMED} if who == "user" else {who}
-        return "with" not in rest[:3] and any(re.sub(r"'s?$", "", word) in names for word in rest[:3])
+        return "with" not in rest[:3] and any(_unowned(word) in names for word in rest[:3])
     return told_after(other_doer, words[0]) and told_after(doer, words[1])
 
 
