@@ -3808,16 +3808,19 @@ _CLAUSE_OPENERS = (".", ";", ":", ",", "!", "?", " -", " –", " —", " and", "
 def _owned_before(one: _Analysis, other: _Analysis) -> bool:
     """Does ``other`` open with someone or something of the user's as the subject of the words
     ``one`` opens with ("Has lower back pain ..." / "His co-driver Ono has lower back pain ...";
-    "Checks the JMA forecast at 19:00 ..." / "His supervisor Kudo checks the JMA forecast ...")? A
-    possessive and one to three words, a name maybe, tell of another than the user, whatever the
-    words are and whatever follows their first three. Not where ``one`` opens with a subject of its
-    own, which they only tell more of: a name or a noun before its verb ("Mia plays violin ..." / "My
+    "Checks the JMA forecast at 19:00 ..." / "His supervisor Kudo checks the JMA forecast ...";
+    "User works split shifts ..." / "User's commis works split shifts ...")? A possessive and one to
+    three words, a name maybe, tell of another than the user, whatever the words are and whatever
+    follows their first three. Not where ``one`` opens with a subject of its own, which they only
+    tell more of: a name or a noun before its verb ("Mia plays violin ..." / "My
     daughter Mia plays violin ...", "Priya approves ..." / "My manager Priya approves ...", "Insurance
     renews in March" / "My car insurance renews in March", "Phone plan is ..." / "My mobile phone plan
     is ...")."""
     if not other.folded.startswith(_POSSESSIVES):
         return False
     told, whole = (_PRONOUNS.sub("·", text.folded.rstrip(_CLOSING)) for text in (one, other))
+    if whole.startswith(_USERS):  # "User's commis works split shifts" / "User works split shifts"
+        told = _USER_OPENING.sub("", told, count=1)
     opening_words = told.split()[:3]
     at = whole.find(" " + " ".join(opening_words) + " ")
     if at < 0 or _opens_with_subject(one, opening_words):
@@ -3843,7 +3846,9 @@ def _opens_with_subject(one: _Analysis, words: list[str]) -> bool:
 
 
 _CLOSING = " .!;"  # what may close a sentence or not, the same
-_POSSESSIVES = ("her ", "his ", "their ", "my ", "our ")
+_USERS = ("user's ", "the user's ")
+_POSSESSIVES = ("her ", "his ", "their ", "my ", "our ", *_USERS)
+_USER_OPENING = _Regex(r"(?:the )?user (?!')")  # "User works ...": the user as the subject, not as an owner
 _SMALL_VERB = _Regex(r"(?:is|are|was|were|has|had)\s+")
 _PRONOUNS = _Regex(r"\b(?:he|she|they|him|her|them|his|hers|their|theirs|himself|herself|themselves)\b")
 
