@@ -3064,14 +3064,16 @@ def _roles_turned(a: _Analysis, b: _Analysis) -> bool:
     alike in a list ("Commutes by bike in summer, by train in winter" / "... by train in winter, by
     bike in summer", "... in summer and by train ...", "Walks the dog at 7 am, feeds the cat at 8 am" /
     "Feeds the cat at 8 am, ..."). An owner is read as the plain word it owns with ("Mentors see only
-    their own mentees' contact details" / "Mentees see only their own mentor's contact details")."""
+    their own mentees' contact details" / "Mentees see only their own mentor's contact details"), and
+    "the user" as "User" ("User second-shoots for Rui Almeida ..." / "Rui Almeida second-shoots for
+    the user ...")."""
     owners = "'" in a.folded and "'" in b.folded
     def plain(text: _Analysis) -> set[str]:  # "mentees'" is "mentee"
         return {_word_key(key.rstrip("'")) for key in text.word_keys}
     if len(a.word_keys) != len(b.word_keys) or (set(a.word_keys) != set(b.word_keys)
                                                  and not (owners and plain(a) == plain(b))):
         return False  # (cheap first: most pairs differ in a word)
-    one, other = (_TURN_WORD.findall(text.folded) for text in (a, b))
+    one, other = (_TURN_WORD.findall(_THE_USER.sub("user", text.folded)) for text in (a, b))
     if owners:
         one, other = ([_word_key(_unowned(word)) for word in said] for said in (one, other))
     if one == other or len(one) > _SKELETON_MAX or Counter(one) != Counter(other):
@@ -3255,6 +3257,7 @@ def _condition_turned(a: _Analysis, b: _Analysis) -> bool:
 
 _CONDITION_PERSON = _Regex(r"\b(?:when|whenever|while|if|until|once)\s+(he|she)\b")
 _TURN_WORD = _Regex(r"[\w'-]+")
+_THE_USER = _Regex(r"\bthe user\b")  # "the user" is "User" where it stands
 _SYMMETRIC_WORDS = frozenset("and or nor & plus is are was were equals".split())  # "X is Y" is "Y is X"
 
 

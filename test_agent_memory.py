@@ -3677,7 +3677,12 @@ class ContradictionsAreNeverMerged(unittest.TestCase):
                           "restore-drill CronJob"),
                          # an owner read as its plain word (held-out 262: merged at 1.00)
                          ("Mentors see only their own mentees' contact details, through an Airtable page",
-                          "Mentees see only their own mentor's contact details, through an Airtable page")):
+                          "Mentees see only their own mentor's contact details, through an Airtable page"),
+                         # "the user" is "User" (held-out 270: merged at 0.91 and 0.92)
+                         ("User second-shoots for Rui Almeida at Douro weddings for a flat \u20ac180 per day",
+                          "Rui Almeida second-shoots for the user at Douro weddings for a flat \u20ac180 per day"),
+                         ("User pays for Auntie Lim's Grab home whenever Mei Ling cannot drive her",
+                          "Mei Ling pays for Auntie Lim's Grab home whenever the user cannot drive her")):
             with self.subTest(new=new):
                 self.assertTrue(am._roles_turned(am._analyse(old), am._analyse(new)))
                 self.assertEqual(action_beside(old, new), "judge")
