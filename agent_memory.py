@@ -3137,27 +3137,30 @@ def _doer_turned(a: _Analysis, b: _Analysis) -> bool:
     the verb right after, none that each does to the other ("User meets Jade for lunch" / "Jade meets
     the user for lunch"); and the verb comes once in each text: not both doing it ("Janet drives on
     Mondays and the user drives on Fridays"), nor doing it with the other ("Swaps cuttings with
-    neighbour Montse" / "Neighbour Montse swaps cuttings with her"). Two names are no such pair:
-    names of apps and languages trade places in restatements ("Chromium runs on the Pi" / "The Pi
-    runs Chromium"), and names turned round with all else kept are ``_roles_turned``."""
+    neighbour Montse" / "Neighbour Montse swaps cuttings with her"). The verb's forms may differ
+    ("lend" / "lends"). Two names are such a pair only if each text sends something to the other's
+    ("Paper Lanterns lend their PA speakers to Ewan" / "Ewan lends his PA speakers to support act
+    Paper Lanterns"): names of apps and languages trade places in restatements ("Chromium runs on
+    the Pi" / "The Pi runs Chromium"), and names turned round with all else kept are ``_roles_turned``."""
     if a.folded.partition(" ")[0] == b.folded.partition(" ")[0]:
         return False  # (cheap first: the same word opens most pairs, and the same one then acts in both)
     words = [_user_named(text) for text in (a, b)]
-    if "user" not in words[0][:3] and "user" not in words[1][:3]:
-        return False
+    with_user = "user" in words[0][:3] or "user" in words[1][:3]
     one, two = (_acting(text, said, other) for text, said, other in zip((a, b), words, (b, a)))
-    if one is None or two is None or one[1] != two[1] or "user" not in (one[0], two[0]):
+    if one is None or two is None:
         return False
-    (doer, verb), (other_doer, _) = one, two
-    if doer == other_doer or verb in _MUTUAL_VERBS or any(said.count(verb) > 1 for said in words):
+    (doer, verb), (other_doer, other_verb) = one, two
+    if (_word_key(verb) != _word_key(other_verb) or doer == other_doer or verb in _MUTUAL_VERBS
+            or with_user and "user" not in (doer, other_doer)
+            or words[0].count(verb) > 1 or words[1].count(other_verb) > 1):
         return False
-    def told_after(who: str, said: list[str]) -> bool:  # within three words, or after "to" ("... to the committee")
+    def told_after(who: str, said: list[str], verb: str) -> bool:  # within three words, or after "to"
         rest = said[said.index(verb) + 1:]
-        if who != "user" and any(word == "to" and who in rest[at + 1:at + 3] for at, word in enumerate(rest)):
-            return True
+        if who != "user" and any(word == "to" and who in rest[at + 1:at + 5] for at, word in enumerate(rest)):
+            return True  # "... to the committee", "... to support act Paper Lanterns"
         names = {"user", *_USER_UNNAMED} if who == "user" else {who}
-        return "with" not in rest[:3] and any(_unowned(word) in names for word in rest[:3])
-    return told_after(other_doer, words[0]) and told_after(doer, words[1])
+        return with_user and "with" not in rest[:3] and any(_unowned(word) in names for word in rest[:3])
+    return told_after(other_doer, words[0], verb) and told_after(doer, words[1], other_verb)
 
 
 # Verbs each side does to the other at once: "User meets Jade ..." is "Jade meets the user ..."

@@ -3733,7 +3733,7 @@ class ContradictionsAreNeverMerged(unittest.TestCase):
             with self.subTest(new=new):
                 self.assertEqual(am._owner_moved(old, am._analyse(new)), moved)
 
-    def test_the_user_and_a_name_trading_who_acts_is_another_fact(self):  # held-out 247: merged at 0.82, 0.96
+    def test_two_people_trading_who_acts_is_another_fact(self):  # held-out 247: merged at 0.82, 0.96
         for old, new, turned in (
                 ("Jade gives the user a lift to the yard when the user's car is in the garage.",
                  "User gives Jade a lift to the yard when Jade's car is in the garage.", True),
@@ -3762,7 +3762,16 @@ class ContradictionsAreNeverMerged(unittest.TestCase):
                  "Jade and the user play tennis on Saturdays.", False),
                 ("User meets Jade for lunch every Friday.",  # each does it to the other
                  "Jade meets the user for lunch every Friday.", False),
-                ("Sees Dr. Patel every month.", "Dr. Patel sees the user every month.", False)):
+                ("Sees Dr. Patel every month.", "Dr. Patel sees the user every month.", False),
+                # two names, each text sending something to the other's, the verb's forms differing (held-out
+                # 270: merged at 0.85)
+                ("Paper Lanterns lend their PA speakers to Ewan for \u00a340 a night, charged to the band.",
+                 "Ewan lends his PA speakers to support act Paper Lanterns for \u00a340 a night, credited to the band.",
+                 True),
+                ("Chromium runs on the Pi in kiosk mode.", "The Pi runs Chromium in kiosk mode.", False),  # no "to"
+                ("Ewan lends his PA speakers to Paper Lanterns.",  # to the same one in both
+                 "Paper Lanterns borrow PA speakers from Ewan.", False),
+                ("Paper Lanterns lend their PA speakers to Ewan.", "Ewan lends the PA speakers to Jade.", False)):
             with self.subTest(new=new):
                 self.assertEqual(am._doer_turned(am._analyse(old), am._analyse(new)), turned)
                 self.assertEqual(am._doer_turned(am._analyse(new), am._analyse(old)), turned)
