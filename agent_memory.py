@@ -3104,8 +3104,8 @@ def _owner_moved(a: _Analysis, b: _Analysis) -> bool:
         return False  # (cheap first: most texts own nothing)
     def named(key: str, text: _Analysis) -> bool:  # "o'neill'" too
         return key in text.names or key.rsplit("'", 1)[-1] in text.names
-    owned = [{key[:-1]: text.word_keys[at + 1:at + 3] for at, key in enumerate(text.word_keys) if key.endswith("'")}
-             for text in (a, b)]
+    owned = [{_word_key(key[:-1]): text.word_keys[at + 1:at + 3]  # "rhys'" keyed "rhy", as "Rhys" is
+              for at, key in enumerate(text.word_keys) if key.endswith("'")} for text in (a, b)]
     said = [{*text.word_keys, *(["user"] if _USER_WORD.search(text.folded) else [])} for text in (a, b)]
     return any(name in said[1] and other in said[0]
                and (named(name, a) and named(other, b) and (not one or not two or one[0] in two or two[0] in one)
@@ -3114,10 +3114,10 @@ def _owner_moved(a: _Analysis, b: _Analysis) -> bool:
                for other, two in owned[1].items() if other not in owned[0])
 
 
-
 def _unowned(word: str) -> str:
     """``word`` without an owner's mark: "mentees" for "mentees'", "jade" for "jade's"."""
     return word[:-2] if word.endswith("'s") else word[:-1] if word.endswith("'") else word
+
 
 _USER_WORD = _Regex(r"\buser\b(?!')")  # the user, not as an owner
 

@@ -3733,6 +3733,13 @@ class ContradictionsAreNeverMerged(unittest.TestCase):
             with self.subTest(new=new):
                 self.assertEqual(am._owner_moved(old, am._analyse(new)), moved)
 
+    def test_an_owner_whose_name_ends_in_s_moved_is_another_fact(self):  # held-out 266: merged at 0.95
+        old = "Gareth borrows Rhys's trailer to take garden waste to the Llansamlet tip once a month."
+        new = "Son Rhys borrows Gareth's trailer to take garden waste to the Llansamlet tip once a month."
+        self.assertTrue(am._owner_moved(am._analyse(old), am._analyse(new)))
+        self.assertTrue(am._owner_moved(am._analyse(new), am._analyse(old)))
+        self.assertEqual(action_beside(old, new), "judge")
+
     def test_two_people_trading_who_acts_is_another_fact(self):  # held-out 247: merged at 0.82, 0.96
         for old, new, turned in (
                 ("Jade gives the user a lift to the yard when the user's car is in the garage.",
