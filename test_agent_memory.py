@@ -2975,6 +2975,9 @@ class ContradictionsAreNeverMerged(unittest.TestCase):
         ("Send the weekly report on Monday morning.", "Send the weekly report on Monday afternoon."),
         ("Send the weekly report on Monday morning, before standup.",
          "Weekly report: send it on Monday afternoons, before standup."),
+        ("Does own conditioning runs at La Joliette docks at dusk on Sundays.",  # held-out 272: merged at 0.84
+         "Trains own precision jumps at La Joliette docks at dawn on Sundays."),
+        ("Photographs the harbour at sunrise on Saturdays.", "Photographs the harbour at sunset on Saturdays."),
         # another week of the month (review: "second" read as a unit of time)
         ("Sprint review is on the first Tuesday of the month.", "Sprint review is on the second Tuesday of the month."),
         # "prefers X to Y" turned round, or said with "over" the other way (review)
