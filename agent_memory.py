@@ -2891,9 +2891,23 @@ def _written_bare(url: str, other: _Analysis) -> bool:
 
 
 def _specifics_differ(old: _Analysis, new: _Analysis, surest: bool = False) -> bool:
-    """Does each side hold a specific token the other lacks? ``surest`` counts only names and identifiers."""
-    return bool(_unmatched(old.names if surest else old.specific, old, new)) and bool(
-        _unmatched(new.names if surest else new.specific, new, old))
+    """Does each side hold a specific token the other lacks? ``surest`` counts only names and
+    identifiers, and not a name one side writes shortened, as the start of the other's name or
+    started by it: "Marion Co. Circuit Court" / "Marion County ...", "the Bergen Phil" / "the Bergen
+    Philharmonic", "IATA DGR Cat 6" / "... Category 6", "EN and JA" / "English and Japanese", "M&S" /
+    "Marks & Spencer". Those are restatements far enough apart in words to reach the LLM, not sibling
+    facts to add unasked."""
+    if not surest:
+        return bool(_unmatched(old.specific, old, new)) and bool(_unmatched(new.specific, new, old))
+    one, other = _unmatched(old.names, old, new), _unmatched(new.names, new, old)
+    return bool(one and other and _unshortened(one, other) and _unshortened(other, one))
+
+
+def _unshortened(keys: set[str], others: set[str]) -> list[str]:
+    """The ``keys`` that are no word of ``others`` shortened, nor shortened in them (letters only:
+    "erg-race" is no shortening of "erg-race2", another display)."""
+    return [key for key in keys if not (key.isalpha() and any(
+        other != key and other.isalpha() and (other.startswith(key) or key.startswith(other)) for other in others))]
 
 
 def _opposed(a: _Analysis, b: _Analysis) -> bool:
@@ -4595,8 +4609,8 @@ class MergeDetector:
       similarity are returned), or in two or more of its best match's words;
       the rest of the band between the thresholds;
     - ``"add"``: similarity <= add_threshold, or a sibling fact between the
-      thresholds (a different name or identifier on each side, nothing saying
-      "changed");
+      thresholds (a different name or identifier on each side, not one of them
+      the other shortened, and nothing saying "changed");
     - ``"nobody"``: the corpus is empty (index -1, similarity 0.0).
     """
 
