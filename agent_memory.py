@@ -2900,14 +2900,34 @@ def _specifics_differ(old: _Analysis, new: _Analysis, surest: bool = False) -> b
     if not surest:
         return bool(_unmatched(old.specific, old, new)) and bool(_unmatched(new.specific, new, old))
     one, other = _unmatched(old.names, old, new), _unmatched(new.names, new, old)
-    return bool(one and other and _unshortened(one, other) and _unshortened(other, one))
+    return bool(one and other and _unshortened(one, other, new) and _unshortened(other, one, old))
 
 
-def _unshortened(keys: set[str], others: set[str]) -> list[str]:
-    """The ``keys`` that are no word of ``others`` shortened, nor shortened in them (letters only:
-    "erg-race" is no shortening of "erg-race2", another display)."""
-    return [key for key in keys if not (key.isalpha() and any(
-        other != key and other.isalpha() and (other.startswith(key) or key.startswith(other)) for other in others))]
+def _unshortened(keys: set[str], others: set[str], other: _Analysis) -> list[str]:
+    """The ``keys`` that shorten no name of ``others``, the other text's, nor words of it: a name's
+    start ("Co." / "County", "EN" / "English"), or, in eight letters at most, the starts of its
+    words in a row ("GSheet" / "Google Sheet", "InfoSec" / "Information Security", "DoS" /
+    "Director of Studies", "LISA" / "Lifetime ISA"); nor start one of its names. Letters only:
+    "erg-race" is no shortening of "erg-race2", another display."""
+    words = _TURN_WORD.findall(other.folded)
+    return [key for key in keys if not key.isalpha() or not (len(key) <= 8 and _starts_of(key, words) or any(
+        name != key and name.isalpha() and (name.startswith(key) or key.startswith(name)) for name in others))]
+
+
+def _starts_of(key: str, words: list[str]) -> bool:
+    """Is ``key`` made of the starts of two ``words`` or more in a row ("hmlr": "HM Land Registry")?"""
+    for at, first in enumerate(words):
+        if first[0] != key[0] or first.startswith(key):
+            continue
+        cut = {0}  # how much of the key the words so far can make: each makes one letter at least
+        for count, word in enumerate(words[at:at + len(key)]):
+            cut = {end for start in cut
+                   for end in range(start + 1, start + len(os.path.commonprefix((key[start:], word))) + 1)}
+            if len(key) in cut and count:
+                return True
+            if not cut:
+                break
+    return False
 
 
 def _opposed(a: _Analysis, b: _Analysis) -> bool:

@@ -2525,12 +2525,23 @@ class FeaturesReadValuesOneWay(unittest.TestCase):
                          ("Holds IATA DGR Category 6 certification, renewed in February 2024; valid for 24 months.",
                           "IATA DGR Cat 6 certificate was renewed in Feb 2024 and is good for two years."),
                          ("Kai's school trousers: 30 waist, 32 leg, slim fit, from Marks & Spencer.",
-                          "School trousers for Kai are M&S slim fit, waist 30, leg 32.")):
+                          "School trousers for Kai are M&S slim fit, waist 30, leg 32."),
+                         # the starts of words in a row
+                         ("Station manager is Dev Sandhu; the volunteer rota is a shared Google Sheet.",
+                          "SM = Dev Sandhu; rota lives in a shared GSheet"),
+                         ("Reports audit results to the Information Security Steering Group every second month.",
+                          "Presents internal audit results to the InfoSec Steering Group bi-monthly."),
+                         ("Saving for a house deposit, paying \u00a3300 a month into a Lifetime ISA.",
+                          "Puts \u00a3300/month into a LISA towards buying a house.")):
             with self.subTest(new=new):
                 old_analysis, new_analysis = am._analyse(old), am._analyse(new)
                 self.assertTrue(am._unmatched(old_analysis.names, old_analysis, new_analysis))
                 self.assertFalse(am._specifics_differ(old_analysis, new_analysis, surest=True))
                 self.assertEqual(action_beside(old, new), "judge")
+        self.assertTrue(am._starts_of("hmlr", ["from", "hm", "land", "registry"]))
+        self.assertTrue(am._starts_of("dos", ["director", "of", "studies"]))
+        self.assertFalse(am._starts_of("vm", ["a", "vm"]))  # one word is the name itself, or its start
+        self.assertFalse(am._starts_of("gsheet", ["google", "docs", "sheet"]))  # not in a row
         # an identifier that starts another is another one (held-out 127: another display)
         self.assertTrue(am._specifics_differ(
             am._analyse("Race display: Raspberry Pi 4 'erg-race' runs Venue Race v3.3 on the projector."),
