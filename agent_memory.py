@@ -3187,7 +3187,7 @@ def _doer_turned(a: _Analysis, b: _Analysis) -> bool:
     (doer, verb), (other_doer, other_verb) = one, two
     if (_word_key(verb) != _word_key(other_verb) or doer == other_doer or verb in _MUTUAL_VERBS
             or with_user and "user" not in (doer, other_doer)
-            or words[0].count(verb) > 1 or words[1].count(other_verb) > 1):
+            or any(sum(word in (verb, other_verb) for word in said) > 1 for said in words)):  # "lend" or "lends"
         return False
     def told_after(who: str, said: list[str], verb: str) -> bool:  # within three words, or after "to"
         rest = said[said.index(verb) + 1:]

@@ -3811,7 +3811,10 @@ class ContradictionsAreNeverMerged(unittest.TestCase):
                 ("Chromium runs on the Pi in kiosk mode.", "The Pi runs Chromium in kiosk mode.", False),  # no "to"
                 ("Ewan lends his PA speakers to Paper Lanterns.",  # to the same one in both
                  "Paper Lanterns borrow PA speakers from Ewan.", False),
-                ("Paper Lanterns lend their PA speakers to Ewan.", "Ewan lends the PA speakers to Jade.", False)):
+                ("Paper Lanterns lend their PA speakers to Ewan.", "Ewan lends the PA speakers to Jade.", False),
+                ("Paper Lanterns lend their van to Ewan, and Ewan lends his speakers to Paper Lanterns.",  # both
+                 "Ewan lends his speakers to Paper Lanterns, and Paper Lanterns lend their van to Ewan.",  # lend,
+                 False)):  # in either form (review of 1a567cf)
             with self.subTest(new=new):
                 self.assertEqual(am._doer_turned(am._analyse(old), am._analyse(new)), turned)
                 self.assertEqual(am._doer_turned(am._analyse(new), am._analyse(old)), turned)
