@@ -3098,10 +3098,11 @@ def _roles_turned(a: _Analysis, b: _Analysis) -> bool:
     "Deploys run on Fridays"). Nor is a run across the very words before or after it, two clauses
     alike in a list ("Commutes by bike in summer, by train in winter" / "... by train in winter, by
     bike in summer", "... in summer and by train ...", "Walks the dog at 7 am, feeds the cat at 8 am" /
-    "Feeds the cat at 8 am, ..."). An owner is read as the plain word it owns with ("Mentors see only
-    their own mentees' contact details" / "Mentees see only their own mentor's contact details"), and
-    "the user" as "User" ("User second-shoots for Rui Almeida ..." / "Rui Almeida second-shoots for
-    the user ...")."""
+    "Feeds the cat at 8 am, ..."), nor across a verb each does to the other (``_MUTUAL_VERBS``: "User
+    meets Jade for lunch" / "Jade meets the user for lunch"). An owner is read as the plain word it
+    owns with ("Mentors see only their own mentees' contact details" / "Mentees see only their own
+    mentor's contact details"), and "the user" as "User" ("User second-shoots for Rui Almeida ..." /
+    "Rui Almeida second-shoots for the user ...")."""
     owners = "'" in a.folded and "'" in b.folded
     def plain(text: _Analysis) -> set[str]:  # "mentees'" is "mentee"
         return {_word_key(key.rstrip("'")) for key in text.word_keys}
@@ -3121,7 +3122,7 @@ def _roles_turned(a: _Analysis, b: _Analysis) -> bool:
         return bool(between) and between in (one[max(start - len(between), 0):start],
                                              one[len(one) - end:][:len(between)])
     return any(kept == turned[size + between:] + turned[size:size + between] + turned[:size]
-               and not set(turned[size:size + between]) <= _SYMMETRIC_WORDS
+               and not set(turned[size:size + between]) <= _TRADED_ALIKE
                and not clauses(turned[size:size + between])
                for size in range(1, len(turned) - 1) for between in range(1, len(turned) - size))
 
@@ -3297,6 +3298,9 @@ _CONDITION_PERSON = _Regex(r"\b(?:when|whenever|while|if|until|once)\s+(he|she)\
 _TURN_WORD = _Regex(r"[\w'-]+")
 _THE_USER = _Regex(r"\bthe user\b")  # "the user" is "User" where it stands
 _SYMMETRIC_WORDS = frozenset("and or nor & plus is are was were equals".split())  # "X is Y" is "Y is X"
+# and the verbs each side does to the other at once, as written and keyed (an owner's text is read keyed): "User
+# meets Jade for lunch" is "Jade meets the user for lunch"
+_TRADED_ALIKE = _SYMMETRIC_WORDS | _MUTUAL_VERBS | frozenset(map(_word_key, _MUTUAL_VERBS))
 
 
 def _words_exchanged(a: _Analysis, b: _Analysis) -> bool:

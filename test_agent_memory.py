@@ -3722,7 +3722,11 @@ class ContradictionsAreNeverMerged(unittest.TestCase):
         for old, new in (("Alice and Bob review backend PRs.", "Bob and Alice review backend PRs."),  # a list
                          ("Graham Pike is user's umpiring partner this season.",  # the sides of "is" (held-out 17)
                           "User's umpiring partner this season is Graham Pike."),
-                         ("Deploys run on Fridays via GitHub Actions.", "On Fridays deploys run via GitHub Actions.")):
+                         ("Deploys run on Fridays via GitHub Actions.", "On Fridays deploys run via GitHub Actions."),
+                         # a verb each does to the other, "the user" read as "User" (review of d532891)
+                         ("User meets Jade for lunch every Friday.", "Jade meets the user for lunch every Friday."),
+                         ("User meets Jade's sister Ana for lunch every Friday.",
+                          "Jade's sister Ana meets the user for lunch every Friday.")):
             with self.subTest(new=new):
                 self.assertFalse(am._roles_turned(am._analyse(old), am._analyse(new)))
                 self.assertEqual(action_beside(old, new), "merge")
