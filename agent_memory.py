@@ -3856,11 +3856,12 @@ def _owned_before(one: _Analysis, other: _Analysis) -> bool:
     "Checks the JMA forecast at 19:00 ..." / "His supervisor Kudo checks the JMA forecast ...";
     "User works split shifts ..." / "User's commis works split shifts ...")? A possessive and one to
     three words, a name maybe, tell of another than the user, whatever the words are and whatever
-    follows their first three. Not where ``one`` opens with a subject of its own, which they only
-    tell more of: a name or a noun before its verb ("Mia plays violin ..." / "My
-    daughter Mia plays violin ...", "Priya approves ..." / "My manager Priya approves ...", "Insurance
-    renews in March" / "My car insurance renews in March", "Phone plan is ..." / "My mobile phone plan
-    is ...")."""
+    follows their first three; but not before "is" if ``one`` names them too, the two sides of "is"
+    ("User's GP is Dr. Khan at Millbrook surgery" / "Dr. Khan at Millbrook surgery is the user's GP").
+    Not where ``one`` opens with a subject of its own, which they only tell more of: a name or a noun
+    before its verb ("Mia plays violin ..." / "My daughter Mia plays violin ...", "Priya approves ..."
+    / "My manager Priya approves ...", "Insurance renews in March" / "My car insurance renews in
+    March", "Phone plan is ..." / "My mobile phone plan is ...")."""
     if not other.folded.startswith(_POSSESSIVES):
         return False
     told, whole = (_PRONOUNS.sub("·", text.folded.rstrip(_CLOSING)) for text in (one, other))
@@ -3872,7 +3873,8 @@ def _owned_before(one: _Analysis, other: _Analysis) -> bool:
         return False
     opening = whole[:at].split()[1:]
     if opening and _SMALL_VERB.fullmatch(opening[-1] + " "):  # "His co-driver Ono has ..." / "Has ..."
-        opening.pop()
+        if opening.pop() in _SYMMETRIC_WORDS and set(opening) <= set(told.split()):
+            return False  # the two sides of "is": "User's GP is Dr. Khan ..." / "Dr. Khan ... is the user's GP"
     return 1 <= len(opening) <= 3 and not _adverb(opening[0]) and not any(word[-1] in ":,;" for word in opening)
 
 

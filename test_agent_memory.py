@@ -3770,6 +3770,17 @@ class ContradictionsAreNeverMerged(unittest.TestCase):
             with self.subTest(new=new):
                 self.assertEqual(am._owner_moved(old, am._analyse(new)), moved)
 
+    def test_the_two_sides_of_is_with_the_users_own_are_no_one_else(self):  # review of c780c19: merged before
+        for old, new in (("User's GP is Dr. Khan at Millbrook surgery.", "Dr. Khan at Millbrook surgery is the user's GP."),
+                         ("User's accountant is Hill & Co in Bath.", "Hill & Co in Bath is the user's accountant."),
+                         ("His dentist is Dr. Ortiz in Leith.", "Dr. Ortiz in Leith is his dentist.")):
+            for one, other in ((old, new), (new, old)):
+                with self.subTest(new=other):
+                    self.assertFalse(am._owned_before(am._analyse(one), am._analyse(other)))
+                    self.assertEqual(action_beside(one, other), "merge")
+        self.assertTrue(am._owned_before(am._analyse("Is allergic to penicillin."),  # someone else's, before "is"
+                                         am._analyse("User's daughter is allergic to penicillin.")))
+
     def test_an_owner_whose_name_ends_in_s_moved_is_another_fact(self):  # held-out 266: merged at 0.95
         old = "Gareth borrows Rhys's trailer to take garden waste to the Llansamlet tip once a month."
         new = "Son Rhys borrows Gareth's trailer to take garden waste to the Llansamlet tip once a month."
