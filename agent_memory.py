@@ -1017,7 +1017,8 @@ _OPPOSITE_PAIRS = [
     ("prior", "later"), ("ahead", "after"), ("ahead", "later"), ("beforehand", "afterwards"),
     ("beforehand", "afterward"), ("beforehand", "after"), ("before", "afterwards"), ("before", "afterward"),
     ("morning", "evening"), ("morning", "afternoon"),
-    ("afternoon", "evening"), ("morning", "night"), ("afternoon", "night"), ("dawn", "dusk"), ("sunrise", "sunset"),
+    ("afternoon", "evening"), ("morning", "night"), ("afternoon", "night"),
+    *itertools.product(("dawn", "sunrise"), ("dusk", "sunset")),
     ("biweekly", "every"),
     ("biweekly", "weekly"), ("max", "after"), ("max", "from"), ("min", "before"), ("min", "by"), ("min", "until"),
     ("max", "minimum"), ("min", "maximum"), ("max", "least"), ("min", "most"), ("min", "tops"),
@@ -3895,7 +3896,7 @@ def _opens_with_subject(one: _Analysis, words: list[str]) -> bool:
 _CLOSING = " .!;"  # what may close a sentence or not, the same
 _USERS = ("user's ", "the user's ")
 _POSSESSIVES = ("her ", "his ", "their ", "my ", "our ", *_USERS)
-_USER_OPENING = _Regex(r"(?:the )?user (?!')")  # "User works ...": the user as the subject, not as an owner
+_USER_OPENING = _Regex(r"\A(?:the )?user ")  # "User works ...": the user as the subject, opening the text
 _SMALL_VERB = _Regex(r"(?:is|are|was|were|has|had)\s+")
 _PRONOUNS = _Regex(r"\b(?:he|she|they|him|her|them|his|hers|their|theirs|himself|herself|themselves)\b")
 

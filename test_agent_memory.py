@@ -3008,6 +3008,7 @@ class ContradictionsAreNeverMerged(unittest.TestCase):
         ("Does own conditioning runs at La Joliette docks at dusk on Sundays.",  # held-out 272: merged at 0.84
          "Trains own precision jumps at La Joliette docks at dawn on Sundays."),
         ("Photographs the harbour at sunrise on Saturdays.", "Photographs the harbour at sunset on Saturdays."),
+        ("Lets the hens out at sunrise.", "Lets the hens out at dusk."),  # review: any of the one, any of the other
         # another week of the month (review: "second" read as a unit of time)
         ("Sprint review is on the first Tuesday of the month.", "Sprint review is on the second Tuesday of the month."),
         # "prefers X to Y" turned round, or said with "over" the other way (review)
