@@ -2445,6 +2445,16 @@ class FeaturesReadValuesOneWay(unittest.TestCase):
         self.assertEqual(action_beside("Kitchen fitter starts replacing units on 3 March.",
                                        "Kitchen fitter starts replacing Howdens units on 3 March."), "merge")
 
+    def test_grown_revised_rebooked_and_gone_up_are_changes(self):  # 21 updates of the sets added beside the old value
+        for text in ("Squad has grown to 27 athletes.", "Target for the Gdansk half marathon revised to 1:40.",
+                     "Network+ exam rebooked for 10 January at the Pearson VUE centre in Leeds.",
+                     "FTP retested at 326 W in November, weight still 71 kg",
+                     "Teachers' Pension went up to about 1,720 pounds a month.", "Log sorting expanded to 30 bays.",
+                     "Dairy contracting is around Carrick-on-Suir these days."):
+            with self.subTest(text=text):
+                self.assertTrue(am._analyse(text).updating)
+        self.assertEqual(action_beside("Squad is 22 athletes aged 14-18.", "Squad has grown to 27 athletes."), "judge")
+
     def test_from_one_value_to_another_is_a_change_but_a_range_of_numbers_is_not(self):
         self.assertTrue(am._analyse("Moved hosting from Vercel to Cloudflare Pages.").updating)
         for text in ("The office is open from 9am to 5pm.", "Severity ratings go from 1 to 4.",
