@@ -1679,12 +1679,14 @@ _UPDATE_MARKERS = _Regex(  # (the lookahead, each marker's first letter, spares 
     r"reduced|lowered|cut|replaced|(?<!\w )replacing(?= (?-i:[A-Z]))|is replacing(?= (?-i:[A-Z]))|swapped|renamed|"
     r"migrated|no longer|instead(?! of)|anymore|any more|"
     r"has started|have started|started using|stopped|updated|extended|shortened|postponed|rescheduled|delayed|slipped|pushed back|brought forward|"
-    r"revised|rebooked|retested|went up|gone up|went down|gone down|has grown|have grown|grown to|expanded to|these days|"
+    r"(?<![\w\s])new(?= (?:[\w-]+ ){0,3}is\b)|(?<![\w\s])current(?= (?:[\w-]+ ){0,3}is\b)|revised|rebooked|"
+    r"retested|went up|gone up|went down|gone down|has grown|have grown|grown to|expanded to|these days|"
     r"(?<!the )(?<!on )(?<!top )(?<!bottom )(?<!is )(?<!are )(?<!be )(?<!been )(?<!was )(?<!were )left(?! (?:side|hand|knee|foot|ankle|leg|arm|shoulder|hip|eye|ear|"
     r"wrist|elbow|ring|index|middle|little|pinky|thumb|big toe|achilles|calf|hamstring|quad|lung|click|pane|panel|"
     r"column|margin|sidebar|corner|lane|turn))|took over|has taken over|have taken over|from (?!\d)\S+ to|"
     r"(?<!a )(?<!is )(?<!are )(?<!be )(?<!been )(?<!was )(?<!were )retired(?=\s*(?:$|[.;,:)!]|(?:in|last|from|and)\b))"
-    r")\b",  # "Sam left Google", not "left knee"; "since Fiona retired", not "retired clergy"; ", replacing Gareth
+    r")\b",  # "Sam left Google", not "left knee"; "since Fiona retired", not "retired clergy"; "New manager is
+    # Kerry Walsh" opening the text, not "New starters are given a buddy" (a rule for all); ", replacing Gareth
     # Price" or "is replacing Gareth Price", not "replacing kube-proxy", "needs replacing", nor a task a word names
     # before it: "Quote for replacing Velux windows", "starts replacing Howdens units on 3 March"
     re.IGNORECASE,

@@ -2455,6 +2455,20 @@ class FeaturesReadValuesOneWay(unittest.TestCase):
                 self.assertTrue(am._analyse(text).updating)
         self.assertEqual(action_beside("Squad is 22 athletes aged 14-18.", "Squad has grown to 27 athletes."), "judge")
 
+    def test_a_new_or_current_one_opening_the_text_is_a_change(self):  # 14 updates of the sets added beside the old
+        for text in ("New manager is Kerry Walsh; swap requests still go on the staff WhatsApp.",
+                     "New external DGSA is Aileen Ross of Highland Compliance.",
+                     "Current fares table is fares_v2025_03.xml, pushed to ETMs overnight."):
+            with self.subTest(text=text):
+                self.assertTrue(am._analyse(text).updating)
+        for text in ("New starters are given a buddy for the first month.",  # a rule for all of them
+                     "Uses a new laptop for the site visits.", "The new garden is on the south side."):
+            with self.subTest(text=text):
+                self.assertFalse(am._analyse(text).updating)
+        self.assertEqual(action_beside("Manager is Darren Pike; shift swaps go on the staff WhatsApp group.",
+                                       "New manager is Kerry Walsh; swap requests still go on the staff WhatsApp."),
+                         "judge")
+
     def test_from_one_value_to_another_is_a_change_but_a_range_of_numbers_is_not(self):
         self.assertTrue(am._analyse("Moved hosting from Vercel to Cloudflare Pages.").updating)
         for text in ("The office is open from 9am to 5pm.", "Severity ratings go from 1 to 4.",
