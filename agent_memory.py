@@ -4635,8 +4635,8 @@ class MergeDetector:
     - ``"judge"``, a question for an LLM: a conflicting pair however similar; a
       new fact that says something changed about a name or number of its best
       match, if that is past the add threshold, or else of another entry (the
-      one naming it beside another number, or the most similar: its index and
-      similarity are returned), or in two or more of its best match's words;
+      one naming it or a value of its kind beside another number, or the most
+      similar: its index and similarity are returned), or in two or more of its best match's words;
       the rest of the band between the thresholds;
     - ``"add"``: similarity <= add_threshold, or a sibling fact between the
       thresholds (a different name or identifier on each side, not one of them
@@ -4719,14 +4719,27 @@ class MergeDetector:
 
     def _updated_entry(self, new: _Analysis, similarities: list[float]) -> Optional[int]:
         """The entry a fact announcing a change most likely updates: one sharing a name or number
-        with it; if the fact gives a new number, best one holding another ("Django 4.2" for "Upgraded
-        Django to 5.0", not "django-celery-results"); then the most similar. None if none shares."""
+        with it, or a value of the same kind ("CEM40" for "Mount upgraded to a CEM70", "5 mg" for
+        "increased her amlodipine to 10 mg"); if the fact gives a new number, best one holding another
+        ("Django 4.2" for "Upgraded Django to 5.0", not "django-celery-results"); then the most
+        similar. None if none shares."""
         def rank(index: int) -> tuple[bool, float]:
             old = self._analysis(index)
             unmatched = [_unmatched(text.specific, text, other) for text, other in ((new, old), (old, new))]
             return all(any(key[0].isdigit() for key in keys) for keys in unmatched), similarities[index]
-        sharing = [index for index in range(len(self._corpus)) if self._analysis(index).specific & new.specific]
+        kinds = _value_kinds(new.specific)
+        sharing = [index for index in range(len(self._corpus)) if self._analysis(index).specific & new.specific
+                   or kinds and not kinds.isdisjoint(_value_kinds(self._analysis(index).specific))]
         return max(sharing, key=rank) if sharing else None
+
+
+def _value_kinds(keys: frozenset[str]) -> set[str]:
+    """The kinds of the values among ``keys``: the letters around their digits ("cem#" for "cem70",
+    "# mg" for "10 mg", "v#" for "v0.5.1")."""
+    return {_DIGITS.sub("#", key) for key in keys if not key.isalpha() and any(map(str.isalpha, key))}
+
+
+_DIGITS = _Regex(r"[\d.]+")
 
 
 # ------------------------------------------------------------------ facts ----

@@ -5142,6 +5142,17 @@ class TheJudgeBandAsksTheLLM(ManagerTestCase):
         self.assertEqual((result.action, result.index, result.previous), ("replaced", 0, django))
         self.assertIn(django, llm.calls[0][1])
 
+    def test_an_announced_change_is_asked_about_the_entry_holding_a_value_of_its_kind(self):  # held-out 10, 162
+        detector = am.MergeDetector()
+        detector.fit(["Main scope is a Celestron EdgeHD 8 on a CEM40 mount.", "Guides with a ZWO ASI120MM Mini.",
+                      "Images from a Bortle 6 back garden."])
+        self.assertEqual(detector.classify("Mount upgraded to a CEM70.")[:2], ("judge", 0))  # "CEM40": cem#
+        detector.fit(["Takes amlodipine 5 mg with her breakfast.", "Sees the practice nurse every March.",
+                      "Walks the dog for 30 minutes after lunch."])
+        self.assertEqual(detector.classify("The GP has increased the dose to 10 mg.")[:2], ("judge", 0))  # "# mg"
+        self.assertEqual(am._value_kinds(frozenset(("cem70", "10 mg", "v0.5.1", "2024", "12:30", "pat"))),
+                         {"cem#", "# mg", "v#"})  # no bare number, time or word
+
     def test_a_change_told_in_the_entrys_plain_words_is_asked_about(self):
         # No name or number in common (the values outweigh the words, so the cosine is low), but a
         # word of change and the entry's own words (held-out 16, 18, 19): an update, which an add
