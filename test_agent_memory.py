@@ -2450,10 +2450,13 @@ class FeaturesReadValuesOneWay(unittest.TestCase):
                      "Network+ exam rebooked for 10 January at the Pearson VUE centre in Leeds.",
                      "FTP retested at 326 W in November, weight still 71 kg",
                      "Teachers' Pension went up to about 1,720 pounds a month.", "Log sorting expanded to 30 bays.",
-                     "Dairy contracting is around Carrick-on-Suir these days."):
+                     "Dairy contracting is around Carrick-on-Suir these days.",
+                     # "up to" after "went" or "gone" is no bound, "max" (43 updates of the sets added)
+                     "User's match fee went up to \u00a395 per game.", "Tune-up price has gone up to $110."):
             with self.subTest(text=text):
                 self.assertTrue(am._analyse(text).updating)
         self.assertEqual(action_beside("Squad is 22 athletes aged 14-18.", "Squad has grown to 27 athletes."), "judge")
+        self.assertEqual(am._normalise("Seats up to 40 guests."), "Seats max 40 guests.")
 
     def test_a_new_or_current_one_opening_the_text_is_a_change(self):  # 14 updates of the sets added beside the old
         for text in ("New manager is Kerry Walsh; swap requests still go on the staff WhatsApp.",
