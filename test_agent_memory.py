@@ -2452,7 +2452,10 @@ class FeaturesReadValuesOneWay(unittest.TestCase):
                      "Teachers' Pension went up to about 1,720 pounds a month.", "Log sorting expanded to 30 bays.",
                      "Dairy contracting is around Carrick-on-Suir these days.",
                      # "up to" after "went" or "gone" is no bound, "max" (43 updates of the sets added)
-                     "User's match fee went up to \u00a395 per game.", "Tune-up price has gone up to $110."):
+                     "User's match fee went up to \u00a395 per game.", "Tune-up price has gone up to $110.",
+                     "Apprentice pay rose to 10.50 pounds an hour.", "Square's card fee dropped to 1.69%.",
+                     "QC spike threshold tightened to 0.5 C.", "Got a new phone, a Google Pixel 8a.",
+                     "Renewed IRATA Level 1 \u2014 new expiry 11 October 2028."):
             with self.subTest(text=text):
                 self.assertTrue(am._analyse(text).updating)
         self.assertEqual(action_beside("Squad is 22 athletes aged 14-18.", "Squad has grown to 27 athletes."), "judge")
