@@ -1682,7 +1682,7 @@ _UPDATE_MARKERS = _Regex(  # (the lookahead, each marker's first letter, spares 
     r"has started|have started|started using|stopped|updated|extended|shortened|postponed|rescheduled|delayed|slipped|pushed back|brought forward|"
     r"(?<![\w\s])new(?= (?:[\w-]+ ){0,3}is\b)|(?<![\w\s])current(?= (?:[\w-]+ ){0,3}is\b)|revised|rebooked|"
     r"retested|went up|gone up|went down|gone down|has grown|have grown|grown to|expanded to|these days|"
-    r"rising to|risen to|rose to|fell to|fallen to|dropped to|tightened|loosened|got a new|bought a new|new expiry|"
+    r"gone onto|gone on to|went onto|rising to|risen to|rose to|fell to|fallen to|dropped to|tightened|loosened|got a new|bought a new|new expiry|"
     r"(?<!the )(?<!on )(?<!top )(?<!bottom )(?<!is )(?<!are )(?<!be )(?<!been )(?<!was )(?<!were )left(?! (?:side|hand|knee|foot|ankle|leg|arm|shoulder|hip|eye|ear|"
     r"wrist|elbow|ring|index|middle|little|pinky|thumb|big toe|achilles|calf|hamstring|quad|lung|click|pane|panel|"
     r"column|margin|sidebar|corner|lane|turn))|took over|has taken over|have taken over|from (?!\d)\S+ to|"

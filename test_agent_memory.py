@@ -2455,7 +2455,8 @@ class FeaturesReadValuesOneWay(unittest.TestCase):
                      "User's match fee went up to \u00a395 per game.", "Tune-up price has gone up to $110.",
                      "Apprentice pay rose to 10.50 pounds an hour.", "Square's card fee dropped to 1.69%.",
                      "QC spike threshold tightened to 0.5 C.", "Got a new phone, a Google Pixel 8a.",
-                     "Renewed IRATA Level 1 \u2014 new expiry 11 October 2028."):
+                     "Renewed IRATA Level 1 \u2014 new expiry 11 October 2028.",
+                     "Iain has gone onto fixed day shifts as a ranger at Glenmore."):  # held-out 234: merged
             with self.subTest(text=text):
                 self.assertTrue(am._analyse(text).updating)
         self.assertEqual(action_beside("Squad is 22 athletes aged 14-18.", "Squad has grown to 27 athletes."), "judge")
