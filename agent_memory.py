@@ -3166,7 +3166,8 @@ _USER_WORD = _Regex(r"\buser\b(?!')")  # the user, not as an owner
 
 def _doer_turned(a: _Analysis, b: _Analysis) -> bool:
     """Is the user the one who acts in one text and someone it names the one in the other, each
-    told of after the same verb in the other text, within three words or after "to" ("User gives
+    told of after the same verb in the other text, within three words (a name within four), or
+    after "to" or "for" ("User gives
     Jade a lift to the yard when Jade's car is in the garage" / "Jade gives the user a lift ... when
     the user's car is in the garage", "User collects his sister Katrin from Vienna airport" /
     "User's sister Katrin collects the user from Vienna airport")? Who does it for whom, turned
@@ -3175,7 +3176,9 @@ def _doer_turned(a: _Analysis, b: _Analysis) -> bool:
     Saturdays", "Sends the quarterly accounts to the committee" / "The committee sends her its
     spending requests").
     The one who acts opens the text, after a role or the user's at most (``_acting``: "Neighbour
-    Mme Roux feeds ...", not "A Rayburn heats the farmhouse" / "Heats the house with a Rayburn"),
+    Mme Roux feeds ...", "Senior scientist Dr Omar Siddiqui reviews her ...", not "A Rayburn heats
+    the farmhouse" / "Heats the house with a Rayburn"; a word in -s opening it may be a noun:
+    ``_readings``),
     the verb right after, none that each does to the other ("User meets Jade for lunch" / "Jade meets
     the user for lunch"); and the verb comes once in each text: not both doing it ("Janet drives on
     Mondays and the user drives on Fridays"), nor doing it with the other ("Swaps cuttings with
@@ -3186,23 +3189,35 @@ def _doer_turned(a: _Analysis, b: _Analysis) -> bool:
     the Pi" / "The Pi runs Chromium"), and names turned round with all else kept are ``_roles_turned``."""
     if a.folded.partition(" ")[0] == b.folded.partition(" ")[0]:
         return False  # (cheap first: the same word opens most pairs, and the same one then acts in both)
-    words = [_user_named(text) for text in (a, b)]
-    with_user = "user" in words[0][:3] or "user" in words[1][:3]
-    one, two = (_acting(text, said, other) for text, said, other in zip((a, b), words, (b, a)))
-    if one is None or two is None:
+    for (words_a, one), (words_b, two) in itertools.product(_readings(a, b), _readings(b, a)):
+        if one and two and _word_key(one[1]) == _word_key(two[1]) and one[0] != two[0]:
+            break  # the same verb, someone else doing it
+    else:
         return False
-    (doer, verb), (other_doer, other_verb) = one, two
-    if (_word_key(verb) != _word_key(other_verb) or doer == other_doer or verb in _MUTUAL_VERBS
-            or with_user and "user" not in (doer, other_doer)
+    (doer, verb), (other_doer, other_verb), words = one, two, [words_a, words_b]
+    with_user = "user" in words[0][:3] or "user" in words[1][:3]
+    if (verb in _MUTUAL_VERBS or with_user and "user" not in (doer, other_doer)
             or any(sum(word in (verb, other_verb) for word in said) > 1 for said in words)):  # "lend" or "lends"
         return False
-    def told_after(who: str, said: list[str], verb: str) -> bool:  # within three words, or after "to"
+    def told_after(who: str, said: list[str], verb: str) -> bool:
         rest = said[said.index(verb) + 1:]
-        if who != "user" and any(word == "to" and who in rest[at + 1:at + 5] for at, word in enumerate(rest)):
-            return True  # "... to the committee", "... to support act Paper Lanterns"
-        names = {"user", *_USER_UNNAMED} if who == "user" else {who}
-        return with_user and "with" not in rest[:3] and any(_unowned(word) in names for word in rest[:3])
+        if who != "user" and any(word in ("to", "for") and who in rest[at + 1:at + 6] for at, word in enumerate(rest)):
+            return True  # "... to the committee", "Covers for B2 avionics engineer Siobhán Doyle ..."
+        if not with_user or "with" in rest[:3]:
+            return False
+        if who == "user":  # within three words ("Runs PhotoPrism in Docker in her study": a place)
+            return any(_unowned(word) in ("user", *_USER_UNNAMED) for word in rest[:3])
+        return any(_unowned(word) == who for word in rest[:4])  # "reviews reservations manager Sven Odermatt's"
     return told_after(other_doer, words[0], verb) and told_after(doer, words[1], other_verb)
+
+
+def _readings(text: _Analysis, other: _Analysis) -> list[tuple[list[str], Optional[tuple[str, str]]]]:
+    """The ways to read who acts in ``text`` (``_acting``), each with the words read: with the user
+    acting unnamed where a word in -s opens it (``_user_named``: "Borrows sister Femke's bakfiets"),
+    then as written, for that word may be a plural noun ("Reservations manager Sven Odermatt reviews
+    her weekly forecast")."""
+    named, written = _user_named(text), _TURN_WORD.findall(text.folded)
+    return [(said, _acting(text, said, other)) for said in ([named, written] if named[1:] == written else [named])]
 
 
 # Verbs each side does to the other at once: "User meets Jade ..." is "Jade meets the user ..."
@@ -3235,7 +3250,7 @@ def _acting(text: _Analysis, words: list[str], other: _Analysis) -> Optional[tup
         verb = words[2]  # a group the other text sends to: "The committee sends her ..." / "Sends ... to the committee"
         if verb.isalpha() and verb not in _STOP_WORDS and not _SMALL_VERB.fullmatch(verb + " "):
             return words[1], verb
-    for at in range(min(3, len(words) - 1)):
+    for at in range(min(5, len(words) - 1)):
         word, verb = words[at], words[at + 1]
         if any(before in _STOP_WORDS for before in words[:at]):
             return None

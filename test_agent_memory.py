@@ -3855,6 +3855,16 @@ class ContradictionsAreNeverMerged(unittest.TestCase):
                 ("Paper Lanterns lend their PA speakers to Ewan for \u00a340 a night, charged to the band.",
                  "Ewan lends his PA speakers to support act Paper Lanterns for \u00a340 a night, credited to the band.",
                  True),
+                # a role of up to three words before the name; a plural noun opening the text; "for" as "to"
+                # (held-out 278: merged at 1.00, 0.95 and 0.93; held-out 274 at 0.75)
+                ("She reviews reservations manager Sven Odermatt's weekly occupancy forecast before it goes to "
+                 "revenue.", "Reservations manager Sven Odermatt reviews her weekly occupancy forecast before it "
+                 "goes to revenue.", True),
+                ("She reviews Dr Omar Siddiqui's instrument time allocation each quarter.",
+                 "Senior scientist Dr Omar Siddiqui reviews her instrument time allocation each quarter.", True),
+                ("Covers for B2 avionics engineer Siobh\u00e1n Doyle on simple avionics checks when Siobh\u00e1n is off.",
+                 "B2 avionics engineer Siobh\u00e1n Doyle covers for her on simple structural checks when she is off.",
+                 True),
                 ("Chromium runs on the Pi in kiosk mode.", "The Pi runs Chromium in kiosk mode.", False),  # no "to"
                 ("Ewan lends his PA speakers to Paper Lanterns.",  # to the same one in both
                  "Paper Lanterns borrow PA speakers from Ewan.", False),
