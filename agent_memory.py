@@ -2914,15 +2914,30 @@ def _unshortened(keys: set[str], others: set[str], other: _Analysis) -> list[str
     start ("Co." / "County", "EN" / "English"), or, in eight letters at most, the starts of its
     words in a row ("GSheet" / "Google Sheet", "InfoSec" / "Information Security", "DoS" /
     "Director of Studies", "LISA" / "Lifetime ISA"); nor start one of its names. Letters only:
-    "erg-race" is no shortening of "erg-race2", another display."""
+    "erg-race" is no shortening of "erg-race2", another display. Each key is looked up, not
+    compared with every name and word: a list of hundreds of names stays quick."""
     words = _TURN_WORD.findall(other.folded)
-    return [key for key in keys if not key.isalpha() or not (len(key) <= 8 and _starts_of(key, words) or any(
-        name != key and name.isalpha() and (name.startswith(key) or key.startswith(name)) for name in others))]
+    pairs: dict[str, list[int]] = {}  # where each two first letters of words in a row are: "hl" of "HM Land"
+    for at in range(len(words) - 1):
+        pairs.setdefault(words[at][0] + words[at + 1][0], []).append(at)
+    names = sorted(name for name in others if name.isalpha())
+    held = set(names)
+    def shortening(key: str) -> bool:
+        # a run of starts opens where the second word starts with a letter of the key after its first
+        if len(key) <= 8 and _starts_of(key, words, set(itertools.chain.from_iterable(
+                pairs.get(key[0] + letter, ()) for letter in key[1:]))):
+            return True
+        after = bisect.bisect_right(names, key)  # the names that start with the key come right after it
+        return (after < len(names) and names[after].startswith(key)
+                or any(key[:end] in held for end in range(1, len(key))))
+    return [key for key in keys if not key.isalpha() or not shortening(key)]
 
 
-def _starts_of(key: str, words: list[str]) -> bool:
-    """Is ``key`` made of the starts of two ``words`` or more in a row ("hmlr": "HM Land Registry")?"""
-    for at, first in enumerate(words):
+def _starts_of(key: str, words: list[str], places: Optional[Iterable[int]] = None) -> bool:
+    """Is ``key`` made of the starts of two ``words`` or more in a row ("hmlr": "HM Land Registry")?
+    ``places``, if given, are where in ``words`` such a run may open; else anywhere."""
+    for at in range(len(words)) if places is None else places:
+        first = words[at]
         if first[0] != key[0] or first.startswith(key):
             continue
         cut = {0}  # how much of the key the words so far can make: each makes one letter at least
