@@ -2578,15 +2578,13 @@ class FeaturesReadValuesOneWay(unittest.TestCase):
             am._analyse("Race display: Raspberry Pi 4 'erg-race' runs Venue Race v3.3 on the projector."),
             am._analyse("Gym display: Raspberry Pi 4 'erg-race2' runs Venue Race v3.3 on the 43\" TV."), surest=True))
 
-    def test_long_lists_of_names_are_checked_for_shortenings_quickly(self):  # review of 18b75ff, 08802d6
+    def test_long_lists_of_names_are_looked_up_for_shortenings(self):  # review of 18b75ff, 08802d6
         # 1,000 names on each side, all starting with "M": each compared with every name and with the words at
-        # every "m", as before, took seconds; each looked up, milliseconds
+        # every "m" took seconds; each is looked up now (its time is not asserted here: see benchmarks/perf.py)
         names = ["M" + "".join(letters) for letters in itertools.product("aeiou", "lnrst", "aeiou", "kvzr", "aey")]
         old = am._analyse("Guests: " + ", ".join(name for name in names if name[-1] != "y") + ".")
         new = am._analyse("Guests: " + ", ".join(name for name in names if name[-1] != "a") + ".")
-        start = time.monotonic()
         self.assertTrue(am._specifics_differ(old, new, surest=True))  # "Malakea" and "Malakey": two guests
-        self.assertLess(time.monotonic() - start, 1.0)
         # the same answers as comparing each: a name's start, a name it starts, the starts of words in a row
         words = ["puts", "gbp300", "into", "a", "lifetime", "isa"]
         self.assertEqual(am._unshortened({"lisa", "co", "county", "leo", "lis"}, {"cou", "lisabon", "col"},
