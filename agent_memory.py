@@ -1676,19 +1676,23 @@ _ADDING_MARKERS = _Regex(r"\b(?:also|too|as well|another|one more|an? (?:second|
                          r"spares?(?![\s-]+(?:time|moments?|(?:bed)?rooms?)\b)|either(?=\s*(?:[.;,!?]|$)))\b",
                          re.IGNORECASE)
 _UPDATE_MARKERS = _Regex(  # (the lookahead, each marker's first letter, spares trying them all at each word)
-    r"\b(?=[abcdefghilmnoprstuw])(?:now|moved|switched|changed|upgraded|downgraded|bumped|raised|increased|decreased|"
+    r"\b(?=[abcdefghilmnprstuw])(?:now|moved|switched|changed|upgraded|downgraded|bumped|raised|increased|decreased|"
     r"reduced|lowered|cut|replaced|(?<!\w )replacing(?= (?-i:[A-Z]))|is replacing(?= (?-i:[A-Z]))|swapped|renamed|"
     r"migrated|no longer|instead(?! of)|anymore|any more|"
     r"has started|have started|started using|stopped|updated|extended|shortened|postponed|rescheduled|delayed|slipped|pushed back|brought forward|"
-    r"(?<![\w\s])new(?= (?:[\w-]+ ){0,3}is\b)|(?<![\w\s])current(?= (?:[\w-]+ ){0,3}is\b)|revised|rebooked|"
-    r"retested|went up|gone up|went down|gone down|has grown|have grown|grown to|expanded to|these days|"
-    r"gone onto|gone on to|went onto|rising to|risen to|rose to|fell to|fallen to|dropped to|tightened|loosened|got a new|bought a new|new expiry|"
+    r"(?<![\w\s])new(?! (?:york|zealand|jersey|relic|delhi|mexico|england|hampshire|orleans|forest|south wales)\b)"
+    r"(?= (?:[\w-]+ ){0,3}is\b)|(?<![\w\s])current(?! accounts?\b)(?= (?:[\w-]+ ){0,3}is\b)|revised|rebooked|"
+    r"retested|went up|gone up|went down|gone down|grown to|expanded to|these days|gone onto|gone on to|went onto|"
+    r"rising to|risen to|r(?<=(?-i:r))ose to|fell to|fallen to|dropped to|tightened(?! to [\d.]+ ?(?:nm|ft|lb))|loosened|"
+    r"got a new|bought a new|new expiry|"
     r"(?<!the )(?<!on )(?<!top )(?<!bottom )(?<!is )(?<!are )(?<!be )(?<!been )(?<!was )(?<!were )left(?! (?:side|hand|knee|foot|ankle|leg|arm|shoulder|hip|eye|ear|"
     r"wrist|elbow|ring|index|middle|little|pinky|thumb|big toe|achilles|calf|hamstring|quad|lung|click|pane|panel|"
     r"column|margin|sidebar|corner|lane|turn))|took over|has taken over|have taken over|from (?!\d)\S+ to|"
     r"(?<!a )(?<!is )(?<!are )(?<!be )(?<!been )(?<!was )(?<!were )retired(?=\s*(?:$|[.;,:)!]|(?:in|last|from|and)\b))"
     r")\b",  # "Sam left Google", not "left knee"; "since Fiona retired", not "retired clergy"; "New manager is
-    # Kerry Walsh" opening the text, not "New starters are given a buddy" (a rule for all); ", replacing Gareth
+    # Kerry Walsh" opening the text, not "New starters are given a buddy" (a rule for all), "New York office is
+    # ..." or "Current account is with Barclays"; "tightened" but not to a torque ("to 160 Nm"), "rose to" but not
+    # "Introduced Rose to the team"; ", replacing Gareth
     # Price" or "is replacing Gareth Price", not "replacing kube-proxy", "needs replacing", nor a task a word names
     # before it: "Quote for replacing Velux windows", "starts replacing Howdens units on 3 March"
     re.IGNORECASE,

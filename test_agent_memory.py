@@ -2469,7 +2469,11 @@ class FeaturesReadValuesOneWay(unittest.TestCase):
             with self.subTest(text=text):
                 self.assertTrue(am._analyse(text).updating)
         for text in ("New starters are given a buddy for the first month.",  # a rule for all of them
-                     "Uses a new laptop for the site visits.", "The new garden is on the south side."):
+                     "Uses a new laptop for the site visits.", "The new garden is on the south side.",
+                     # names and terms (review of 7c7d5a3, 9648049)
+                     "New York office is on 5th Avenue.", "New Relic is the APM for the iOS app.",
+                     "Current account is with Barclays.", "Wheel nuts are tightened to 160 Nm.",
+                     "Introduced Rose to the team in May.", "Has grown tomatoes on the allotment for years."):
             with self.subTest(text=text):
                 self.assertFalse(am._analyse(text).updating)
         self.assertEqual(action_beside("Manager is Darren Pike; shift swaps go on the staff WhatsApp group.",
