@@ -3280,6 +3280,25 @@ def _acting(text: _Analysis, words: list[str], other: _Analysis) -> Optional[tup
     return None
 
 
+# "from the counter-fraud unit (lead: Craig Dunn) to handlers": where from, where to, within a sentence
+_FROM_TO = _Regex(r"\bfrom ([^.;]{1,60}?) (?:to|into) ([^.;]{1,50})")
+
+
+def _from_to_swapped(a: _Analysis, b: _Analysis) -> bool:
+    """Does one text send something from where the other sends it to, and to where the other sends
+    it from ("Fraud feedback goes from the counter-fraud unit (lead: Craig Dunn) to handlers" /
+    "Fraud referrals go from handlers to the counter-fraud unit ...")? The way turned round,
+    whatever else is reworded: a restatement keeps both ends where they are. The end after "to" is
+    read in its first five words ("to handlers via a ClaimCenter activity")."""
+    if "from " not in a.folded or "from " not in b.folded:
+        return False  # (cheap first: most texts tell of no way)
+    def keys(words: str, most: int = 60) -> set[str]:
+        return {_word_key(word) for word in _TURN_WORD.findall(words)[:most]} - _STOP_WORDS
+    ways = [[(keys(start), keys(end, 5)) for start, end in _FROM_TO.findall(text.folded)] for text in (a, b)]
+    return any(start and other_start and start & other_end and other_start & end and not start & other_start
+               for start, end in ways[0] for other_start, other_end in ways[1])
+
+
 def _direction_turned(a: _Analysis, b: _Analysis) -> bool:
     """Does a place one text goes from stand where the other goes to, and not where it goes from,
     on a way back or home ("Drives Nana Joan from Headingley to the ceremony" / "Drives Nana Joan
@@ -3670,6 +3689,7 @@ def _conflicting(old: _Analysis, new: _Analysis) -> bool:
             or _places_swapped(old, new) or _scope_swapped(old, new)
             or _grades_differ(old, new) or _rates_differ(old, new) or _words_exchanged(old, new)
             or _roles_turned(old, new) or _doer_turned(old, new) or _direction_turned(old, new)
+            or _from_to_swapped(old, new)
             or _duties_exchanged(old, new) or _owner_moved(old, new) or _condition_turned(old, new)
             or _relatives_differ(old, new)
             or _someone_else(old, new) or _exception_added(old, new) or _exception_added(new, old)
