@@ -1135,9 +1135,11 @@ def _metric(match: re.Match[str]) -> str:
     return f"{_point_moved(grams, -3)} kg" if float(grams) >= 1000 else f"{grams} gram"
 
 
-_RATE_BEFORE = _Regex(r"(?:(?:\d\S*|\b(?:two|three|four|five|six|seven|eight|nine|ten|eleven|twelve))\s+[^\W\d]+|"
+_RATE_BEFORE = _Regex(r"(?:(?:\d\S*|\b(?:two|three|four|five|six|seven|eight|nine|ten|eleven|twelve))\s+"
+                      r"(?!(?:over|in|within|for|after|under|across|during|by)\W*$)[^\W\d]+|"
                       r"\d\S*|\b(?:once|twice|times|per|every|each|of))\W*$",
-                      re.IGNORECASE)  # "twice a week", "six events a year", "a tenth of an hour": no "1 week"
+                      re.IGNORECASE)  # "twice a week", "six events a year", "a tenth of an hour": no "1 week";
+# but "100% over one day" and "more than £100, within a fortnight" are spans, a number before their preposition
 _ISO_DATE = r"(?:19|20)\d\d\.\d\d\.\d\d"  # what the date phrases write: "2026.03.31", one atom
 _DATE_ATOM = _Regex(rf"{_ISO_DATE}(?:/{_ISO_DATE})?")  # a date, or a range of dates
 _ORDINAL = _Regex(r"\d(?:st|nd|rd|th)$", re.IGNORECASE)

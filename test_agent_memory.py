@@ -2462,6 +2462,13 @@ class FeaturesReadValuesOneWay(unittest.TestCase):
         self.assertEqual(action_beside("Squad is 22 athletes aged 14-18.", "Squad has grown to 27 athletes."), "judge")
         self.assertEqual(am._normalise("Seats up to 40 guests."), "Seats max 40 guests.")
 
+    def test_a_number_before_a_preposition_makes_no_rate(self):  # held-out 281: merged at 0.74
+        # "100% over one day" is a span of "1 day", as "over one day" is; "six events a year" a rate
+        self.assertIn("1 day", am._normalise("Rollout is staged 10% -> 50% -> 100% over one day."))
+        self.assertTrue(am._conflict("Android production rollout is staged 10% -> 50% -> 100% over three days.",
+                                     "Android hotfix rollout is staged 10% -> 50% -> 100% over one day."))
+        self.assertIn("a year", am._normalise("Runs six events a year."))
+
     def test_a_new_or_current_one_opening_the_text_is_a_change(self):  # 14 updates of the sets added beside the old
         for text in ("New manager is Kerry Walsh; swap requests still go on the staff WhatsApp.",
                      "New external DGSA is Aileen Ross of Highland Compliance.",
