@@ -3237,7 +3237,8 @@ def _readings(text: _Analysis, other: _Analysis) -> list[tuple[list[str], Option
     acting unnamed where a word in -s opens it (``_user_named``: "Borrows sister Femke's bakfiets"),
     then as written, for that word may be a plural noun ("Reservations manager Sven Odermatt reviews
     her weekly forecast")."""
-    named, written = _user_named(text), _TURN_WORD.findall(text.folded)
+    written = _TURN_WORD.findall(text.folded)
+    named = _user_named(text, written)
     return [(said, _acting(text, said, other)) for said in ([named, written] if named[1:] == written else [named])]
 
 
@@ -3246,11 +3247,10 @@ _MUTUAL_VERBS = frozenset("meets met marries married dates dated sees saw knows 
 _USER_UNNAMED = frozenset("her him his she he".split())  # the user, in a text about someone else
 
 
-def _user_named(text: _Analysis) -> list[str]:
-    """The words of ``text``, "user" first where the user acts unnamed: before a verb in -s opening
-    it ("Borrows sister Femke's bakfiets ...", "Does daughter-in-law Camille's shop ..."), or for "she"
-    or "he" opening it ("She clears neighbour Gerry's gutters ...")."""
-    words = _TURN_WORD.findall(text.folded)
+def _user_named(text: _Analysis, words: list[str]) -> list[str]:
+    """The ``words`` of ``text``, "user" first where the user acts unnamed: before a verb in -s
+    opening it ("Borrows sister Femke's bakfiets ...", "Does daughter-in-law Camille's shop ..."), or
+    for "she" or "he" opening it ("She clears neighbour Gerry's gutters ...")."""
     if words[:1] in (["she"], ["he"]):
         return ["user", *words[1:]]
     if (words and words[0].endswith("s") and words[0].isalpha() and (words[0] not in _STOP_WORDS or words[0] == "does")
