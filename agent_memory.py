@@ -2907,21 +2907,26 @@ def _specifics_differ(old: _Analysis, new: _Analysis, surest: bool = False) -> b
     identifiers, and not a name one side writes shortened, as the start of the other's name or
     started by it: "Marion Co. Circuit Court" / "Marion County ...", "the Bergen Phil" / "the Bergen
     Philharmonic", "IATA DGR Cat 6" / "... Category 6", "EN and JA" / "English and Japanese", "M&S" /
-    "Marks & Spencer". Those are restatements far enough apart in words to reach the LLM, not sibling
+    "Marks & Spencer", "AKL" / "Auckland". Those are restatements far enough apart in words to reach the LLM, not sibling
     facts to add unasked."""
     if not surest:
         return bool(_unmatched(old.specific, old, new)) and bool(_unmatched(new.specific, new, old))
     one, other = _unmatched(old.names, old, new), _unmatched(new.names, new, old)
-    return bool(one and other and _unshortened(one, other, new) and _unshortened(other, one, old))
+    return bool(one and other and not _all_shortened(one, other, new, old.acronyms)
+                and not _all_shortened(other, one, old, new.acronyms))
 
 
-def _unshortened(keys: set[str], others: set[str], other: _Analysis) -> list[str]:
-    """The ``keys`` that shorten no name of ``others``, the other text's, nor words of it: a name's
+def _all_shortened(keys: set[str], others: set[str], other: _Analysis, capitals: frozenset[str]) -> bool:
+    """Does each of ``keys`` shorten a name of ``others``, the other text's, or words of it: a name's
     start ("Co." / "County", "EN" / "English"), or, in eight letters at most, the starts of its
     words in a row ("GSheet" / "Google Sheet", "InfoSec" / "Information Security", "DoS" /
-    "Director of Studies", "LISA" / "Lifetime ISA"); nor start one of its names. Letters only:
-    "erg-race" is no shortening of "erg-race2", another display. Each key is looked up, not
-    compared with every name and word: a list of hundreds of names stays quick."""
+    "Director of Studies", "LISA" / "Lifetime ISA"), or start one of its names; or, written in
+    ``capitals``, two to four of them, some letters of a word it capitalises inside it ("MNL" /
+    "Handovers: Manila ...", "VW" / "Volkswagen": codes of airports, languages and makers; its
+    opening word is no name, the sentence capitalises it)? Letters only: "erg-race" is no
+    shortening of "erg-race2", another display. Each key is looked up, not compared with every
+    name and word, but for the codes; and the first key that shortens nothing ends the search: a
+    list of hundreds of names stays quick."""
     words = _TURN_WORD.findall(other.folded)
     pairs: dict[str, list[int]] = {}  # where each two first letters of words in a row are: "hl" of "HM Land"
     for at in range(len(words) - 1):
@@ -2935,8 +2940,17 @@ def _unshortened(keys: set[str], others: set[str], other: _Analysis) -> list[str
             return True
         after = bisect.bisect_right(names, key)  # the names that start with the key come right after it
         return (after < len(names) and names[after].startswith(key)
-                or any(key[:end] in held for end in range(1, len(key))))
-    return [key for key in keys if not key.isalpha() or not shortening(key)]
+                or any(key[:end] in held for end in range(1, len(key)))
+                or key in capitals and 2 <= len(key) <= 4 and any(
+                    _letters_of(key, word) for word, plain in zip(other.words[1:], other.written_plain[1:]) if not plain))
+    return all(key.isalpha() and shortening(key) for key in keys)
+
+
+def _letters_of(key: str, word: str) -> bool:
+    """Is ``key`` a longer ``word`` shortened to some of its letters, the first kept ("MNL" /
+    "Manila", "PT" / "Portuguese")?"""
+    letters = iter(word[1:])
+    return word[0] == key[0] and len(word) > len(key) and all(letter in letters for letter in key[1:])
 
 
 def _starts_of(key: str, words: list[str], places: Optional[Iterable[int]] = None) -> bool:

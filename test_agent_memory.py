@@ -2574,12 +2574,23 @@ class FeaturesReadValuesOneWay(unittest.TestCase):
                          ("Reports audit results to the Information Security Steering Group every second month.",
                           "Presents internal audit results to the InfoSec Steering Group bi-monthly."),
                          ("Saving for a house deposit, paying \u00a3300 a month into a Lifetime ISA.",
-                          "Puts \u00a3300/month into a LISA towards buying a house.")):
+                          "Puts \u00a3300/month into a LISA towards buying a house."),
+                         # a code of some of a word's letters (held-out 285: an airport; 188: a maker)
+                         ("Graham collects the family at Auckland Airport international arrivals in his Toyota Highlander.",
+                          "User's dad Graham does the pickup at AKL international arrivals in his Highlander."),
+                         ("Hauls hold crates around in a 2014 Volkswagen Transporter.",
+                          "Drives a 2014 VW Transporter with hold crates in the back.")):
             with self.subTest(new=new):
                 old_analysis, new_analysis = am._analyse(old), am._analyse(new)
                 self.assertTrue(am._unmatched(old_analysis.names, old_analysis, new_analysis))
                 self.assertFalse(am._specifics_differ(old_analysis, new_analysis, surest=True))
                 self.assertEqual(action_beside(old, new), "judge")
+        # a code's letters are read in a word the other text capitalises inside it, the code written in capitals
+        manila = am._analyse("Operations hand over from Manila to Dublin at 08:00, Dublin to Austin at 16:00.")
+        self.assertTrue(am._all_shortened({"mnl", "au"}, set(), manila, frozenset({"mnl", "au"})))
+        self.assertFalse(am._all_shortened({"mnl"}, set(), manila, frozenset()))  # "mnl", a word in lower case
+        self.assertFalse(am._all_shortened({"ops"}, set(), manila, frozenset({"ops"})))  # capitalised as it opens
+        self.assertFalse(am._all_shortened({"aus"}, set(), am._analyse("Runs on Azure."), frozenset({"aus"})))
         self.assertTrue(am._starts_of("hmlr", ["from", "hm", "land", "registry"]))
         self.assertTrue(am._starts_of("dos", ["director", "of", "studies"]))
         self.assertFalse(am._starts_of("vm", ["a", "vm"]))  # one word is the name itself, or its start
@@ -2598,8 +2609,10 @@ class FeaturesReadValuesOneWay(unittest.TestCase):
         self.assertTrue(am._specifics_differ(old, new, surest=True))  # "Malakea" and "Malakey": two guests
         # the same answers as comparing each: a name's start, a name it starts, the starts of words in a row
         words = ["puts", "gbp300", "into", "a", "lifetime", "isa"]
-        self.assertEqual(am._unshortened({"lisa", "co", "county", "leo", "lis"}, {"cou", "lisabon", "col"},
-                                         am._analyse("Puts GBP300 into a Lifetime ISA.")), ["leo"])
+        lifetime_isa = am._analyse("Puts GBP300 into a Lifetime ISA.")
+        self.assertTrue(am._all_shortened({"lisa", "co", "county", "lis"}, {"cou", "lisabon", "col"}, lifetime_isa,
+                                          frozenset()))
+        self.assertFalse(am._all_shortened({"lisa", "co", "leo"}, {"cou", "lisabon", "col"}, lifetime_isa, frozenset()))
         self.assertTrue(am._starts_of("lisa", words, [4]))
         self.assertFalse(am._starts_of("lisa", words, [0, 1, 2, 3]))  # nowhere a run of them opens
 
