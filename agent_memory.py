@@ -3246,6 +3246,28 @@ def _doer_turned(a: _Analysis, b: _Analysis) -> bool:
     return told_after(other_doer, words[0], verb) and told_after(doer, words[1], other_verb)
 
 
+# Verbs told of one deal from its two sides: one buys what the other sells, borrows what the other lends
+_CONVERSES: dict[str, frozenset[str]] = {}
+for _one, _other in (("buy buys buying bought purchase purchases purchasing purchased", "sell sells selling sold"),
+                     ("borrow borrows borrowing borrowed", "lend lends lending lent")):
+    _CONVERSES.update(dict.fromkeys(_one.split(), frozenset(_other.split())))
+    _CONVERSES.update(dict.fromkeys(_other.split(), frozenset(_one.split())))
+del _one, _other
+
+
+def _converse_by_one(a: _Analysis, b: _Analysis) -> bool:
+    """Does the same one buy in one text and sell in the other, or borrow and lend ("User sells hay
+    to Huw when ..." / "User buys hay from Huw when ...")? Two deals. Both texts open with the same
+    word, or with the two verbs (the user acting unnamed: "Sells hay to Huw" / "Buys hay from Huw").
+    Told from the deal's other side, by the other one, it restates: "Lent sister Fiona £3,000" /
+    "Fiona borrowed £3k from me", "Sells finished rods to anglers" / "His rods are bought by anglers"."""
+    first_a, first_b = a.folded.partition(" ")[0], b.folded.partition(" ")[0]
+    if first_a != first_b and first_b not in _CONVERSES.get(first_a, ()):
+        return False  # (cheap first: most pairs open otherwise, or with the same one doing the same)
+    only_b = set(b.words).difference(a.words)
+    return any(_CONVERSES.get(word, frozenset()) & only_b for word in set(a.words).difference(b.words))
+
+
 def _readings(text: _Analysis, other: _Analysis) -> list[tuple[list[str], Optional[tuple[str, str]]]]:
     """The ways to read who acts in ``text`` (``_acting``), each with the words read: with the user
     acting unnamed where a word in -s opens it (``_user_named``: "Borrows sister Femke's bakfiets"),
@@ -3704,7 +3726,8 @@ def _conflicting(old: _Analysis, new: _Analysis) -> bool:
             or _subject_swapped(old, new)
             or _places_swapped(old, new) or _scope_swapped(old, new)
             or _grades_differ(old, new) or _rates_differ(old, new) or _words_exchanged(old, new)
-            or _roles_turned(old, new) or _doer_turned(old, new) or _direction_turned(old, new)
+            or _roles_turned(old, new) or _doer_turned(old, new) or _converse_by_one(old, new)
+            or _direction_turned(old, new)
             or _from_to_swapped(old, new)
             or _duties_exchanged(old, new) or _owner_moved(old, new) or _condition_turned(old, new)
             or _relatives_differ(old, new)
