@@ -1367,6 +1367,9 @@ _OF_THE_CALENDAR = r"(?=\s+(?:mon|tue|wed|thu|fri|sat|sun|week|day|working|busin
 _YEAR = ("19", "20")
 
 
+_HOURS_AND_A_HALF = {"a": 90, "an": 90, "one": 90, "1": 90, "two": 150, "2": 150, "three": 210, "3": 210}
+
+
 def _hours_in_minutes(match: re.Match[str]) -> str:
     """"1.5 hours" is "90 minutes", "0.25 h" "15 minutes": quarters and halves of an hour, below four
     hours ("32.5 hrs/wk" no one writes in minutes), and not the end of a range ("1-1.5 hours" would
@@ -1487,6 +1490,10 @@ _PHRASES: list[tuple[_Regex, Any, tuple[str, ...]]] = [
     (_Regex(r"(?:\b12 ?|(?<=\bat )|(?<=\bby )|(?<=\buntil )|(?<=\btill )|(?<=\bbefore )|(?<=\bafter )|(?<=\bfrom )|"
             r"(?<=\bto )|(?<=\baround ))(noon|midday|midnight)\b", re.IGNORECASE),
      lambda match: "0:00" if match.group(1).lower() == "midnight" else "12:00", ("noon", "midday", "midnight")),
+    # "an hour and a half" is "90 minutes", as "1.5 hours" is (``_hours_in_minutes``; not a range's end: "one to
+    # one and a half hours")
+    (_Regex(r"(?<!to )(?<![-–])\b(an?|one|two|three|[123])\s(?:hours? and a half|and a half hours?)\b", re.IGNORECASE),
+     lambda match: f"{_HOURS_AND_A_HALF[match.group(1).lower()]} minutes", ("half",)),
     (_Regex(r"\bhalf(?: an |-)hour\b", re.IGNORECASE), "30 minutes", ("half",)),
     (_Regex(r"\bthree[- ]quarters of an hour\b", re.IGNORECASE), "45 minutes", ("quarter",)),
     (_Regex(r"\b(?:a )?quarter(?: of an |-| )hour\b", re.IGNORECASE), "15 minutes", ("quarter",)),

