@@ -3741,27 +3741,34 @@ def _conflicting(old: _Analysis, new: _Analysis) -> bool:
             or _someone_else(old, new) or _exception_added(old, new) or _exception_added(new, old)
             or _environment_named(old, new) or _settings_differ(old, new)
             or _duration_unmeasured(old, new) or _duration_unmeasured(new, old)
-            or _day_part_unlike_clock(old, new) or _day_part_unlike_clock(new, old))
+            or _day_part_unlike(old, new) or _day_part_unlike(new, old))
 
 
 # The hours of each time of day in words, from one hour up to another, past midnight for the night
-_DAY_PARTS = {"morning": (5, 12), "afternoon": (12, 18), "evening": (17, 23), "night": (20, 6), "lunchtime": (11, 15),
-              "overnight": (20, 8)}
+_DAY_PARTS = {part: frozenset(hour % 24 for hour in range(start, end + 24 * (end < start)))
+              for part, start, end in (("morning", 5, 12), ("afternoon", 12, 18), ("evening", 17, 23), ("night", 20, 6),
+                                       ("lunchtime", 11, 15), ("overnight", 20, 8))}
 _DAY_PART_WORD = _Regex(rf"\b({'|'.join(_DAY_PARTS)})s?\b")
 _CLOCK = _Regex(r"(?<![\d.:])(\d{1,2}):\d\d\b")  # "9:00-13:00": "9am-1pm", "21:00", "noon" as the text is normalised
 
 
-def _day_part_unlike_clock(one: _Analysis, other: _Analysis) -> bool:
+def _day_part_unlike(one: _Analysis, other: _Analysis) -> bool:
     """Does ``one`` give a time of day in words ("on weekday evenings") where ``other`` gives clock
     times none of which falls in it ("Mon-Fri 9am-1pm", "The 21:00 handover" / "The morning
-    handover")? Another slot. Each text gives its time only one way; a time that falls in it may
-    restate ("Saturday morning" / "Saturday 10:00")."""
+    handover"), or times of day in words none of which shares an hour with it ("trades Thursday
+    lunchtimes" / "parks the trailer overnight on Thursdays")? Another slot. Each text gives its
+    time only one way; a time that falls in it may restate ("Saturday morning" / "Saturday
+    10:00", "at lunchtime" / "early in the afternoon")."""
     parts = set(_DAY_PART_WORD.findall(one.folded))
-    if not parts or _CLOCK.search(one.folded) or _DAY_PART_WORD.search(other.folded):
+    if not parts or _CLOCK.search(one.folded):
         return False
-    hours = [int(hour) for hour in _CLOCK.findall(other.folded)]
-    return bool(hours) and not any(start <= hour < end if start < end else hour >= start or hour < end
-                                   for part in parts for start, end in (_DAY_PARTS[part],) for hour in hours)
+    others = set(_DAY_PART_WORD.findall(other.folded))
+    if others:  # the words each text holds alone ("Tuesday club night" may stand in both)
+        parts, others = parts - others, others - parts
+        return (bool(parts and others) and not _CLOCK.search(other.folded)
+                and all(_DAY_PARTS[part].isdisjoint(_DAY_PARTS[each]) for part in parts for each in others))
+    hours = {int(hour) for hour in _CLOCK.findall(other.folded)}
+    return bool(hours) and all(_DAY_PARTS[part].isdisjoint(hours) for part in parts)
 
 
 _DURATION_KEY = _Regex(r"(\d+) (?:day|night|week)")  # "14 day": a key of "14 days", "two weeks", "a 14-day trip"

@@ -3437,6 +3437,11 @@ class ContradictionsAreNeverMerged(unittest.TestCase):
         ("Adult beginners class is Saturday 10:00 at Parc Borély, max 14 participants.",
          "Adult advanced class is Saturday afternoon at Parc Borély, max 14 participants."),
         ("The night shift is covered by the agency.", "The 10:00 shift is covered by the agency."),
+        # or times of day in words that share no hour (held-out 289, 253: merged at 0.89, 0.83)
+        ("User also trades Thursday lunchtimes on the Cardiff University pitch off Park Place.",
+         "User also parks her trailer overnight on Thursdays in the Cardiff University car park off Park Place."),
+        ("Swims at Leisureland on Mondays and Thursdays at lunchtime.",
+         "Does aqua aerobics at Leisureland on Mondays and Thursdays in the evening."),
         # held-out 193: someone of the user's, a possessive and a role, a name maybe, before the very words
         # (merged at 0.95 and 0.73)
         ("Posts unidentified Cladonia samples to Dr Rhian Pryce at National Museum Cardiff.",
@@ -3554,11 +3559,14 @@ class ContradictionsAreNeverMerged(unittest.TestCase):
                           "Yoga class is Saturday 10:00 at the community hall."),
                          ("The night shift is covered by the agency.", "The 23:00 shift is covered by the agency."),
                          ("Choir rehearses on Tuesday evenings.", "Choir rehearses on Tuesdays 6pm-8pm."),
+                         ("Walks the dog at lunchtime.", "Walks the dog early in the afternoon."),
+                         ("Pays £5 at the Tuesday club night, in the morning session.",
+                          "Pays £5 at the Tuesday club night for the morning session."),
                          # both ways in one text: the words tell of no slot of their own
                          ("Walks the dog at 7:00 in the morning.", "Walks the dog at 7:00 and in the evening.")):
             with self.subTest(new=new):
-                self.assertFalse(am._day_part_unlike_clock(am._analyse(old), am._analyse(new)))
-                self.assertFalse(am._day_part_unlike_clock(am._analyse(new), am._analyse(old)))
+                self.assertFalse(am._day_part_unlike(am._analyse(old), am._analyse(new)))
+                self.assertFalse(am._day_part_unlike(am._analyse(new), am._analyse(old)))
 
     def test_numbers_moved_in_the_same_words_replace_none(self):
         for old, new in (("Office hours: Mon 9-5, Tue 10-6.", "Office hours: Tue 10-6, Mon 9-5."),
