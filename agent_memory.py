@@ -2948,9 +2948,16 @@ def _all_shortened(keys: set[str], others: set[str], other: _Analysis, capitals:
         after = bisect.bisect_right(names, key)  # the names that start with the key come right after it
         return (after < len(names) and names[after].startswith(key)
                 or any(key[:end] in held for end in range(1, len(key)))
-                or key in capitals and 2 <= len(key) <= 4 and any(
-                    _letters_of(key, word) for word, plain in zip(other.words[1:], other.written_plain[1:]) if not plain))
+                or key in capitals and 2 <= len(key) <= 4 and any(_letters_of(key, word) for word in _capitalised(other)))
     return all(key.isalpha() and shortening(key) for key in keys)
+
+
+def _capitalised(text: _Analysis) -> list[str]:
+    """The words ``text`` capitalises, but a word opening it: the sentence capitalises that ("Auckland"
+    of "The Auckland office ...", not of "Auckland office ...")."""
+    opening = _FOLDED_WORD.search(text.folded)
+    first = int(bool(text.words) and opening is not None and opening.group() == text.words[0])
+    return [word for word, plain in zip(text.words[first:], text.written_plain[first:]) if not plain]
 
 
 def _letters_of(key: str, word: str) -> bool:

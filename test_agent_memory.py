@@ -2599,6 +2599,9 @@ class FeaturesReadValuesOneWay(unittest.TestCase):
         self.assertTrue(am._all_shortened({"mnl", "au"}, set(), manila, frozenset({"mnl", "au"})))
         self.assertFalse(am._all_shortened({"mnl"}, set(), manila, frozenset()))  # "mnl", a word in lower case
         self.assertFalse(am._all_shortened({"ops"}, set(), manila, frozenset({"ops"})))  # capitalised as it opens
+        # but a name after a stop word opening the text is a name (review of e2b93e1)
+        self.assertTrue(am._all_shortened({"akl"}, set(), am._analyse("The Auckland pickup is done by Graham."),
+                                          frozenset({"akl"})))
         self.assertFalse(am._all_shortened({"aus"}, set(), am._analyse("Runs on Azure."), frozenset({"aus"})))
         self.assertTrue(am._starts_of("hmlr", ["from", "hm", "land", "registry"]))
         self.assertTrue(am._starts_of("dos", ["director", "of", "studies"]))
