@@ -2954,7 +2954,10 @@ def _all_shortened(keys: set[str], others: set[str], other: _Analysis, capitals:
 
 def _capitalised(text: _Analysis) -> list[str]:
     """The words ``text`` capitalises, but a word opening it: the sentence capitalises that ("Auckland"
-    of "The Auckland office ...", not of "Auckland office ...")."""
+    of "The Auckland office ...", not of "Auckland office ..."). None where ``written_plain`` could
+    not tell ("Straße" folds longer: it holds every word capitalised)."""
+    if not any(text.written_plain):
+        return []
     opening = _FOLDED_WORD.search(text.folded)
     first = int(bool(text.words) and opening is not None and opening.group() == text.words[0])
     return [word for word, plain in zip(text.words[first:], text.written_plain[first:]) if not plain]

@@ -2602,6 +2602,9 @@ class FeaturesReadValuesOneWay(unittest.TestCase):
         # but a name after a stop word opening the text is a name (review of e2b93e1)
         self.assertTrue(am._all_shortened({"akl"}, set(), am._analyse("The Auckland pickup is done by Graham."),
                                           frozenset({"akl"})))
+        # and none where the case of its words is unknown: "Torstraße" folds longer (review of e2b93e1)
+        self.assertFalse(am._all_shortened({"vw"}, set(), am._analyse("Drives a Skoda to Torstraße, for the view."),
+                                           frozenset({"vw"})))
         self.assertFalse(am._all_shortened({"aus"}, set(), am._analyse("Runs on Azure."), frozenset({"aus"})))
         self.assertTrue(am._starts_of("hmlr", ["from", "hm", "land", "registry"]))
         self.assertTrue(am._starts_of("dos", ["director", "of", "studies"]))
