@@ -1368,6 +1368,15 @@ _YEAR = ("19", "20")
 
 
 _HOURS_AND_A_HALF = {"a": 90, "an": 90, "one": 90, "1": 90, "two": 150, "2": 150, "three": 210, "3": 210}
+_NUMBER_RANGE_BEFORE = _Regex(r"(?:\d|\b(?:one|two|three))\s*(?:[-–—]|\bto|\band|\bor)\s*$", re.IGNORECASE)
+
+
+def _hours_and_a_half(match: re.Match[str]) -> str:
+    """"an hour and a half" is "90 minutes", as "1.5 hours" is (``_hours_in_minutes``), but not the
+    end of a range ("one to one and a half hours"); "up to", "cut to" or "into" make none."""
+    if _NUMBER_RANGE_BEFORE.search(match.string, max(0, match.start() - 12), match.start()):
+        return match.group()
+    return f"{_HOURS_AND_A_HALF[match.group(1).lower()]} minutes"
 
 
 def _hours_in_minutes(match: re.Match[str]) -> str:
@@ -1490,10 +1499,8 @@ _PHRASES: list[tuple[_Regex, Any, tuple[str, ...]]] = [
     (_Regex(r"(?:\b12 ?|(?<=\bat )|(?<=\bby )|(?<=\buntil )|(?<=\btill )|(?<=\bbefore )|(?<=\bafter )|(?<=\bfrom )|"
             r"(?<=\bto )|(?<=\baround ))(noon|midday|midnight)\b", re.IGNORECASE),
      lambda match: "0:00" if match.group(1).lower() == "midnight" else "12:00", ("noon", "midday", "midnight")),
-    # "an hour and a half" is "90 minutes", as "1.5 hours" is (``_hours_in_minutes``; not a range's end: "one to
-    # one and a half hours")
-    (_Regex(r"(?<!to )(?<![-–])\b(an?|one|two|three|[123])\s(?:hours? and a half|and a half hours?)\b", re.IGNORECASE),
-     lambda match: f"{_HOURS_AND_A_HALF[match.group(1).lower()]} minutes", ("half",)),
+    (_Regex(r"(?<![-–])\b(an?|one|two|three|[123])\s(?:hours? and a half|and a half hours?)\b", re.IGNORECASE),
+     _hours_and_a_half, ("half",)),
     (_Regex(r"\bhalf(?: an |-)hour\b", re.IGNORECASE), "30 minutes", ("half",)),
     (_Regex(r"\bthree[- ]quarters of an hour\b", re.IGNORECASE), "45 minutes", ("quarter",)),
     (_Regex(r"\b(?:a )?quarter(?: of an |-| )hour\b", re.IGNORECASE), "15 minutes", ("quarter",)),

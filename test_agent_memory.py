@@ -1956,7 +1956,11 @@ class FeaturesReadValuesOneWay(unittest.TestCase):
                                  ("Aims for an hour and a half per car.", "Aims for 90 minutes per car."),
                                  ("Two and a half hours' drive.", "150 minutes' drive."),
                                  ("Lasts 3 hours and a half.", "Lasts 210 minutes."),
-                                 ("Lasts one to one and a half hours.", "Lasts one to one and a half hours.")):
+                                 ("Lasts one to one and a half hours.", "Lasts one to one and a half hours."),
+                                 ("Lasts 1 to 2 and a half hours.", "Lasts 1 to 2 and a half hours."),
+                                 # a "to" after no number ends no range (review of 24fd090)
+                                 ("Fits each lesson into an hour and a half.", "Fits each lesson into 90 minutes."),
+                                 ("Takes up to an hour and a half.", "Takes max 90 minutes.")):
             with self.subTest(text=text):
                 self.assertEqual(am._normalise(text), normalised)
         self.assertEqual(action_beside("Gates open 90 minutes before kick-off for league matches.",
