@@ -3775,7 +3775,8 @@ def _day_part_unlike(one: _Analysis, other: _Analysis) -> bool:
     handover"), or times of day in words none of which shares an hour with it ("trades Thursday
     lunchtimes" / "parks the trailer overnight on Thursdays")? Another slot. Each text gives its
     time only one way; a time that falls in it may restate ("Saturday morning" / "Saturday
-    10:00", "at lunchtime" / "early in the afternoon")."""
+    10:00", "at lunchtime" / "early in the afternoon"), and so may a time before 13:00 read on a
+    twelve-hour clock, where the text gives none after noon ("Tuesday evenings" / "Tuesdays 7:30")."""
     parts = set(_DAY_PART_WORD.findall(one.folded))
     if not parts or _CLOCK.search(one.folded):
         return False
@@ -3785,6 +3786,8 @@ def _day_part_unlike(one: _Analysis, other: _Analysis) -> bool:
         return (bool(parts and others) and not _CLOCK.search(other.folded)
                 and all(_DAY_PARTS[part].isdisjoint(_DAY_PARTS[each]) for part in parts for each in others))
     hours = {int(hour) for hour in _CLOCK.findall(other.folded)}
+    if hours and max(hours) <= 12:  # ("7:30am" and "7:30" read alike once normalised)
+        hours |= {hour + 12 for hour in hours if 0 < hour < 12}
     return bool(hours) and all(_DAY_PARTS[part].isdisjoint(hours) for part in parts)
 
 
