@@ -1368,13 +1368,16 @@ _YEAR = ("19", "20")
 
 
 _HOURS_AND_A_HALF = {"a": 90, "an": 90, "one": 90, "1": 90, "two": 150, "2": 150, "three": 210, "3": 210}
-_NUMBER_RANGE_BEFORE = _Regex(r"(?:\d|\b(?:one|two|three))\s*(?:[-–—]|\bto|\band|\bor)\s*$", re.IGNORECASE)
+# What makes "three and a half hours" part of more: a range it ends ("one to"), a number it ends ("twenty")
+_NUMBER_BEFORE = _Regex(r"(?:(?:\d|\b(?:one|two|three))\s*(?:[-–—]|\bto|\band|\bor)|"
+                        r"\b(?:twen|thir|for|fif|six|seven|eigh|nine)ty)\s*$", re.IGNORECASE)
 
 
 def _hours_and_a_half(match: re.Match[str]) -> str:
     """"an hour and a half" is "90 minutes", as "1.5 hours" is (``_hours_in_minutes``), but not the
-    end of a range ("one to one and a half hours"); "up to", "cut to" or "into" make none."""
-    if _NUMBER_RANGE_BEFORE.search(match.string, max(0, match.start() - 12), match.start()):
+    end of a range ("one to one and a half hours"; "up to", "cut to" or "into" make none) nor of a
+    number ("twenty three and a half hours" is no 210 minutes)."""
+    if _NUMBER_BEFORE.search(match.string, max(0, match.start() - 12), match.start()):
         return match.group()
     return f"{_HOURS_AND_A_HALF[match.group(1).lower()]} minutes"
 

@@ -1960,7 +1960,9 @@ class FeaturesReadValuesOneWay(unittest.TestCase):
                                  ("Lasts 1 to 2 and a half hours.", "Lasts 1 to 2 and a half hours."),
                                  # a "to" after no number ends no range (review of 24fd090)
                                  ("Fits each lesson into an hour and a half.", "Fits each lesson into 90 minutes."),
-                                 ("Takes up to an hour and a half.", "Takes max 90 minutes.")):
+                                 ("Takes up to an hour and a half.", "Takes max 90 minutes."),
+                                 # nor the end of a number: 23.5 hours, not 3.5 (review of 24fd090)
+                                 ("Flies twenty three and a half hours.", "Flies twenty three and a half hours.")):
             with self.subTest(text=text):
                 self.assertEqual(am._normalise(text), normalised)
         self.assertEqual(action_beside("Gates open 90 minutes before kick-off for league matches.",
@@ -3452,6 +3454,9 @@ class ContradictionsAreNeverMerged(unittest.TestCase):
          "User also parks her trailer overnight on Thursdays in the Cardiff University car park off Park Place."),
         ("Swims at Leisureland on Mondays and Thursdays at lunchtime.",
          "Does aqua aerobics at Leisureland on Mondays and Thursdays in the evening."),
+        # a number in words ending as "three and a half hours" does: 23.5 hours, not 3.5 (review of 24fd090)
+        ("Volunteers at the Oxfam shop on Headingley Lane, 3.5 hours a week.",
+         "Volunteers at the Oxfam shop on Headingley Lane, twenty three and a half hours a week."),
         # held-out 193: someone of the user's, a possessive and a role, a name maybe, before the very words
         # (merged at 0.95 and 0.73)
         ("Posts unidentified Cladonia samples to Dr Rhian Pryce at National Museum Cardiff.",
