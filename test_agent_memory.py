@@ -3870,7 +3870,11 @@ class ContradictionsAreNeverMerged(unittest.TestCase):
         for old, new in (("Sells finished rods for around £1,100 each, mostly to Test and Itchen anglers.",
                           "His finished rods typically go for about £1,100, bought mostly by anglers on the Test."),
                          ("Lent sister Fiona £3,000 in March 2024 toward her flat deposit.",
-                          "Fiona borrowed £3k from me in March '24 for her flat deposit.")):
+                          "Fiona borrowed £3k from me in March '24 for her flat deposit."),
+                         # a topic or a thing opening both is no one acting (review of cf7becb)
+                         ("Eggs: bought from the Hollins Farm shop on Saturdays.",
+                          "Eggs: the Hollins Farm shop sells them on Saturdays."),
+                         ("The old Transit was sold to Dave in May.", "The old Transit was bought by Dave in May.")):
             with self.subTest(new=new):
                 self.assertFalse(am._converse_by_one(am._analyse(old), am._analyse(new)))
 
