@@ -1699,7 +1699,7 @@ _UPDATE_MARKERS = _Regex(  # (the lookahead, each marker's first letter, spares 
     r"reduced|lowered|cut|replaced|(?<!\w )replacing(?= (?-i:[A-Z]))|is replacing(?= (?-i:[A-Z]))|swapped|renamed|"
     r"migrated|no longer|instead(?! of)|anymore|any more|"
     r"has started|have started|started using|stopped|updated|extended|shortened|postponed|rescheduled|delayed|slipped|pushed back|brought forward|"
-    r"(?<![\w\s])new(?! (?:york|zealand|jersey|relic|delhi|mexico|england|hampshire|orleans|forest|south wales)\b)"
+    r"(?<![\w\s])new(?! (?:york|zealand|jersey|relic|delhi|mexico|england|hampshire|orleans|forest|south wales|year|balance|staff)\b)"
     r"(?= (?:[\w-]+ ){0,3}is\b| (?:[\w-]+ ){0,2}[\w-]+(?<![^s]s):)|(?<![\w\s])current(?! accounts?\b)(?= (?:[\w-]+ ){0,3}is\b)|revised|rebooked|"
     r"retested|went up|gone up|went down|gone down|grown to|expanded to|these days|gone onto|gone on to|went onto|"
     r"rising to|risen to|r(?<=(?-i:r))ose to|fell to|fallen to|dropped to|tightened(?! to [\d.]+ ?(?:nm|ft|lb))|loosened|"
@@ -1710,9 +1710,9 @@ _UPDATE_MARKERS = _Regex(  # (the lookahead, each marker's first letter, spares 
     r"(?<!a )(?<!is )(?<!are )(?<!be )(?<!been )(?<!was )(?<!were )retired(?=\s*(?:$|[.;,:)!]|(?:in|last|from|and)\b))"
     r")\b",  # "Sam left Google", not "left knee"; "since Fiona retired", not "retired clergy"; "New manager is
     # Kerry Walsh" or "New van: a Vivaro-e" opening the text, not "New starters are given a buddy" nor "New
-    # starters: ..." (a rule for all), "New York office is ..." or "Current account is with Barclays"; "tightened"
-    # but not to a torque ("to 160 Nm"), "rose to" but not "Introduced Rose to the team"; ", replacing Gareth
-    # Price" or "is replacing Gareth Price", not "replacing kube-proxy", "needs replacing", nor a task a word names
+    # starters: ..." (a rule for all), "New York office is ...", "New Year: ..." or "Current account is with
+    # Barclays"; "tightened" but not to a torque ("to 160 Nm"), "rose to" but not "Introduced Rose to the team";
+    # ", replacing Gareth Price" or "is replacing Gareth Price", not "replacing kube-proxy", "needs replacing", nor a task a word names
     # before it: "Quote for replacing Velux windows", "starts replacing Howdens units on 3 March"
     re.IGNORECASE,
 )

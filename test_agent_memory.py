@@ -2491,6 +2491,8 @@ class FeaturesReadValuesOneWay(unittest.TestCase):
                 self.assertTrue(am._analyse(text).updating)
         for text in ("New starters are given a buddy for the first month.",  # a rule for all of them
                      "New starters: a buddy for the first month.", "New bow commissions: 30% deposit up front.",
+                     # a holiday, a brand, a group (review of 3570555)
+                     "New Year: at Mum's in Carlisle.", "New Balance: size 10.5.", "New staff: a buddy for a month.",
                      "Uses a new laptop for the site visits.", "The new garden is on the south side.",
                      # names and terms (review of 7c7d5a3, 9648049)
                      "New York office is on 5th Avenue.", "New Relic is the APM for the iOS app.",
