@@ -1712,8 +1712,8 @@ _UPDATE_MARKERS = _Regex(  # (the lookahead, each marker's first letter, spares 
     # Kerry Walsh" or "New van: a Vivaro-e" opening the text, not "New starters are given a buddy" nor "New
     # starters: ..." (a rule for all), "New York office is ...", "New Year: ..." or "Current account is with
     # Barclays"; "tightened" but not to a torque ("to 160 Nm"), "rose to" but not "Introduced Rose to the team";
-    # ", replacing Gareth Price" or "is replacing Gareth Price", not "replacing kube-proxy", "needs replacing", nor a task a word names
-    # before it: "Quote for replacing Velux windows", "starts replacing Howdens units on 3 March"
+    # ", replacing Gareth Price" or "is replacing Gareth Price", not "replacing kube-proxy", "needs replacing", nor
+    # a task a word names before it: "Quote for replacing Velux windows", "starts replacing Howdens units on 3 March"
     re.IGNORECASE,
 )
 _SAME_MARKER = {"anymore": "no longer", "any more": "no longer",  # "doesn't ... anymore" / "no longer ..."
