@@ -1587,7 +1587,7 @@ _PHRASES: list[tuple[_Regex, Any, tuple[str, ...]]] = [
     (_Regex(rf"\b(?:(?:no|not|never) (?:less|fewer|lower|shorter|smaller) than|(?:not|never) (?:under|below)|"
             rf"no lower than){_BOUNDED}", re.IGNORECASE), "min ", ("than", "under", "below")),
     (_Regex(rf"\b(?:(?:no|not|never) (?:more|higher|greater|longer|later|larger|bigger) than|"
-            rf"(?:less|fewer|lower|shorter) than|under|below|at most|(?<!went )(?<!gone )up to|"  # "went up to £95":
+            rf"(?:less|fewer|lower|shorter) than|under|below|at most|(?<!went )(?<!gone )(?<!-)up to|"  # "went up to £95":
             rf"not (?:over|above|exceeding)){_BOUNDED}",  # a change, no bound
             re.IGNORECASE), "max ", ("than", "under", "below", "at most", "up to", "not ")),
     (_Regex(rf"\b(?:(?:more|higher|greater|longer) than|(?<!spread )(?<!split )(?<!paid )(?<!spaced )over|above|at least|"

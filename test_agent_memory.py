@@ -2472,6 +2472,8 @@ class FeaturesReadValuesOneWay(unittest.TestCase):
                 self.assertTrue(am._analyse(text).updating)
         self.assertEqual(action_beside("Squad is 22 athletes aged 14-18.", "Squad has grown to 27 athletes."), "judge")
         self.assertEqual(am._normalise("Seats up to 40 guests."), "Seats max 40 guests.")
+        # nor after a hyphen, where "up" ends a word (review: "Cut the stand-max 90 minutes")
+        self.assertEqual(am._normalise("Cut the stand-up to 90 minutes."), "Cut the stand-up to 90 minutes.")
 
     def test_a_number_before_a_preposition_makes_no_rate(self):  # held-out 281: merged at 0.74
         # "100% over one day" is a span of "1 day", as "over one day" is; "six events a year" a rate
