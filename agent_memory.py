@@ -1927,6 +1927,12 @@ _CLOCK_WORDS = _Regex(rf"\b(?:a )?(?:(quarter|half|five|ten|twenty(?:[- ]five)?|
                       rf"(quarter) (?:to|of)|(five|ten|twenty(?:[- ]five)?|[1-5]?\d) minutes? to) {_CLOCK_HOUR}",
                       re.IGNORECASE)
 
+# and said short after a preposition, where it can be nothing but a time: "at half nine" is half past nine, "at
+# ten to five" ten minutes to five (but "from ten to five" is a range, "from ten to 12 people" a count)
+_CLOCK_AT = r"(?:(?<=\bat )|(?<=\bby )|(?<=\buntil )|(?<=\btill )|(?<=\bbefore )|(?<=\bafter )|(?<=\baround ))"
+_CLOCK_SAID = _Regex(rf"(?:(?:{_CLOCK_AT}|(?<=\bfrom ))(half)|{_CLOCK_AT}(five|ten|twenty(?:[- ]five)?) to) "
+                     rf"(?={_CLOCK_HOUR})", re.IGNORECASE)
+
 
 # "after 2 in the afternoon" is "after 2pm in the afternoon", "at 3 each afternoon" "at 3pm each afternoon" (else 15:00
 # and 3 are two values); the part of the day stays for its opposites: "at 7 in the morning" is 7:00, which is 7, and no
@@ -2072,6 +2078,8 @@ def _normalise(text: str) -> str:
     if "\u00bd" in text or "\u00bc" in text or "\u00be" in text:  # NFKC would make "2½" "21⁄2"
         text = _VULGAR_FRACTION.sub(lambda match: (match.group(1) or "0") + _VULGAR_DECIMALS[match.group(2)], text)
     text = unicodedata.normalize("NFKC", text).replace("\u2019", "'")  # "don’t" is "don't"
+    if "half " in text or " to " in text:
+        text = _CLOCK_SAID.sub(lambda match: "half past " if match.group(1) else f"{match.group(2)} minutes to ", text)
     if " past " in text or " to " in text or " of " in text:
         text = _CLOCK_WORDS.sub(_clock_time, text)
     if " in the " in text or " each " in text or " every " in text:

@@ -2398,6 +2398,14 @@ class FeaturesReadValuesOneWay(unittest.TestCase):
             with self.subTest(old=old):
                 self.assertEqual(am._analyse(old).keys, am._analyse(new).keys)
         self.assertEqual(am._normalise("from ten to 12 people; 1,2 and 3 days"), "from ten to 12 people; 1,2 and 3 days")
+        # said short after a preposition (held-out 295, 176, 171: restatements added beside "9:30", "12:30")
+        for said, normalised in (("In bed by half nine, alarm at ten to five.", "In bed by 9:30, alarm at 4:50."),
+                                 ("Lunch at half twelve.", "Lunch at 12:30."), ("Open from half 6.", "Open from 6:30."),
+                                 ("Open until twenty-five to 4.", "Open until 3:35."),
+                                 ("Open from ten to five.", "Open from ten to five."),  # a range, maybe
+                                 ("Half nine is late.", "Half nine is late.")):  # no preposition
+            with self.subTest(said=said):
+                self.assertEqual(am._normalise(said), normalised)
 
     def test_a_date_is_one_date_however_written(self):
         in_words = am._analyse("Recertification is due 31 March 2026.").keys
