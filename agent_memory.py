@@ -1367,6 +1367,9 @@ _OF_THE_CALENDAR = r"(?=\s+(?:mon|tue|wed|thu|fri|sat|sun|week|day|working|busin
 _YEAR = ("19", "20")
 
 
+_WEEK_COUNTS = {**{str(count): count for count in range(1, 13)},
+                **dict(zip("two three four five six seven eight nine ten eleven twelve".split(), range(2, 13))),
+                **dict(zip("third fourth fifth sixth seventh eighth ninth tenth eleventh twelfth".split(), range(3, 13)))}
 _HOURS_AND_A_HALF = {"a": 90, "an": 90, "one": 90, "1": 90, "two": 150, "2": 150, "three": 210, "3": 210}
 # What makes "three and a half hours" part of more: a range it ends ("one to"), a number it ends ("twenty")
 _NUMBER_BEFORE = _Regex(r"(?:(?:\d|\b(?:one|two|three))\s*(?:[-–—]|\bto|\band|\bor)|"
@@ -1380,6 +1383,20 @@ def _hours_and_a_half(match: re.Match[str]) -> str:
     if _NUMBER_BEFORE.search(match.string, max(0, match.start() - 12), match.start()):
         return match.group()
     return f"{_HOURS_AND_A_HALF[match.group(1).lower()]} minutes"
+
+
+# What makes "two weeks" the end of a range: a number and "to", "or", "and" or a dash before it ("1-2 weeks", "one
+# to two weeks", "three-to-four-week", "between 1 and 2 weeks")
+_RANGE_START = _Regex(r"(?:\d|\b(?:one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve))"
+                      r"\s?(?:[-–]\s?|(?:\bto|\bor|\band) )$", re.IGNORECASE)
+
+
+def _weeks_in_days(match: re.Match[str]) -> str:
+    """"2 weeks" is "14 days", "a 4-week block" "a 28-day block"; a range's end stays."""
+    if _RANGE_START.search(match.string, max(0, match.start() - 12), match.start()):
+        return match.group()
+    count, gap = _WEEK_COUNTS[match.group(1).lower()], match.group(2)
+    return f"{7 * count}{gap}day{'s' if gap == ' ' else ''}"
 
 
 def _hours_in_minutes(match: re.Match[str]) -> str:
@@ -1547,14 +1564,7 @@ _PHRASES: list[tuple[_Regex, Any, tuple[str, ...]]] = [
      _after_number("wpymikotgvdn\u0131")),
     (_Regex(r"\b(\d+) ?yrs?\b"), r"\1 years", _after_number("y")),  # "5yrs"
     (_Regex(r"\b(\d+) ?wks?\b"), r"\1 weeks", _after_number("w")),  # "12 wks"
-    # "1 week" (and "a week", "one week") is "7 days", "2 weeks" "14 days", hyphenated or not: "retained a week" /
-    # "kept for 7 days", "a 2-week sprint" / "a 14-day sprint"; not a range's end ("1-2 weeks", "one to two weeks",
-    # "1 - 2 weeks", "between 1 and 2 weeks"). Other counts of weeks stay, as "6-weekly" and "every sixth week" do.
     # A year is 12 months, half a year 6.
-    (_Regex(r"(?<![\w.,–-])(?<!\d to )(?<!\bone to )(?<!\d or )(?<!\bone or )(?<!\d and )(?<!\bone and )"
-            r"(?<!\d [-–] )(1|2|two)([- ])weeks?\b(?![-–]\d)", re.IGNORECASE),
-     lambda match: f"{7 if match.group(1) == '1' else 14}{match.group(2)}day{'s' if match.group(2) == ' ' else ''}",
-     ("week",)),
     (_Regex(r"\b(?:half (?:a|1) year|(?<![\w.,–-])(?:1|one)([- ])year)s?\b(?![-–]?\s?\d)", re.IGNORECASE),
      lambda match: f"{6 if match.group().lower().startswith('half') else 12}{match.group(1) or ' '}month"
                    f"{'s' if (match.group(1) or ' ') == ' ' else ''}", ("year",)),
@@ -1629,6 +1639,16 @@ _PHRASES: list[tuple[_Regex, Any, tuple[str, ...]]] = [
     # "30d", "6w", "1y" (retention, TTLs); "2d" and "3d" are dimensions
     (_Regex(r"\b(1|[4-9]|\d{2,})(d)\b(?!-\d)"), _span_unless_label, _after_number("d")),  # no "5w-30" oil either
     (_Regex(r"\b(\d+)([wy])\b(?!-\d)"), _span_unless_label, _after_number("wy")),
+    # "1 week" (and "a week", "one week") is "7 days", "2 weeks" "14 days", to twelve weeks, hyphenated or not:
+    # "retained a week" / "kept for 7 days", "a 2-week sprint" / "a 14-day sprint", "every 4 weeks" / "every 28
+    # days"; not a range's end ("1-2 weeks", "one to two weeks", "1 - 2 weeks", "between 1 and 2 weeks"). So are
+    # "6-weekly" and "every sixth week": "every 42 days". After the bounds and units: "8+ weeks" is "min 56 days",
+    # "6w" "42 days".
+    (_Regex(r"\b(?:([3-9]|1[0-2])-weekly|every (third|fourth|fifth|sixth|seventh|eighth|ninth|tenth|eleventh|twelfth) "
+            r"week)\b", re.IGNORECASE),
+     lambda match: f"every {7 * _WEEK_COUNTS[(match.group(1) or match.group(2)).lower()]} days", ("week",)),
+    (_Regex(r"(?<![\w.,–-])([1-9]|1[0-2]|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve)([- ])weeks?\b"
+            r"(?![-–]\d)", re.IGNORECASE), _weeks_in_days, ("week",)),
     (_Regex(r"\b(\d{1,9}) (minutes)\b"), _in_larger_unit, _after_number("m")),
     (_Regex(r"\b(?:the )?next (?:business|working|work) day\b", re.IGNORECASE), "1 workday", ("next",)),  # "NBD"
     # and "the same business day" none, or it would read as "1 workday" said with fewer values

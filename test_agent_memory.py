@@ -2068,7 +2068,10 @@ class FeaturesReadValuesOneWay(unittest.TestCase):
             ("Tests at the Marlborough Rd centre.", "Tests at the Marlborough Road centre.", "road"),
             ("Quotes a three-to-four-week turnaround.", "Quotes a 3\u20134 week turnaround.", "3-4 week"),  # held-out 28
             ("Fulls are kept 1y, incrementals 30d.", "Fulls are kept 1 year, incrementals 30 days.", "30 day"),  # 29
-            ("Snapshots are kept 6w.", "Snapshots are kept 6 weeks.", "6 week"),
+            ("Snapshots are kept 6w.", "Snapshots are kept 6 weeks.", "42 day"),
+            ("Injections every 28 days.", "Injections every 4 weeks.", "28 day"),  # held-out 203: added
+            ("Checks are 6-weekly.", "Checks are every sixth week.", "42 day"),
+            ("Needs 8+ weeks of stock.", "Needs at least 56 days of stock.", "56 day"),
             ("Docs: [handbook](https://hb.example.com).", "Docs: https://hb.example.com", "https://hb.example.com"),
             # held-out 20: a host with its port names the host; a compound in backticks or not is one
             ("Registry is `registry.lan:5000`.", "Registry is registry.lan on port 5000.", "registry.lan"),
@@ -2109,7 +2112,7 @@ class FeaturesReadValuesOneWay(unittest.TestCase):
                 self.assertNotIn("14", am._analyse(rate).keys)
         self.assertEqual(am._analyse("Runs 90 minutes.").keys, {"run", "90", "minute", "90 minute"})  # not 1.5 hours
         self.assertEqual(am._analyse("Runs 36 hours.").keys, {"run", "36", "hour", "36 hour"})  # not 1.5 days
-        # weeks are days only where they are one or two and no range's end: "1-2 weeks" and "3 weeks" stay
+        # weeks are days, up to twelve, where they are no range's end: "1-2 weeks" stays, "3 weeks" is "21 days"
         self.assertIn("1-2 week", am._analyse("Replies in 1-2 weeks.").keys)
         self.assertNotIn("14 day", am._analyse("Replies in one to two weeks.").keys)
         self.assertNotIn("14 day", am._analyse("Replies in 1 or 2 weeks.").keys)
@@ -2119,7 +2122,9 @@ class FeaturesReadValuesOneWay(unittest.TestCase):
                 self.assertNotIn("14", am._analyse(text).keys)
         self.assertFalse(am._conflict("Lead time is 1 - 2 weeks.", "Lead time is 1-2 weeks."))
         self.assertTrue(am._conflict("Lead time is between 1 and 2 weeks.", "Lead time is between 1 and 14 days."))
-        self.assertIn("3 week", am._analyse("Replies in 3 weeks.").keys)
+        self.assertIn("21 day", am._analyse("Replies in 3 weeks.").keys)
+        self.assertIn("13 week", am._analyse("Replies in 13 weeks.").keys)
+        self.assertNotIn("28", am._analyse("Quotes a three-to-four-week turnaround.").keys)
         self.assertTrue(am._conflict("Backups are kept a week.", "Backups are kept 2 weeks."))
 
     def test_a_url_is_its_address_without_the_scheme(self):
@@ -2320,7 +2325,8 @@ class FeaturesReadValuesOneWay(unittest.TestCase):
             "Two business days; UTC-5; minus 16.", "1,5 kg at noon; 5 \u03bcg; 2L; pins !=2.31; 5 at most, 3 at least.",
             "A 1-to-6 scale.", "Flow 1.0 mL/min.", "Costs 12 euros in Australian dollars, paid in US$.", "Replaced next business day.", "Answered the same business day.",
             "Temperatures in \u00b0C.", "Every three-quarters of an hour.", "About 180/day.", "Hosts web01/02.", "Costs 45p a mile.",
-            "Kept two weeks.", "Kept half a year, then a 1-year hold.", "Kept 1 fortnight.", "Lasts an hour and a half."]
+            "Kept two weeks.", "Kept half a year, then a 1-year hold.", "Kept 1 fortnight.", "Lasts an hour and a half.",
+            "Checked 6-weekly."]
         # and a number before each unit, glued, spaced or hyphenated ("#s" is a need for what follows a number)
         units = ("s secs seconds h hrs hours mins minutes m mn million k kg kilograms g grams ms ml dl l yrs wks d w y "
                  "in inch inches fps kb px khz rpm km cm mm mi mg mph gib ft lbs wt pt yo mcg iu psi kwh kw kva mpg oz "
