@@ -1643,12 +1643,12 @@ _PHRASES: list[tuple[_Regex, Any, tuple[str, ...]]] = [
     # "retained a week" / "kept for 7 days", "a 2-week sprint" / "a 14-day sprint", "every 4 weeks" / "every 28
     # days"; not a range's end ("1-2 weeks", "one to two weeks", "1 - 2 weeks", "between 1 and 2 weeks"). So are
     # "6-weekly" and "every sixth week": "every 42 days". After the bounds and units: "8+ weeks" is "min 56 days",
-    # "6w" "42 days".
+    # "6w" "42 days". (ASCII: IGNORECASE would read "fıve", a dotless i, as a count it cannot look up)
     (_Regex(r"\b(?:([3-9]|1[0-2])-weekly|every (third|fourth|fifth|sixth|seventh|eighth|ninth|tenth|eleventh|twelfth) "
-            r"week)\b", re.IGNORECASE),
+            r"week)\b", re.IGNORECASE | re.ASCII),
      lambda match: f"every {7 * _WEEK_COUNTS[(match.group(1) or match.group(2)).lower()]} days", ("week",)),
     (_Regex(r"(?<![\w.,–-])([1-9]|1[0-2]|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve)([- ])weeks?\b"
-            r"(?![-–]\d)", re.IGNORECASE), _weeks_in_days, ("week",)),
+            r"(?![-–]\d)", re.IGNORECASE | re.ASCII), _weeks_in_days, ("week",)),
     (_Regex(r"\b(\d{1,9}) (minutes)\b"), _in_larger_unit, _after_number("m")),
     (_Regex(r"\b(?:the )?next (?:business|working|work) day\b", re.IGNORECASE), "1 workday", ("next",)),  # "NBD"
     # and "the same business day" none, or it would read as "1 workday" said with fewer values

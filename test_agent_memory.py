@@ -2127,6 +2127,12 @@ class FeaturesReadValuesOneWay(unittest.TestCase):
         self.assertNotIn("28", am._analyse("Quotes a three-to-four-week turnaround.").keys)
         self.assertTrue(am._conflict("Backups are kept a week.", "Backups are kept 2 weeks."))
 
+    def test_a_count_of_weeks_with_a_dotless_i_is_no_crash(self):  # review of 93f3532: KeyError 'f\u0131ve'
+        """IGNORECASE reads "f\u0131ve" and "F\u0130VE" as "five", a count the weeks cannot look up."""
+        for text in ("Kept f\u0131ve weeks.", "Kept F\u0130VE weeks.", "Checked every s\u0131xth week."):
+            with self.subTest(text=text):
+                self.assertEqual(am._normalise(text), text)
+
     def test_a_url_is_its_address_without_the_scheme(self):
         # held-out 19: "https://jupyter.campus.edu" and "jupyter.campus.edu" were two names, so the
         # restatement was added beside its entry; a port or a path still tells URLs apart
