@@ -1945,13 +1945,13 @@ _CLOCK_HOUR = rf"(1[0-2]|[1-9]|{'|'.join(_HOURS)})(?![\w:]|\.\d)"
 # "quarter past 7" is 7:15, "quarter to 7" 6:45, "20 minutes past 9" 9:20; a bare "ten to 9" may be a range
 _CLOCK_WORDS = _Regex(rf"\b(?:a )?(?:(quarter|half|five|ten|twenty(?:[- ]five)?|[1-5]?\d)(?: minutes?)? past|"
                       rf"(quarter) (?:to|of)|(five|ten|twenty(?:[- ]five)?|[1-5]?\d) minutes? to) {_CLOCK_HOUR}",
-                      re.IGNORECASE)
+                      re.IGNORECASE | re.ASCII)  # IGNORECASE alone reads "fıve" (a dotless i), no word of _HOURS
 
 # and said short after a preposition, where it can be nothing but a time: "at half nine" is half past nine, "at
 # ten to five" ten minutes to five (but "from ten to five" is a range, "from ten to 12 people" a count)
 _CLOCK_AT = r"(?:(?<=\bat )|(?<=\bby )|(?<=\buntil )|(?<=\btill )|(?<=\bbefore )|(?<=\bafter )|(?<=\baround ))"
 _CLOCK_SAID = _Regex(rf"(?:(?:{_CLOCK_AT}|(?<=\bfrom ))(half)|{_CLOCK_AT}(five|ten|twenty(?:[- ]five)?) to) "
-                     rf"(?={_CLOCK_HOUR})", re.IGNORECASE)
+                     rf"(?={_CLOCK_HOUR})", re.IGNORECASE | re.ASCII)
 
 
 # "after 2 in the afternoon" is "after 2pm in the afternoon", "at 3 each afternoon" "at 3pm each afternoon" (else 15:00

@@ -2415,7 +2415,10 @@ class FeaturesReadValuesOneWay(unittest.TestCase):
                                  ("Lunch at half twelve.", "Lunch at 12:30."), ("Open from half 6.", "Open from 6:30."),
                                  ("Open until twenty-five to 4.", "Open until 3:35."),
                                  ("Open from ten to five.", "Open from ten to five."),  # a range, maybe
-                                 ("Half nine is late.", "Half nine is late.")):  # no preposition
+                                 ("Half nine is late.", "Half nine is late."),  # no preposition
+                                 # a dotless i, which IGNORECASE reads as "i", is no hour (review: ValueError)
+                                 ("Up at half f\u0131ve.", "Up at half f\u0131ve."),
+                                 ("Up at quarter past s\u0131x.", "Up at quarter past s\u0131x.")):
             with self.subTest(said=said):
                 self.assertEqual(am._normalise(said), normalised)
 
