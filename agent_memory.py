@@ -3310,17 +3310,35 @@ for _one, _other in (("buy buys buying bought purchase purchases purchasing purc
 del _one, _other
 
 
+_PASSIVE_AUXILIARIES = frozenset("is are was were be been being get gets got".split())
+
+
+def _one_dealing(folded: str) -> str:
+    """The words before a text's verb of a deal, where they are the one acting: "dad" of "Dad lends
+    Tom £500", "my sister" of "My sister sells hay"; none for a topic ("eggs: bought from ...") or a
+    thing dealt ("the old transit was sold to ...")."""
+    words = folded.split(maxsplit=5)[:5]
+    for at, word in enumerate(words):
+        if word in _CONVERSES:
+            opening = words[:at]
+            if opening and opening[-1][-1] not in ":,;" and opening[-1] not in _PASSIVE_AUXILIARIES:
+                return " ".join(opening)
+            break
+    return ""
+
+
 def _converse_by_one(a: _Analysis, b: _Analysis) -> bool:
     """Does the same one buy in one text and sell in the other, or borrow and lend ("User sells hay
     to Huw when ..." / "User buys hay from Huw when ...")? Two deals. Both texts open with the user,
-    or the same name, as the one acting, or with the two verbs (the user acting unnamed: "Sells hay
+    or the same one ("Dad", "My sister"), as the one acting, or with the two verbs (the user acting unnamed: "Sells hay
     to Huw" / "Buys hay from Huw"). Told from the deal's other side, by the other one, it restates:
     "Lent sister Fiona £3,000" / "Fiona borrowed £3k from me", "Sells finished rods to anglers" /
     "His rods are bought by anglers"; and so may a topic or a thing opening both ("Eggs: bought from
     the Hollins Farm shop" / "Eggs: the Hollins Farm shop sells them")."""
     first_a, first_b = a.folded.partition(" ")[0], b.folded.partition(" ")[0]
     if not (first_b in _CONVERSES.get(first_a, ()) or a.about_user and b.about_user
-            or a.subject and a.subject == b.subject):
+            or a.subject and a.subject == b.subject
+            or first_a == first_b and (one := _one_dealing(a.folded)) and one == _one_dealing(b.folded)):
         return False  # (cheap first: most pairs open otherwise)
     only_b = set(b.words).difference(a.words)
     return any(_CONVERSES.get(word, frozenset()) & only_b for word in set(a.words).difference(b.words))

@@ -3889,7 +3889,10 @@ class ContradictionsAreNeverMerged(unittest.TestCase):
                           "User sells hay to Huw when Huw's runs short, at £35 a round bale"),
                          ("User sells rarer plants like Monstera Thai Constellation through a Vinted shop.",
                           "User buys rarer plants like Monstera Thai Constellation from Vinted sellers."),
-                         ("Lends the club six folding boards each week.", "Borrows six folding boards from the club each week.")):
+                         ("Lends the club six folding boards each week.", "Borrows six folding boards from the club each week."),
+                         # one acting who is no name _SUBJECT reads (review of bc8ddc7: merged)
+                         ("Dad lends Tom \u00a3500 a year.", "Dad borrows \u00a3500 a year from Tom."),
+                         ("My sister sells hay to Huw every autumn.", "My sister buys hay from Huw every autumn.")):
             with self.subTest(new=new):
                 self.assertTrue(am._converse_by_one(am._analyse(old), am._analyse(new)))
                 self.assertEqual(action_beside(old, new), "judge")
