@@ -1948,10 +1948,12 @@ _CLOCK_WORDS = _Regex(rf"\b(?:a )?(?:(quarter|half|five|ten|twenty(?:[- ]five)?|
                       re.IGNORECASE | re.ASCII)  # IGNORECASE alone reads "fıve" (a dotless i), no word of _HOURS
 
 # and said short after a preposition, where it can be nothing but a time: "at half nine" is half past nine, "at
-# ten to five" ten minutes to five (but "from ten to five" is a range, "from ten to 12 people" a count)
+# ten to five" ten minutes to five (but "from ten to five" is a range, "from ten to 12 people" a count, and so is
+# one before a unit after any preposition: "around ten to twelve hours", "cut by half 2 weeks ago")
 _CLOCK_AT = r"(?:(?<=\bat )|(?<=\bby )|(?<=\buntil )|(?<=\btill )|(?<=\bbefore )|(?<=\bafter )|(?<=\baround ))"
+_COUNTED = r"\s?%|\s+(?:percent|per cent|people|(?:minute|min|hour|hr|day|week|month|year|time)s?)\b"
 _CLOCK_SAID = _Regex(rf"(?:(?:{_CLOCK_AT}|(?<=\bfrom ))(half)|{_CLOCK_AT}(five|ten|twenty(?:[- ]five)?) to) "
-                     rf"(?={_CLOCK_HOUR})", re.IGNORECASE | re.ASCII)
+                     rf"(?={_CLOCK_HOUR}(?!{_COUNTED}))", re.IGNORECASE | re.ASCII)
 
 
 # "after 2 in the afternoon" is "after 2pm in the afternoon", "at 3 each afternoon" "at 3pm each afternoon" (else 15:00

@@ -2415,6 +2415,11 @@ class FeaturesReadValuesOneWay(unittest.TestCase):
                                  ("Lunch at half twelve.", "Lunch at 12:30."), ("Open from half 6.", "Open from 6:30."),
                                  ("Open until twenty-five to 4.", "Open until 3:35."),
                                  ("Open from ten to five.", "Open from ten to five."),  # a range, maybe
+                                 # a range or a count before its unit, whatever the preposition (review of fc00d75)
+                                 ("Works around ten to twelve hours.", "Works around ten to twelve hours."),
+                                 ("Rests after five to ten minutes.", "Rests after five to ten minutes."),
+                                 ("Grew by ten to 12 percent.", "Grew by ten to 12 percent."),
+                                 ("Cut by half 2 weeks ago.", "Cut by half 14 days ago."),
                                  ("Half nine is late.", "Half nine is late."),  # no preposition
                                  # a dotless i, which IGNORECASE reads as "i", is no hour (review: ValueError)
                                  ("Up at half f\u0131ve.", "Up at half f\u0131ve."),
