@@ -2100,9 +2100,11 @@ def _normalise(text: str) -> str:
     if "\u00bd" in text or "\u00bc" in text or "\u00be" in text:  # NFKC would make "2½" "21⁄2"
         text = _VULGAR_FRACTION.sub(lambda match: (match.group(1) or "0") + _VULGAR_DECIMALS[match.group(2)], text)
     text = unicodedata.normalize("NFKC", text).replace("\u2019", "'")  # "don’t" is "don't"
-    if "half " in text or " to " in text:
+    lowered = text.lower()  # (the clock words are read in any case: "At Half Nine")
+    if "half " in lowered or " to " in lowered:
         text = _CLOCK_SAID.sub(lambda match: "half past " if match.group(1) else f"{match.group(2)} minutes to ", text)
-    if " past " in text or " to " in text or " of " in text:
+        lowered = text.lower()
+    if " past " in lowered or " to " in lowered or " of " in lowered:
         text = _CLOCK_WORDS.sub(_clock_time, text)
     if " in the " in text or " each " in text or " every " in text:
         text = _DAY_PART.sub(_day_part_time, text)

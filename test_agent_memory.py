@@ -2420,6 +2420,7 @@ class FeaturesReadValuesOneWay(unittest.TestCase):
                                  ("Rests after five to ten minutes.", "Rests after five to ten minutes."),
                                  ("Grew by ten to 12 percent.", "Grew by ten to 12 percent."),
                                  ("Cut by half 2 weeks ago.", "Cut by half 14 days ago."),
+                                 ("Lunch At Half Twelve.", "Lunch At 12:30."), ("Up At Ten To Five.", "Up At 4:50."),
                                  ("Half nine is late.", "Half nine is late."),  # no preposition
                                  # a dotless i, which IGNORECASE reads as "i", is no hour (review: ValueError)
                                  ("Up at half f\u0131ve.", "Up at half f\u0131ve."),
