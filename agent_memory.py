@@ -1388,7 +1388,7 @@ def _hours_and_a_half(match: re.Match[str]) -> str:
 # What makes "two weeks" the end of a range: a number and "to", "or", "and" or a dash before it ("1-2 weeks", "one
 # to two weeks", "three-to-four-week", "between 1 and 2 weeks")
 _RANGE_START = _Regex(r"(?:\d|\b(?:one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve))"
-                      r"\s?(?:[-–]\s?|(?:\bto|\bor|\band) )$", re.IGNORECASE)
+                      r"\s?(?:[-–—]\s?|(?:\bto|\bor|\band) )$", re.IGNORECASE)
 
 
 def _weeks_in_days(match: re.Match[str]) -> str:
@@ -1647,8 +1647,8 @@ _PHRASES: list[tuple[_Regex, Any, tuple[str, ...]]] = [
     (_Regex(r"\b(?:([3-9]|1[0-2])-weekly|every (third|fourth|fifth|sixth|seventh|eighth|ninth|tenth|eleventh|twelfth) "
             r"week)\b", re.IGNORECASE | re.ASCII),
      lambda match: f"every {7 * _WEEK_COUNTS[(match.group(1) or match.group(2)).lower()]} days", ("week",)),
-    (_Regex(r"(?<![\w.,–-])([1-9]|1[0-2]|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve)([- ])weeks?\b"
-            r"(?![-–]\d)", re.IGNORECASE | re.ASCII), _weeks_in_days, ("week",)),
+    (_Regex(r"(?<![\w.,–—-])([1-9]|1[0-2]|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve)([- ])weeks?\b"
+            r"(?![-–—]\d)", re.IGNORECASE | re.ASCII), _weeks_in_days, ("week",)),
     (_Regex(r"\b(\d{1,9}) (minutes)\b"), _in_larger_unit, _after_number("m")),
     (_Regex(r"\b(?:the )?next (?:business|working|work) day\b", re.IGNORECASE), "1 workday", ("next",)),  # "NBD"
     # and "the same business day" none, or it would read as "1 workday" said with fewer values

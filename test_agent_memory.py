@@ -2124,6 +2124,9 @@ class FeaturesReadValuesOneWay(unittest.TestCase):
         self.assertTrue(am._conflict("Lead time is between 1 and 2 weeks.", "Lead time is between 1 and 14 days."))
         self.assertIn("21 day", am._analyse("Replies in 3 weeks.").keys)
         self.assertIn("13 week", am._analyse("Replies in 13 weeks.").keys)
+        for text in ("Lead time is 2\u20143 weeks.", "Lead time is 2 \u2014 3 weeks.", "Lead time is 3 weeks\u20144 weeks."):
+            with self.subTest(text=text):  # an em dash is a range's too (review of 93f3532: "2—21 days")
+                self.assertEqual(am._normalise(text), text)
         self.assertNotIn("28", am._analyse("Quotes a three-to-four-week turnaround.").keys)
         self.assertTrue(am._conflict("Backups are kept a week.", "Backups are kept 2 weeks."))
 
