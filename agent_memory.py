@@ -1385,17 +1385,21 @@ def _hours_and_a_half(match: re.Match[str]) -> str:
     return f"{_HOURS_AND_A_HALF[match.group(1).lower()]} minutes"
 
 
-# What makes "two weeks" the end of a range: a number and "to", "or", "and" or a dash before it ("1-2 weeks", "one
-# to two weeks", "three-to-four-week", "between 1 and 2 weeks")
-_RANGE_START = _Regex(r"(?:\d|\b(?:one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve))"
-                      r"\s?(?:[-–—]\s?|(?:\bto|\bor|\band) )$", re.IGNORECASE)
+# What makes "two weeks" part of more: a number and "to", "or", "and", "out of" or a dash before it, a range's end
+# or a fraction ("1-2 weeks", "one to two weeks", "three-to-four-week", "between 1 and 2 weeks", "3 out of 4
+# weeks"), or a number's tens ("forty four weeks" is no 28 days)
+_RANGE_START = _Regex(r"(?:(?:\d|\b(?:one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve))"
+                      r"\s?(?:[-–—]\s?|(?:\bto|\bor|\band|\bout of) )|\b(?:twen|thir|for|fif|six|seven|eigh|nine)ty )$",
+                      re.IGNORECASE)
 
 
 def _weeks_in_days(match: re.Match[str]) -> str:
-    """"2 weeks" is "14 days", "a 4-week block" "a 28-day block"; a range's end stays."""
-    if _RANGE_START.search(match.string, max(0, match.start() - 12), match.start()):
-        return match.group()
+    """"2 weeks" is "14 days", "a 4-week block" "a 28-day block"; a range's end stays, and a count
+    of things a week long ("three week-long trips" are no "three-week trip"; "a week-long trip" is)."""
     count, gap = _WEEK_COUNTS[match.group(1).lower()], match.group(2)
+    if (_RANGE_START.search(match.string, max(0, match.start() - 12), match.start())
+            or count > 1 and gap == " " and match.string.startswith("-long", match.end())):
+        return match.group()
     return f"{7 * count}{gap}day{'s' if gap == ' ' else ''}"
 
 
@@ -1514,7 +1518,8 @@ _PHRASES: list[tuple[_Regex, Any, tuple[str, ...]]] = [
     (_Regex(r"\bweekends?\b", re.IGNORECASE), "Saturday–Sunday", ("weekend",)),
     (_Regex(r"\bweekdays?\b", re.IGNORECASE), "Monday–Tuesday–Wednesday–Thursday–Friday", ("weekday",)),
     (_Regex(r"\bevery (?:other|second)\b|\b(?:alternate|fortnightly)\b|\b(?:every|once a) fortnight\b|"
-            r"\bevery (?:two|2) weeks\b", re.IGNORECASE), "biweekly", ("every", "alternate", "fortnight")),
+            r"\bevery (?:two|2) weeks\b|\b(?:two|2)-weekly\b", re.IGNORECASE), "biweekly",
+     ("every", "alternate", "fortnight", "2-weekly", "two-weekly")),
     (_Regex(r"(?<![\w.])(?:[A-Z]\.){2,}(?![\w.])"), lambda match: match.group().replace(".", ""), (".",)),  # "N.I.N.A."
     (_Regex(r"(?:\b12 ?|(?<=\bat )|(?<=\bby )|(?<=\buntil )|(?<=\btill )|(?<=\bbefore )|(?<=\bafter )|(?<=\bfrom )|"
             r"(?<=\bto )|(?<=\baround ))(noon|midday|midnight)\b", re.IGNORECASE),

@@ -2128,6 +2128,14 @@ class FeaturesReadValuesOneWay(unittest.TestCase):
             with self.subTest(text=text):  # an em dash is a range's too (review of 93f3532: "2—21 days")
                 self.assertEqual(am._normalise(text), text)
         self.assertNotIn("28", am._analyse("Quotes a three-to-four-week turnaround.").keys)
+        # nor a number's last word, a fraction's, or a count of things a week long (review of 93f3532)
+        for same, other in (("Sarah is forty four weeks pregnant.", "Sarah is four weeks pregnant."),
+                            ("Lease runs twenty two weeks.", "Lease runs two weeks."),
+                            ("Takes three week-long holidays a year.", "Takes a three-week holiday a year.")):
+            with self.subTest(same=same):
+                self.assertTrue(am._conflict(same, other))
+        self.assertNotIn("28", am._analyse("Trains 3 out of 4 weeks.").keys)
+        self.assertEqual(am._normalise("Checks are 2-weekly."), am._normalise("Checks are every 2 weeks."))
         self.assertTrue(am._conflict("Backups are kept a week.", "Backups are kept 2 weeks."))
 
     def test_a_count_of_weeks_with_a_dotless_i_is_no_crash(self):  # review of 93f3532: KeyError 'f\u0131ve'
