@@ -3345,6 +3345,8 @@ def _converse_by_one(a: _Analysis, b: _Analysis) -> bool:
     finished rods to anglers" / "His rods are bought by anglers"; and so may a topic or a thing
     opening both ("Eggs: bought from the Hollins Farm shop" / "Eggs: the Hollins Farm shop sells
     them")."""
+    if _CONVERSES.keys().isdisjoint(a.words) or _CONVERSES.keys().isdisjoint(b.words):
+        return False  # (cheap first: most texts tell of no deal)
     first_a, first_b = a.folded.partition(" ")[0], b.folded.partition(" ")[0]
     if not (first_b in _CONVERSES.get(first_a, ()) or a.about_user and b.about_user
             or a.subject and a.subject == b.subject
@@ -3839,6 +3841,10 @@ def _day_part_unlike(one: _Analysis, other: _Analysis) -> bool:
     time only one way; a time that falls in it may restate ("Saturday morning" / "Saturday
     10:00", "at lunchtime" / "early in the afternoon"), and so may a time before 13:00 read on a
     twelve-hour clock, where the text gives none after noon ("Tuesday evenings" / "Tuesdays 7:30")."""
+    folded = one.folded
+    if not ("morning" in folded or "afternoon" in folded or "evening" in folded or "night" in folded
+            or "lunchtime" in folded):
+        return False  # (cheap first: most texts name no time of day; "overnight" holds "night")
     parts = set(_DAY_PART_WORD.findall(one.folded))
     if not parts or _CLOCK.search(one.folded):
         return False
