@@ -1955,10 +1955,18 @@ _CLOCK_WORDS = _Regex(rf"\b(?:a )?(?:(quarter|half|five|ten|twenty(?:[- ]five)?|
 # and said short after a preposition, where it can be nothing but a time: "at half nine" is half past nine, "at
 # ten to five" ten minutes to five (but "from ten to five" is a range, "from ten to 12 people" a count, and so is
 # one before a unit after any preposition: "around ten to twelve hours", "cut by half 2 weeks ago")
-_CLOCK_AT = r"(?:(?<=\bat )|(?<=\bby )|(?<=\buntil )|(?<=\btill )|(?<=\bbefore )|(?<=\bafter )|(?<=\baround ))"
 _COUNTED = r"\s?%|\s+(?:percent|per cent|people|(?:minute|min|hour|hr|day|week|month|year|time)s?)\b"
-_CLOCK_SAID = _Regex(rf"(?:(?:{_CLOCK_AT}|(?<=\bfrom ))(half)|{_CLOCK_AT}(five|ten|twenty(?:[- ]five)?) to) "
-                     rf"(?={_CLOCK_HOUR}(?!{_COUNTED}))", re.IGNORECASE | re.ASCII)
+_CLOCK_SAID = _Regex(rf"\b(at|by|until|till|before|after|around|from) (?:(half)|(five|ten|twenty(?:[- ]five)?) to) "
+                     rf"(?={_CLOCK_HOUR}(?!{_COUNTED}))", re.IGNORECASE | re.ASCII)  # the word first: quick to skip
+
+
+def _clock_said(match: re.Match[str]) -> str:
+    """"at half nine" is "at half past nine", "at ten to five" "at ten minutes to five"; "from ten to
+    five" stays, a range maybe."""
+    word, half, minutes = match.group(1, 2, 3)
+    if half:
+        return f"{word} half past "
+    return match.group() if word.lower() == "from" else f"{word} {minutes} minutes to "
 
 
 # "after 2 in the afternoon" is "after 2pm in the afternoon", "at 3 each afternoon" "at 3pm each afternoon" (else 15:00
@@ -2107,7 +2115,7 @@ def _normalise(text: str) -> str:
     text = unicodedata.normalize("NFKC", text).replace("\u2019", "'")  # "don’t" is "don't"
     lowered = text.lower()  # (the clock words are read in any case: "At Half Nine")
     if "half " in lowered or " to " in lowered:
-        text = _CLOCK_SAID.sub(lambda match: "half past " if match.group(1) else f"{match.group(2)} minutes to ", text)
+        text = _CLOCK_SAID.sub(_clock_said, text)
         lowered = text.lower()
     if " past " in lowered or " to " in lowered or " of " in lowered:
         text = _CLOCK_WORDS.sub(_clock_time, text)
