@@ -1369,7 +1369,8 @@ _YEAR = ("19", "20")
 
 _WEEK_COUNTS = {**{str(count): count for count in range(1, 13)},
                 **dict(zip("two three four five six seven eight nine ten eleven twelve".split(), range(2, 13))),
-                **dict(zip("third fourth fifth sixth seventh eighth ninth tenth eleventh twelfth".split(), range(3, 13)))}
+                **dict(zip("third fourth fifth sixth seventh eighth ninth tenth eleventh twelfth".split(),
+                           range(3, 13)))}
 _HOURS_AND_A_HALF = {"a": 90, "an": 90, "one": 90, "1": 90, "two": 150, "2": 150, "three": 210, "3": 210}
 # What makes "three and a half hours" part of more: a range it ends ("one to"), a number it ends ("twenty")
 _NUMBER_BEFORE = _Regex(r"(?:(?:\d|\b(?:one|two|three))\s*(?:[-–—]|\bto|\band|\bor)|"
@@ -1389,8 +1390,8 @@ def _hours_and_a_half(match: re.Match[str]) -> str:
 # or a fraction ("1-2 weeks", "one to two weeks", "three-to-four-week", "between 1 and 2 weeks", "3 out of 4
 # weeks"), or a number's tens ("forty four weeks" is no 28 days)
 _RANGE_START = _Regex(r"(?:(?:\d|\b(?:one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve))"
-                      r"\s?(?:[-–—]\s?|(?:\bto|\bor|\band|\bout of) )|\b(?:twen|thir|for|fif|six|seven|eigh|nine)ty )$",
-                      re.IGNORECASE)
+                      r"\s?(?:[-–—]\s?|(?:\bto|\bor|\band|\bout of) )"
+                      r"|\b(?:twen|thir|for|fif|six|seven|eigh|nine)ty )$", re.IGNORECASE)
 
 
 def _weeks_in_days(match: re.Match[str]) -> str:
@@ -1724,8 +1725,9 @@ _UPDATE_MARKERS = _Regex(  # (the lookahead, each marker's first letter, spares 
     r"reduced|lowered|cut|replaced|(?<!\w )replacing(?= (?-i:[A-Z]))|is replacing(?= (?-i:[A-Z]))|swapped|renamed|"
     r"migrated|no longer|instead(?! of)|anymore|any more|"
     r"has started|have started|started using|stopped|updated|extended|shortened|postponed|rescheduled|delayed|slipped|pushed back|brought forward|"
-    r"(?<![\w\s])new(?! (?:york|zealand|jersey|relic|delhi|mexico|england|hampshire|orleans|forest|south wales|year|balance|staff)\b)"
-    r"(?= (?:[\w-]+ ){0,3}is\b| (?:[\w-]+ ){0,2}[\w-]+(?<![^s]s):)|(?<![\w\s])current(?! accounts?\b)(?= (?:[\w-]+ ){0,3}is\b)|revised|rebooked|"
+    r"(?<![\w\s])new(?! (?:york|zealand|jersey|relic|delhi|mexico|england|hampshire|orleans|forest|south wales|"
+    r"year|balance|staff)\b)(?= (?:[\w-]+ ){0,3}is\b| (?:[\w-]+ ){0,2}[\w-]+(?<![^s]s):)|"
+    r"(?<![\w\s])current(?! accounts?\b)(?= (?:[\w-]+ ){0,3}is\b)|revised|rebooked|"
     r"retested|went up|gone up|went down|gone down|grown to|expanded to|these days|gone onto|gone on to|went onto|"
     r"rising to|risen to|r(?<=(?-i:r))ose to|fell to|fallen to|dropped to|tightened(?! to [\d.]+ ?(?:nm|ft|lb))|loosened|"
     r"got a new|bought a new|new expiry|"
@@ -2969,8 +2971,8 @@ def _specifics_differ(old: _Analysis, new: _Analysis, surest: bool = False) -> b
     identifiers, and not a name one side writes shortened, as the start of the other's name or
     started by it: "Marion Co. Circuit Court" / "Marion County ...", "the Bergen Phil" / "the Bergen
     Philharmonic", "IATA DGR Cat 6" / "... Category 6", "EN and JA" / "English and Japanese", "M&S" /
-    "Marks & Spencer", "AKL" / "Auckland". Those are restatements far enough apart in words to reach the LLM, not sibling
-    facts to add unasked."""
+    "Marks & Spencer", "AKL" / "Auckland". Those are restatements far enough apart in words to reach
+    the LLM, not sibling facts to add unasked."""
     if not surest:
         return bool(_unmatched(old.specific, old, new)) and bool(_unmatched(new.specific, new, old))
     one, other = _unmatched(old.names, old, new), _unmatched(new.names, new, old)
@@ -3003,7 +3005,8 @@ def _all_shortened(keys: set[str], others: set[str], other: _Analysis, capitals:
         after = bisect.bisect_right(names, key)  # the names that start with the key come right after it
         return (after < len(names) and names[after].startswith(key)
                 or any(key[:end] in held for end in range(1, len(key)))
-                or key in capitals and 2 <= len(key) <= 4 and any(_letters_of(key, word) for word in _capitalised(other)))
+                or key in capitals and 2 <= len(key) <= 4
+                and any(_letters_of(key, word) for word in _capitalised(other)))
     return all(key.isalpha() and shortening(key) for key in keys)
 
 
@@ -3853,8 +3856,8 @@ def _day_part_unlike(one: _Analysis, other: _Analysis) -> bool:
     if not ("morning" in folded or "afternoon" in folded or "evening" in folded or "night" in folded
             or "lunchtime" in folded):
         return False  # (cheap first: most texts name no time of day; "overnight" holds "night")
-    parts = set(_DAY_PART_WORD.findall(one.folded))
-    if not parts or _CLOCK.search(one.folded):
+    parts = set(_DAY_PART_WORD.findall(folded))
+    if not parts or _CLOCK.search(folded):
         return False
     others = set(_DAY_PART_WORD.findall(other.folded))
     if others:  # the words each text holds alone ("Tuesday club night" may stand in both)
