@@ -1372,34 +1372,31 @@ _WEEK_COUNTS = {**{str(count): count for count in range(1, 13)},
                 **dict(zip("third fourth fifth sixth seventh eighth ninth tenth eleventh twelfth".split(),
                            range(3, 13)))}
 _HOURS_AND_A_HALF = {"a": 90, "an": 90, "one": 90, "1": 90, "two": 150, "2": 150, "three": 210, "3": 210}
-# What makes "three and a half hours" part of more: a range it ends ("one to"), a number it ends ("twenty")
-_NUMBER_BEFORE = _Regex(r"(?:(?:\d|\b(?:one|two|three))\s*(?:[-–—]|\bto|\band|\bor)|"
-                        r"\b(?:twen|thir|for|fif|six|seven|eigh|nine)ty)\s*$", re.IGNORECASE)
+# What makes a count of hours or weeks part of more: a number and "to", "or", "and", "out of" or a dash before it,
+# a range's end or a fraction ("1-2 weeks", "one to two weeks", "three-to-four-week", "between 1 and 2 weeks", "3
+# out of 4 weeks", "one to one and a half hours"), or a number's tens ("forty four weeks" is no 28 days, "twenty
+# three and a half hours" no 210 minutes); "up to", "cut to" or "into" make none
+_PART_OF_MORE = _Regex(r"(?:(?:\d|\b(?:one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve))"
+                       r"\s?(?:[-–—]\s?|(?:\bto|\bor|\band|\bout of) )"
+                       r"|\b(?:twen|thir|for|fif|six|seven|eigh|nine)ty )$", re.IGNORECASE)
+
+
+def _part_of_more(match: re.Match[str]) -> bool:
+    """Does ``_PART_OF_MORE`` hold right before ``match``?"""
+    return bool(_PART_OF_MORE.search(match.string, max(0, match.start() - 12), match.start()))
 
 
 def _hours_and_a_half(match: re.Match[str]) -> str:
-    """"an hour and a half" is "90 minutes", as "1.5 hours" is (``_hours_in_minutes``), but not the
-    end of a range ("one to one and a half hours"; "up to", "cut to" or "into" make none) nor of a
-    number ("twenty three and a half hours" is no 210 minutes)."""
-    if _NUMBER_BEFORE.search(match.string, max(0, match.start() - 12), match.start()):
-        return match.group()
-    return f"{_HOURS_AND_A_HALF[match.group(1).lower()]} minutes"
-
-
-# What makes "two weeks" part of more: a number and "to", "or", "and", "out of" or a dash before it, a range's end
-# or a fraction ("1-2 weeks", "one to two weeks", "three-to-four-week", "between 1 and 2 weeks", "3 out of 4
-# weeks"), or a number's tens ("forty four weeks" is no 28 days)
-_RANGE_START = _Regex(r"(?:(?:\d|\b(?:one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve))"
-                      r"\s?(?:[-–—]\s?|(?:\bto|\bor|\band|\bout of) )"
-                      r"|\b(?:twen|thir|for|fif|six|seven|eigh|nine)ty )$", re.IGNORECASE)
+    """"an hour and a half" is "90 minutes", as "1.5 hours" is (``_hours_in_minutes``), but not as
+    part of more (``_PART_OF_MORE``)."""
+    return match.group() if _part_of_more(match) else f"{_HOURS_AND_A_HALF[match.group(1).lower()]} minutes"
 
 
 def _weeks_in_days(match: re.Match[str]) -> str:
-    """"2 weeks" is "14 days", "a 4-week block" "a 28-day block"; a range's end stays, and a count
+    """"2 weeks" is "14 days", "a 4-week block" "a 28-day block"; part of more stays, and a count
     of things a week long ("three week-long trips" are no "three-week trip"; "a week-long trip" is)."""
     count, gap = _WEEK_COUNTS[match.group(1).lower()], match.group(2)
-    if (_RANGE_START.search(match.string, max(0, match.start() - 12), match.start())
-            or count > 1 and gap == " " and match.string.startswith("-long", match.end())):
+    if _part_of_more(match) or count > 1 and gap == " " and match.string.startswith("-long", match.end()):
         return match.group()
     return f"{7 * count}{gap}day{'s' if gap == ' ' else ''}"
 
