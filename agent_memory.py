@@ -1717,6 +1717,14 @@ _OWNER = _Regex(rf"\s*(?:(?:Dr|Mr|Mrs|Ms|Prof)\.?\s+|{_NAME}\s+)?(?!User['’])(
 _ADDING_MARKERS = _Regex(r"\b(?:also|too|as well|another|one more|an? (?:second|third|extra|additional|new)|"
                          r"spares?(?![\s-]+(?:time|moments?|(?:bed)?rooms?)\b)|either(?=\s*(?:[.;,!?]|$)))\b",
                          re.IGNORECASE)
+
+
+def _adding_marker(match: re.Match[str]) -> str:
+    """The kind of a word of ``_ADDING_MARKERS``: one more fact ("also", "too", "as well") or one more
+    thing ("another", "a second", "spare"). An entry's "spare key" says nothing of a fact's "as well"."""
+    return "also" if match.group().casefold() in ("also", "too", "as well", "either") else "one more"
+
+
 _UPDATE_MARKERS = _Regex(  # (the lookahead, each marker's first letter, spares trying them all at each word)
     r"\b(?=[abcdefghilmnprstuw])(?:now|moved|switched|changed|upgraded|downgraded|bumped|raised|increased|decreased|"
     r"reduced|lowered|cut|replaced|(?<!\w )replacing(?= (?-i:[A-Z]))|is replacing(?= (?-i:[A-Z]))|swapped|renamed|"
@@ -2017,7 +2025,7 @@ class _Analysis:
     weights: dict[int, int]  # bucket -> integer weight before rarity
     features: frozenset[int]  # the buckets, for document frequencies
     updating: frozenset[str]  # what says that something changed: "now", "moved", "no longer"
-    adding: bool  # says it is one more of a kind: "also", "too", "another"
+    adding: frozenset[str]  # the words saying it is one more of a kind: "also", "too", "another"
     # read on first use, all together, from a second pass over its atoms (``_template_fields``)
     keys: frozenset[str]  # content words, numbers and initials, normalised
     specific: frozenset[str]  # numbers, identifiers, capitalised words: what may tell facts apart
@@ -2317,7 +2325,7 @@ def _analyse_text(text: str) -> _Analysis:
         features=frozenset(weights),
         updating=frozenset(_SAME_MARKER.get(marker.casefold(), marker.casefold())
                            for marker in _UPDATE_MARKERS.findall(text)),
-        adding=bool(_ADDING_MARKERS.search(text)),
+        adding=frozenset(_adding_marker(match) for match in _ADDING_MARKERS.finditer(text)),
     )
 
 
@@ -4922,7 +4930,7 @@ class MergeDetector:
         similarity = max(similarities)
         best = similarities.index(similarity)  # the first of the best
         old = self._analysis(best)
-        one_more = new.adding and not old.adding  # "a second monitor" beside an entry that names one
+        one_more = bool(new.adding - old.adding)  # "a second monitor" beside an entry that names one
         if similarity >= self.merge_threshold:
             unsure = (_conflicting(old, new) or one_more or _only_numbers_shared(old, new)
                       or _mostly_other_words(old, new))

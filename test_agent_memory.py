@@ -4588,6 +4588,19 @@ class ContradictionsAreNeverMerged(unittest.TestCase):
         self.assertEqual(action_beside("Keeps a spare house key under the doormat.",  # an entry saying "spare" too
                                        "The spare house key is kept under the doormat."), "merge")
 
+    def test_an_entrys_spare_thing_does_not_answer_a_facts_as_well(self):  # held-out 307: merged at 0.89
+        """"Spare" in both texts names a thing; "as well" says the fact is one more, which the entry
+        does not say. Words of one kind answer each other: "too" for "also", "second" for "spare"."""
+        self.assertNotEqual(action_beside("Jean holds user's spare key; user holds the Okafors' spare key.",
+                                          "Jean holds the Okafors' spare key as well."), "merge")
+        for old, new in (("Asha Begum is volunteer lead for the Shelton polling district and also runs the Tuesday "
+                          "phone bank", "Shelton polling district volunteers are led by Asha Begum, who runs the "
+                          "Tuesday phone bank as well"),  # held-out 84
+                         ("Debugging uses a second Pico running debugprobe firmware with OpenOCD 0.12.",
+                          "Debug probe = spare Pico flashed with debugprobe, used with OpenOCD 0.12.")):  # held-out 107
+            with self.subTest(new=new):
+                self.assertEqual(action_beside(old, new), "merge")
+
     def test_a_negated_too_is_one_more_of_a_kind(self):  # held-out 46: merged at 0.84
         self.assertNotEqual(action_beside("Won't use epoxy grout on historic walls; only lime-based grout there.",
                                           "Won't use cement grout on historic walls either; only lime-based grout "
