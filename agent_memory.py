@@ -3462,8 +3462,9 @@ _DIRECTION = tuple(_Regex(rf"\b{way} (?:the |a |an |her |his |their |my )?([\w'-
 def _duties_exchanged(a: _Analysis, b: _Analysis) -> bool:
     """Do the same two people or more do the same things in both texts, each another one ("Jonas
     writes the monthly blog post; Ana posts it on Mastodon" / "Ana writes the release notes; Jonas
-    posts the release announcement on Mastodon")? Who does what, exchanged. Each of them opens a
-    clause (after ";" or a sentence's end), before a verb in -s."""
+    posts the release announcement on Mastodon")? Who does what, exchanged. Each of them, a name or
+    the user, opens a clause (after ";" or a sentence's end), before a verb in -s, with up to three
+    words before the name's last ("Conservator Raj Gill condition-checks ...; the user witnesses")."""
     if (not a.word_clauses or not b.word_clauses or not a.word_clauses[-1] or not b.word_clauses[-1]
             or a.folded.split(maxsplit=2)[:2] == b.folded.split(maxsplit=2)[:2]):
         return False  # (cheap first: most texts are one clause, and most pairs open alike: the same one acts)
@@ -3473,7 +3474,7 @@ def _duties_exchanged(a: _Analysis, b: _Analysis) -> bool:
         return False
     # a name is written capitalised, somewhere but at a text's start ("Ana" after "; ")
     names = {key for text in (a, b) for at, (key, plain) in enumerate(zip(text.word_keys, text.written_plain))
-             if at and not plain}
+             if at and not plain} | {"user"}
     duties = [{(name, _word_key(verb)) for name, verb in pairs if _word_key(name) in names} for pairs in found]
     if len(duties[0]) < 2 or duties[0] == duties[1]:
         return False
@@ -3481,7 +3482,7 @@ def _duties_exchanged(a: _Analysis, b: _Analysis) -> bool:
             and {verb for _, verb in duties[0]} == {verb for _, verb in duties[1]})
 
 
-_DUTY = _Regex(r"([\w'-]+)\s+([a-z]+s)\b")  # a clause's first word and the verb after it
+_DUTY = _Regex(r"(?:[\w'-]+\s+){0,3}?([\w'-]+)\s+([a-z]+(?:-[a-z]+)*s)\b")  # who opens a clause, the verb after
 
 
 def _condition_turned(a: _Analysis, b: _Analysis) -> bool:
