@@ -3485,6 +3485,33 @@ def _duties_exchanged(a: _Analysis, b: _Analysis) -> bool:
 _DUTY = _Regex(r"(?:[\w'-]+\s+){0,3}?([\w'-]+)\s+([a-z]+(?:-[a-z]+)*s)\b")  # who opens a clause, the verb after
 
 
+def _agent_differs(a: _Analysis, b: _Analysis) -> bool:
+    """Is the same thing done by another ("Sessions cancelled by parents ..." / "Sessions cancelled
+    by the tutor ...", "signed off by the supervisor" / "signed off by the head of school")? The doer
+    is the words after "by" up to a small word; one word of it the same is the same doer ("by Dr
+    Sanne Visser" / "by neurologist Dr Sanne Visser", "tagged by type of shot" / "by shot type")."""
+    if " by " not in a.folded or " by " not in b.folded:
+        return False  # (cheap first: most texts say no "by")
+    doers: list[dict[str, set[str]]] = [{}, {}]
+    for text, found in zip((a, b), doers):
+        for verb, words in _BY_DOER.findall(text.folded):
+            doer: set[str] = set()
+            for word in words.split():
+                if word in _STOP_WORDS:
+                    if doer:
+                        break
+                    continue  # "by the tutor", "by its date"
+                doer.add(_word_key(word.strip("'")))
+            found.setdefault(_word_key(verb), set()).update(doer)
+    return any(doer and (other := doers[1].get(verb)) and not any(
+        one == two or _one_word(one, two) for one in doer for two in other) for verb, doer in doers[0].items())
+
+
+# A verb's past participle, a particle, "by" and up to five words: "signed off by the head of school"
+_BY_DOER = _Regex(r"\b([a-z]+(?:ed|en)|held|paid|done|made|run|kept|set|sent|built|taught|bought|brought|caught|won|"
+                  r"told|sold|cut|put|shut|split|read)(?: (?:off|up|out|over))? by ((?:[a-z'][\w'-]*)(?: [a-z'][\w'-]*){0,4})")
+
+
 def _condition_turned(a: _Analysis, b: _Analysis) -> bool:
     """Does a clause of condition or time say "he" in one text and "she" in the other ("He feeds
     next-door neighbour Doreen's cat when she's away" / "Next-door neighbour Doreen feeds his cat
@@ -3834,7 +3861,8 @@ def _conflicting(old: _Analysis, new: _Analysis) -> bool:
             or _roles_turned(old, new) or _doer_turned(old, new) or _converse_by_one(old, new)
             or _direction_turned(old, new)
             or _from_to_swapped(old, new)
-            or _duties_exchanged(old, new) or _owner_moved(old, new) or _condition_turned(old, new)
+            or _duties_exchanged(old, new) or _agent_differs(old, new) or _owner_moved(old, new)
+            or _condition_turned(old, new)
             or _relatives_differ(old, new)
             or _someone_else(old, new) or _exception_added(old, new) or _exception_added(new, old)
             or _environment_named(old, new) or _settings_differ(old, new)
