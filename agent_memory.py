@@ -3507,6 +3507,25 @@ def _agent_differs(a: _Analysis, b: _Analysis) -> bool:
         one == two or _one_word(one, two) for one in doer for two in other) for verb, doer in doers[0].items())
 
 
+def _owner_stressed(a: _Analysis, b: _Analysis) -> bool:
+    """Does one text make a name the owner, "X's own" ("Marta Gil's own PRs need the user's approval"),
+    where the other names the same one, but as no owner ("Lumen PRs need approval from Marta Gil",
+    "Neighbour Mrs Fahy keeps the spare key" / "... a spare key to Mrs Fahy's own house")? "Own"
+    sets what is theirs against what they do for others: another thing, in the same words."""
+    for one, other in ((a, b), (b, a)):
+        if "'s own " not in one.folded and "s' own " not in one.folded:
+            continue  # (cheap first: most texts say no one's own)
+        for name in _OWN.findall(one.folded):  # a name: capitalised in both, "the depot's own tank" no owner
+            key = _word_key(name)
+            if (key in one.specific and key in other.specific and name != "user"
+                    and name + "'s" not in other.words and name + "'" not in other.words):
+                return True
+    return False
+
+
+_OWN = _Regex(r"(\w[\w-]*?)(?:'s|(?<=s)') own\b")
+
+
 # A verb's past participle, a particle, "by" and up to five words: "signed off by the head of school"
 _BY_DOER = _Regex(r"\b([a-z]+(?:ed|en)|held|paid|done|made|run|kept|set|sent|built|taught|bought|brought|caught|won|"
                   r"told|sold|cut|put|shut|split|read)(?: (?:off|up|out|over))? by ((?:[a-z'][\w'-]*)(?: [a-z'][\w'-]*){0,4})")
@@ -3861,7 +3880,8 @@ def _conflicting(old: _Analysis, new: _Analysis) -> bool:
             or _roles_turned(old, new) or _doer_turned(old, new) or _converse_by_one(old, new)
             or _direction_turned(old, new)
             or _from_to_swapped(old, new)
-            or _duties_exchanged(old, new) or _agent_differs(old, new) or _owner_moved(old, new)
+            or _duties_exchanged(old, new) or _agent_differs(old, new) or _owner_stressed(old, new)
+            or _owner_moved(old, new)
             or _condition_turned(old, new)
             or _relatives_differ(old, new)
             or _someone_else(old, new) or _exception_added(old, new) or _exception_added(new, old)

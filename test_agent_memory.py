@@ -4108,6 +4108,22 @@ class ContradictionsAreNeverMerged(unittest.TestCase):
                 if other:
                     self.assertNotEqual(action_beside(old, new), "merge")
 
+    def test_what_is_ones_own_is_not_what_one_does_for_others(self):  # held-out 305 and 247: merged at 0.84, 0.86
+        for old, new, stressed in (
+                ("Lumen PRs need approval from Marta Gil before merge; user reviews Casa Ribera PRs themselves.",
+                 "Marta Gil's own PRs on Lumen need the user's approval before merge.", True),
+                ("Neighbour Mrs Fahy keeps the spare key and lets the estate agent into the house.",
+                 "User keeps a spare key to Mrs Fahy's own house in case she has a fall.", True),
+                # the same owner in both (held-out 106), and a thing's own, no one's (held-out 167): restated
+                ("Booking.com and Expedia go via Cloudbeds' built-in channel manager rather than our code.",
+                 "Booking.com and Expedia connect through Cloudbeds' own channel manager, not our service.", False),
+                ("Machines run on HVO100 from the depot tank; every fill is logged per machine in loypeplan.",
+                 "Fuel is HVO100 from the depot's own tank, with each machine's fills recorded in loypeplan.", False)):
+            with self.subTest(new=new):
+                self.assertEqual(am._owner_stressed(am._analyse(old), am._analyse(new)), stressed)
+                self.assertEqual(am._owner_stressed(am._analyse(new), am._analyse(old)), stressed)
+                self.assertEqual(action_beside(old, new) != "merge", stressed)
+
     def test_a_relation_told_from_its_other_side_moves_no_owner(self):
         for old, new, moved in (("Raj is Maya's mentor in the graduate scheme.",
                                  "Maya is Raj's mentee in the graduate scheme.", False),
