@@ -3326,6 +3326,39 @@ def _doer_turned(a: _Analysis, b: _Analysis) -> bool:
     return told_after(other_doer, words[0], verb) and told_after(doer, words[1], other_verb)
 
 
+def _message_turned(a: _Analysis, b: _Analysis) -> bool:
+    """Does one send word to another in one text and the other to the one in the other ("Élodie
+    sends proofreader Karim a Slack DM when a file is ready" / "Karim sends Élodie a Slack DM when his
+    proofread file is back", "Staff text Priya by 6am ..." / "Priya texts staff by 6am ...")? Who
+    tells whom, turned round. The sender is the word before the verb (or before "who": "Amir, who
+    sends the weekly ad log to Lisa" / "Lisa sends Amir ..."), the one told any of the five
+    words after it up to the clause's end ("sends PTA news to class reps when ..."), small words
+    left out; one of the two is a name ("Slack orb notifies #ci-main on failures" / "Failures notify
+    #ci-main via the Slack orb" is a restatement), and the verb acts ("is emailed" tells of the thing
+    sent, "on-call" of no call)."""
+    if not (_MESSAGE_VERB.search(a.folded) and _MESSAGE_VERB.search(b.folded)):
+        return False  # (cheap first: most texts tell no one anything)
+    def sent(text: _Analysis) -> set[tuple[str, str, str]]:  # (verb, sender, one told)
+        found: set[tuple[str, str, str]] = set()
+        for sender, verb, told in _MESSAGE.findall(text.folded):
+            if sender not in _STOP_WORDS:
+                sender = _word_key(_unowned(sender))
+                found.update((_word_key(verb), sender, _word_key(_unowned(word))) for word in
+                             [word for word in told.split() if word not in _STOP_WORDS][:5])
+        return found
+    one, other, names = sent(a), sent(b), a.specific | b.specific
+    return any((verb, told, sender) in other and (sender in names or told in names) for verb, sender, told in one)
+
+
+# Verbs of telling or paying someone, as one acts ("texts", "text"; not "texted", "on-call"), and what
+# they tell of up to the end of a clause
+_MESSAGE_VERBS = (r"(?<![\w-])(?:(?:send|text|email|message|call|phone|ring|tell|remind|contact|warn|forward|invite|pay|"
+                  r"brief)s?|notif(?:y|ies))(?![\w-])")  # (not "alerts", "pages": nouns as often)
+_MESSAGE_VERB = _Regex(_MESSAGE_VERBS)
+_MESSAGE = _Regex(rf"([\w'-]+)(?:,? (?:who|which|that))? ({_MESSAGE_VERBS})(.*?)(?=\b(?:when|whenever|if|who|which|because|so|before|after|"
+                  r"until|while|once|and|but)\b|[,;.:(]|$)")
+
+
 # Verbs told of one deal from its two sides: one buys what the other sells, borrows what the other lends
 _CONVERSES: dict[str, frozenset[str]] = {}
 for _one, _other in (("buy buys buying bought purchase purchases purchasing purchased", "sell sells selling sold"),
@@ -3877,7 +3910,8 @@ def _conflicting(old: _Analysis, new: _Analysis) -> bool:
             or _subject_swapped(old, new)
             or _places_swapped(old, new) or _scope_swapped(old, new)
             or _grades_differ(old, new) or _rates_differ(old, new) or _words_exchanged(old, new)
-            or _roles_turned(old, new) or _doer_turned(old, new) or _converse_by_one(old, new)
+            or _roles_turned(old, new) or _doer_turned(old, new) or _message_turned(old, new)
+            or _converse_by_one(old, new)
             or _direction_turned(old, new)
             or _from_to_swapped(old, new)
             or _duties_exchanged(old, new) or _agent_differs(old, new) or _owner_stressed(old, new)
