@@ -3496,12 +3496,13 @@ def _duties_exchanged(a: _Analysis, b: _Analysis) -> bool:
     """Do the same two people or more do the same things in both texts, each another one ("Jonas
     writes the monthly blog post; Ana posts it on Mastodon" / "Ana writes the release notes; Jonas
     posts the release announcement on Mastodon")? Who does what, exchanged. Each of them, a name or
-    the user, opens a clause (after ";" or a sentence's end), before a verb in -s, with up to three
-    words before the name's last ("Conservator Raj Gill condition-checks ...; the user witnesses")."""
-    if (not a.word_clauses or not b.word_clauses or not a.word_clauses[-1] or not b.word_clauses[-1]
-            or a.folded.split(maxsplit=2)[:2] == b.folded.split(maxsplit=2)[:2]):
-        return False  # (cheap first: most texts are one clause, and most pairs open alike: the same one acts)
-    found = [[match.groups() for clause in text.folded.replace(". ", ";").split(";")
+    the user, opens a clause (after ";", a sentence's end or "and"), before a verb in -s, with up to
+    three words before the name's last ("Conservator Raj Gill condition-checks ...; the user
+    witnesses"). The first clause may be said by both ("User and Kirsty split the council tax 50/50;
+    Kirsty pays it and user sends his half" / "...; user pays it and Kirsty sends her half")."""
+    if not a.word_clauses or not b.word_clauses or not a.word_clauses[-1] or not b.word_clauses[-1]:
+        return False  # (cheap first: most texts are one clause)
+    found = [[match.groups() for clause in _DUTY_CLAUSE.split(text.folded)
               if (match := _DUTY.match(clause.lstrip()))] for text in (a, b)]
     if len(found[0]) < 2 or len(found[1]) < 2:
         return False
@@ -3515,6 +3516,7 @@ def _duties_exchanged(a: _Analysis, b: _Analysis) -> bool:
             and {verb for _, verb in duties[0]} == {verb for _, verb in duties[1]})
 
 
+_DUTY_CLAUSE = _Regex(r";|\. | and (?=\S+ [a-z]+s\b)")  # "...; Ana posts", "Kirsty pays it and user sends"
 _DUTY = _Regex(r"(?:[\w'-]+\s+){0,3}?([\w'-]+)\s+([a-z]+(?:-[a-z]+)*s)\b")  # who opens a clause, the verb after
 
 
