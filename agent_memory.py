@@ -1720,8 +1720,9 @@ _ADDING_MARKERS = _Regex(r"\b(?:also|too|as well|another|one more|an? (?:second|
 
 
 def _adding_marker(match: re.Match[str]) -> str:
-    """The kind of a word of ``_ADDING_MARKERS``: one more fact ("also", "too", "as well") or one more
-    thing ("another", "a second", "spare"). An entry's "spare key" says nothing of a fact's "as well"."""
+    """The kind of a word of ``_ADDING_MARKERS``: one more fact ("also", "too", "as well", "either") or
+    one more thing ("another", "a second", "spare"). An entry's "spare key" says nothing of a fact's
+    "as well"."""
     return "also" if match.group().casefold() in ("also", "too", "as well", "either") else "one more"
 
 
@@ -2025,7 +2026,7 @@ class _Analysis:
     weights: dict[int, int]  # bucket -> integer weight before rarity
     features: frozenset[int]  # the buckets, for document frequencies
     updating: frozenset[str]  # what says that something changed: "now", "moved", "no longer"
-    adding: frozenset[str]  # the words saying it is one more of a kind: "also", "too", "another"
+    adding: frozenset[str]  # the kinds of its words saying one more (``_adding_marker``): "also", "one more"
     # read on first use, all together, from a second pass over its atoms (``_template_fields``)
     keys: frozenset[str]  # content words, numbers and initials, normalised
     specific: frozenset[str]  # numbers, identifiers, capitalised words: what may tell facts apart
@@ -3347,7 +3348,8 @@ def _message_turned(a: _Analysis, b: _Analysis) -> bool:
                              [word for word in told.split() if word not in _STOP_WORDS][:5])
         return found
     one, other, names = sent(a), sent(b), a.specific | b.specific
-    return any((verb, told, sender) in other and (sender in names or told in names) for verb, sender, told in one)
+    return any((verb, told, sender) in other and (verb, sender, told) not in other  # not both ways in it
+               and (sender in names or told in names) for verb, sender, told in one)
 
 
 # Verbs of telling or paying someone, as one acts ("texts", "text"; not "texted", "on-call"), and what
@@ -3355,8 +3357,9 @@ def _message_turned(a: _Analysis, b: _Analysis) -> bool:
 _MESSAGE_VERBS = (r"(?<![\w-])(?:(?:send|text|email|message|call|phone|ring|tell|remind|contact|warn|forward|invite|pay|"
                   r"brief)s?|notif(?:y|ies))(?![\w-])")  # (not "alerts", "pages": nouns as often)
 _MESSAGE_VERB = _Regex(_MESSAGE_VERBS)
-_MESSAGE = _Regex(rf"([\w'-]+)(?:,? (?:who|which|that))? ({_MESSAGE_VERBS})(.*?)(?=\b(?:when|whenever|if|who|which|because|so|before|after|"
-                  r"until|while|once|and|but)\b|[,;.:(]|$)")
+_MESSAGE = _Regex(rf"(?<![\w'-])([\w'-]+)(?:,? (?:who|which|that))? ({_MESSAGE_VERBS})"  # (a sender from its start)
+                  r"(.*?)(?=\b(?:when|whenever|if|who|which|because|so|before|after|until|while|once|and|but)\b"
+                  r"|[,;.:(]|$)")
 
 
 # Verbs told of one deal from its two sides: one buys what the other sells, borrows what the other lends
@@ -3542,6 +3545,11 @@ def _agent_differs(a: _Analysis, b: _Analysis) -> bool:
         one == two or _one_word(one, two) for one in doer for two in other) for verb, doer in doers[0].items())
 
 
+# A verb's past participle, a particle, "by" and up to five words: "signed off by the head of school"
+_BY_DOER = _Regex(r"\b([a-z]+(?:ed|en)|held|paid|done|made|run|kept|set|sent|built|taught|bought|brought|caught|won|"
+                  r"told|sold|cut|put|shut|split|read)(?: (?:off|up|out|over))? by ((?:[a-z'][\w'-]*)(?: [a-z'][\w'-]*){0,4})")
+
+
 def _owner_stressed(a: _Analysis, b: _Analysis) -> bool:
     """Does one text make a name the owner, "X's own" ("Marta Gil's own PRs need the user's approval"),
     where the other names the same one, but as no owner ("Lumen PRs need approval from Marta Gil",
@@ -3558,12 +3566,7 @@ def _owner_stressed(a: _Analysis, b: _Analysis) -> bool:
     return False
 
 
-_OWN = _Regex(r"(\w[\w-]*?)(?:'s|(?<=s)') own\b")
-
-
-# A verb's past participle, a particle, "by" and up to five words: "signed off by the head of school"
-_BY_DOER = _Regex(r"\b([a-z]+(?:ed|en)|held|paid|done|made|run|kept|set|sent|built|taught|bought|brought|caught|won|"
-                  r"told|sold|cut|put|shut|split|read)(?: (?:off|up|out|over))? by ((?:[a-z'][\w'-]*)(?: [a-z'][\w'-]*){0,4})")
+_OWN = _Regex(r"(?<![\w-])-*(\w[\w-]*?)(?:'s|(?<=s)') own\b")  # (from a word's start: linear)
 
 
 def _condition_turned(a: _Analysis, b: _Analysis) -> bool:

@@ -4133,7 +4133,10 @@ class ContradictionsAreNeverMerged(unittest.TestCase):
                 ("Slack orb notifies #ci-main only on failure of main-branch workflows.",
                  "Main-branch workflow failures (and only failures) notify #ci-main via the Slack orb.", False),
                 ("Daily production report emailed to management at 06:30 by an SSRS subscription.",
-                 "SSRS subscription emails the daily production report to mgmt at 06:30.", False)):
+                 "SSRS subscription emails the daily production report to mgmt at 06:30.", False),
+                # each tells the other in both texts: nothing turned round
+                ("Karim texts Élodie when a file is ready and Élodie texts Karim when it is back.",
+                 "Élodie texts Karim when the file is back, and Karim texts Élodie when it is ready.", False)):
             with self.subTest(new=new):
                 self.assertEqual(am._message_turned(am._analyse(old), am._analyse(new)), turned)
                 self.assertEqual(am._message_turned(am._analyse(new), am._analyse(old)), turned)
