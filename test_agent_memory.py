@@ -4069,25 +4069,31 @@ class ContradictionsAreNeverMerged(unittest.TestCase):
                 self.assertEqual(am._from_to_swapped(am._analyse(new), am._analyse(old)), swapped)
 
     def test_the_same_people_exchanging_what_each_does_is_another_fact(self):  # held-out 247: merged at 0.73
-        old = am._analyse("Jonas writes the monthly project blog post; Ana posts it on Mastodon.")
+        text = "Jonas writes the monthly project blog post; Ana posts it on Mastodon."
+        old = am._analyse(text)
         for new, exchanged in (("Ana writes the release notes; Jonas posts the release announcement on Mastodon.", True),
                                ("Jonas writes the release notes; Ana posts them on Mastodon.", False),  # each the same
                                ("Ana writes the release notes; Piotr posts them on Mastodon.", False)):  # someone else
             with self.subTest(new=new):
                 self.assertEqual(am._duties_exchanged(old, am._analyse(new)), exchanged)
                 self.assertEqual(am._duties_exchanged(am._analyse(new), old), exchanged)
+                if exchanged:
+                    self.assertNotEqual(action_beside(text, new), "merge")
         # held-out 311 (merged at 0.92): a name of several words after a title, the user, a hyphenated verb
-        old = am._analyse("Conservator Raj Gill condition-checks every incoming object on arrival; the user "
-                          "witnesses and countersigns.")
+        text = ("Conservator Raj Gill condition-checks every incoming object on arrival; the user witnesses and "
+                "countersigns.")
+        old = am._analyse(text)
         for new, exchanged in (("User condition-checks objects going out on loan; conservator Raj Gill witnesses "
                                 "and countersigns.", True),
                                ("Raj Gill condition-checks each object as it arrives; the user witnesses it.", False)):
             with self.subTest(new=new):
                 self.assertEqual(am._duties_exchanged(old, am._analyse(new)), exchanged)
                 self.assertEqual(am._duties_exchanged(am._analyse(new), old), exchanged)
+                if exchanged:
+                    self.assertNotEqual(action_beside(text, new), "merge")
         # held-out 324 (merged at 0.76): clauses after "and", both texts opening alike
-        old = am._analyse("User and flatmate Kirsty split the Scottish Power bill 50/50; user pays it and Kirsty sends "
-                          "her half.")
+        text = "User and flatmate Kirsty split the Scottish Power bill 50/50; user pays it and Kirsty sends her half."
+        old = am._analyse(text)
         for new, exchanged in (("User and Kirsty split the council tax 50/50; Kirsty pays it and user sends his half.",
                                 True),
                                ("User and Kirsty split the Scottish Power bill 50/50; user pays it and Kirsty sends "
@@ -4095,6 +4101,8 @@ class ContradictionsAreNeverMerged(unittest.TestCase):
             with self.subTest(new=new):
                 self.assertEqual(am._duties_exchanged(old, am._analyse(new)), exchanged)
                 self.assertEqual(am._duties_exchanged(am._analyse(new), old), exchanged)
+                if exchanged:
+                    self.assertNotEqual(action_beside(text, new), "merge")
 
     def test_the_same_thing_done_by_another_is_another_fact(self):  # held-out 304 and 311: merged at 0.75, 0.81
         for old, new, other in (
@@ -4672,7 +4680,7 @@ class ContradictionsAreNeverMerged(unittest.TestCase):
 
     def test_an_entrys_spare_thing_does_not_answer_a_facts_as_well(self):  # held-out 307: merged at 0.89
         """"Spare" in both texts names a thing; "as well" says the fact is one more, which the entry
-        does not say. Words of one kind answer each other: "too" for "also", "second" for "spare"."""
+        does not say. Words of one kind answer each other: "as well" for "also", "spare" for "second"."""
         self.assertNotEqual(action_beside("Jean holds user's spare key; user holds the Okafors' spare key.",
                                           "Jean holds the Okafors' spare key as well."), "merge")
         for old, new in (("Asha Begum is volunteer lead for the Shelton polling district and also runs the Tuesday "
