@@ -4119,6 +4119,7 @@ class ContradictionsAreNeverMerged(unittest.TestCase):
                  "Chronic migraine with aura since 19, diagnosed by Dr Sanne Visser (neurology, UMC Utrecht).", False),
                 ("User keeps a reference library of film stills in Eagle, tagged by shot type.",
                  "User's film-still reference library is in Eagle, tagged by type of shot.", False),
+                ("Leave requests are approved by Jonas Berg.", "Leave requests are approved by Åsa Lind.", True),
                 ("Invoices are paid by bank transfer.", "Invoices are sent by email.", False)):  # another thing done
             with self.subTest(new=new):
                 self.assertEqual(am._agent_differs(am._analyse(old), am._analyse(new)), other)
@@ -4135,6 +4136,7 @@ class ContradictionsAreNeverMerged(unittest.TestCase):
                  True),
                 ("Ads are scheduled by the sales volunteer, Amir, who sends the weekly ad log to Lisa on Fridays.",
                  "Lisa sends Amir the weekly programme schedule on Fridays so he can place the ads.", True),
+                ("Karim texts Élodie!", "Élodie texts Karim!", True),
                 ("Élodie sends proofreader Karim a Slack DM when a file is ready for review.",  # the same way round
                  "When a file is ready for review, Élodie DMs Karim on Slack.", False),
                 # no name among them (held-out 70), and a thing sent, not one who sends (held-out 111): restated
