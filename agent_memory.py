@@ -3503,8 +3503,11 @@ def _duties_exchanged(a: _Analysis, b: _Analysis) -> bool:
     three words before the name's last ("Conservator Raj Gill condition-checks ...; the user
     witnesses"). The first clause may be said by both ("User and Kirsty split the council tax 50/50;
     Kirsty pays it and user sends his half" / "...; user pays it and Kirsty sends her half")."""
-    if not a.word_clauses or not b.word_clauses or not a.word_clauses[-1] or not b.word_clauses[-1]:
-        return False  # (cheap first: most texts are one clause)
+    opening = a.folded.split(maxsplit=2)[:2]
+    if (not a.word_clauses or not b.word_clauses or not a.word_clauses[-1] or not b.word_clauses[-1]
+            or opening == b.folded.split(maxsplit=2)[:2] and "and" not in opening):
+        return False  # (cheap first: most texts are one clause, and most pairs open alike: the same one acts,
+        # unless the opening is two who share the first clause: "User and Kirsty split ...")
     found = [[match.groups() for clause in _DUTY_CLAUSE.split(text.folded)
               if (match := _DUTY.match(clause.lstrip()))] for text in (a, b)]
     if len(found[0]) < 2 or len(found[1]) < 2:
