@@ -1685,6 +1685,7 @@ _HONORIFICS = frozenset("Dr Mr Mrs Ms Mx Prof St Jr Sr Capt Lt Col Sgt Rev Fr".s
 _DAY_NAME = f"(?:{'|'.join(day.lower() for day in _DAYS)})"
 _DAY_RANGE = _Regex(rf"\b{_DAY_NAME}(?:–{_DAY_NAME})+\b")  # what the phrases make of "Mon–Wed", "weekdays", "M–F"
 _AMERICAN_SPELLING = {"our": "or", "is": "iz", "ise": "ize", "ys": "yz", "yse": "yze", "ence": "ense", "tre": "ter"}
+_BRITISH_ENDINGS = tuple(_AMERICAN_SPELLING)
 _AMERICAN = _Regex(r"(?<=[a-z]{3})(?:our|ise|is|yse|ys|ence|tre)$")  # "colour", "organis(ed)", "defence", "centre"
 _HYPHENATED = _Regex(r"(?<![\w.-])[^\W\d_]+(?:-[^\W\d_]+)+(?![\w-])")  # "acme-io", "read-only"
 _EXCEPTED = _Regex(r"\b(?:except|excluding|but not|other than|apart from)\s+(?:on\s+|for\s+)?(\w+)",
@@ -1762,6 +1763,7 @@ _BUCKET_BITS = 20
 
 _NO_PLURALS = frozenset(("https", "wss", "ftps"))  # "https" is no more than one "http"
 _SCHEME_WORDS = _NO_PLURALS | {"http", "ws", "ftp", "sftp"}
+_SUFFIXES = ("ational", "ations", "ation", "ings", "ing", "edly", "ied", "ies", "ed", "es", "s", "ly")  # first wins
 
 
 def _stem(word: str) -> str:
@@ -1770,7 +1772,9 @@ def _stem(word: str) -> str:
         return word
     if len(word) <= 3:
         return word[:-1] if len(word) == 3 and word.endswith("s") and not word.endswith("ss") else word
-    for suffix in ("ational", "ations", "ation", "ings", "ing", "edly", "ied", "ies", "ed", "es", "s", "ly"):
+    if not word.endswith(_SUFFIXES):  # most words: one test, not twelve
+        return word
+    for suffix in _SUFFIXES:
         if word.endswith(suffix) and len(word) - len(suffix) >= 3:
             if suffix == "s" and word.endswith("ss"):  # "pass", "process": not a plural
                 return word
@@ -1790,6 +1794,8 @@ def _stem(word: str) -> str:
 
 def _american(word: str) -> str:
     """``word`` with a British ending spelled the American way: "colour" is "color", "organis" "organiz"."""
+    if not word.endswith(_BRITISH_ENDINGS):  # most words: no regular expression to run
+        return word
     return _AMERICAN.sub(lambda match: _AMERICAN_SPELLING[match.group()], word)
 
 
