@@ -3585,14 +3585,43 @@ def _condition_turned(a: _Analysis, b: _Analysis) -> bool:
     """Does a clause of condition or time say "he" in one text and "she" in the other ("He feeds
     next-door neighbour Doreen's cat when she's away" / "Next-door neighbour Doreen feeds his cat
     when he's away", "She covers Karim Benali's sessions whenever he travels" / "Karim Benali covers
-    the sessions whenever she travels")? Who is away, and so who stands in, turned round."""
-    if not ((" he" in a.folded or " she" in a.folded) and (" he" in b.folded or " she" in b.folded)):
-        return False  # (cheap first: most texts say neither)
-    said = [set(_CONDITION_PERSON.findall(text.folded)) for text in (a, b)]
-    return len(said[0]) == len(said[1]) == 1 and said[0] != said[1]
+    the sessions whenever she travels"), or the user in one and a name the other text holds too
+    ("When user is on call, Darren Quinn is backup" / "When Darren Quinn is on call, the user is his
+    backup")? Who is away, and so who stands in, turned round. A pronoun against a name may be one
+    person ("when she's away" / "when Doreen is away"), and is left alone."""
+    if not (("when" in a.folded or "if " in a.folded or "while" in a.folded or "until" in a.folded
+             or "once" in a.folded) and _CONDITION_PERSON.search(b.folded)):
+        return False  # (cheap first: most texts have no clause of condition)
+    said = []
+    for text in (a, b):
+        people = {_condition_person(word, text) for word in _CONDITION_PERSON.findall(text.folded)} - {""}
+        named = people - {"he", "she"}  # "When Darren is on call, ... if he hasn't acked": Darren
+        said.append(named or people)
+    if not (len(said[0]) == len(said[1]) == 1 and said[0] != said[1]):
+        return False
+    (one,), (other,) = said
+    if (one in ("he", "she")) != (other in ("he", "she")):
+        return False
+    return one in ("he", "she") or {one, other} <= (_condition_people(a) & _condition_people(b))
 
 
-_CONDITION_PERSON = _Regex(r"\b(?:when|whenever|while|if|until|once)\s+(he|she)\b")
+def _condition_person(word: str, text: _Analysis) -> str:
+    """Who ``word``, after "when" or "if", is: "he", "she", "user" (for "the user" and "I"), a name's
+    key, or "" for no one ("when the build fails", "if needed")."""
+    if word in ("he", "she", "user"):
+        return word
+    if word == "i":
+        return "user"
+    key = _word_key(word)
+    return key if key in text.names else ""
+
+
+def _condition_people(text: _Analysis) -> set[str]:
+    """The user, whom every entry is about, and the keys of the names ``text`` holds."""
+    return {"user", *text.names}
+
+
+_CONDITION_PERSON = _Regex(r"\b(?:when|whenever|while|if|until|once)\s+(?:the\s+(?=user\b))?([^\W\d_]+)\b(?!['’]s)")
 _TURN_WORD = _Regex(r"[\w'-]+")
 _THE_USER = _Regex(r"\bthe user\b")  # "the user" is "User" where it stands
 _SYMMETRIC_WORDS = frozenset("and or nor & plus is are was were equals".split())  # "X is Y" is "Y is X"
