@@ -3229,8 +3229,9 @@ def _roles_turned(a: _Analysis, b: _Analysis) -> bool:
     "Feeds the cat at 8 am, ..."), nor across a verb each does to the other (``_MUTUAL_VERBS``: "User
     meets Jade for lunch" / "Jade meets the user for lunch"). An owner is read as the plain word it
     owns with ("Mentors see only their own mentees' contact details" / "Mentees see only their own
-    mentor's contact details"), and "the user" as "User" ("User second-shoots for Rui Almeida ..." /
-    "Rui Almeida second-shoots for the user ...")."""
+    mentor's contact details"), "the user" as "User" ("User second-shoots for Rui Almeida ..." /
+    "Rui Almeida second-shoots for the user ..."), and every word as its key where the two texts
+    differ in a word's form ("The Kowalskis take in parcels for the user" / "User takes in ...")."""
     owners = "'" in a.folded and "'" in b.folded
     def plain(text: _Analysis) -> set[str]:  # "mentees'" is "mentee"
         return {_word_key(key.rstrip("'")) for key in text.word_keys}
@@ -3238,7 +3239,7 @@ def _roles_turned(a: _Analysis, b: _Analysis) -> bool:
                                                  and not (owners and plain(a) == plain(b))):
         return False  # (cheap first: most pairs differ in a word)
     one, other = (_TURN_WORD.findall(_THE_USER.sub("user", text.folded)) for text in (a, b))
-    if owners:
+    if owners or Counter(one) != Counter(other):  # "The Kowalskis take in parcels for the user" / "User takes ..."
         one, other = ([_word_key(_unowned(word)) for word in said] for said in (one, other))
     if one == other or len(one) > _SKELETON_MAX or Counter(one) != Counter(other):
         return False

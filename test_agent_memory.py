@@ -3891,7 +3891,10 @@ class ContradictionsAreNeverMerged(unittest.TestCase):
                          ("User second-shoots for Rui Almeida at Douro weddings for a flat \u20ac180 per day",
                           "Rui Almeida second-shoots for the user at Douro weddings for a flat \u20ac180 per day"),
                          ("User pays for Auntie Lim's Grab home whenever Mei Ling cannot drive her",
-                          "Mei Ling pays for Auntie Lim's Grab home whenever the user cannot drive her")):
+                          "Mei Ling pays for Auntie Lim's Grab home whenever the user cannot drive her"),
+                         # the verb's form follows its subject (held-out 258: merged at 1.00)
+                         ("User takes in parcels for the Kowalskis at no. 20 on weekdays",
+                          "The Kowalskis at no. 20 take in parcels for the user on weekdays")):
             with self.subTest(new=new):
                 self.assertTrue(am._roles_turned(am._analyse(old), am._analyse(new)))
                 self.assertEqual(action_beside(old, new), "judge")
