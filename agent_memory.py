@@ -3954,7 +3954,7 @@ def _conflicting(old: _Analysis, new: _Analysis) -> bool:
             or _one_word_swapped(old, new) or _two_words_swapped(old, new) or _opening_swapped(old, new)
             or _middle_swapped(old, new) or _clause_swapped(old, new) or _slots_swapped(old, new)
             or _phrase_inserted(old, new)
-            or _subject_swapped(old, new)
+            or _subject_swapped(old, new) or _named_subject_swapped(old, new)
             or _places_swapped(old, new) or _scope_swapped(old, new)
             or _grades_differ(old, new) or _rates_differ(old, new) or _words_exchanged(old, new)
             or _roles_turned(old, new) or _doer_turned(old, new) or _message_turned(old, new)
@@ -4881,6 +4881,26 @@ def _scope_swapped(old: _Analysis, new: _Analysis) -> bool:
             if same >= enough:
                 return True
     return False
+
+
+def _named_subject_swapped(old: _Analysis, new: _Analysis) -> bool:
+    """Do both texts open with a name as their subject, each another one that the other text names
+    too, then go on in the same three words ("Ron goes to a Parkinson's UK exercise class ...; Pat
+    drives him" / "Pat goes to a Parkinson's UK carers' café ... while Ron exercises")? Another one
+    doing the same is another fact; a restatement turned round opens its other name with another
+    verb ("Pat drives Ron to ...")."""
+    if not (old.subject and new.subject and old.subject != new.subject and old.subject in new.word_keys
+            and new.subject in old.word_keys):
+        return False  # (each names the other's subject: the same two people)
+    starts = []
+    for text in (old, new):  # past the name's words: "Darren Quinn goes ..."
+        at = 0
+        while at < 3 and at < len(text.word_keys) and (text.word_keys[at] in text.names
+                                                       or not at and text.word_keys[at] == text.subject):
+            at += 1
+        starts.append(at)
+    (i, j), one, other = starts, old.word_keys, new.word_keys
+    return 0 < i and 0 < j and len(one[i:i + 3]) == 3 and one[i:i + 3] == other[j:j + 3]
 
 
 def _subject_swapped(old: _Analysis, new: _Analysis) -> bool:

@@ -4237,6 +4237,17 @@ class ContradictionsAreNeverMerged(unittest.TestCase):
             am._analyse("A failed water test blocks dispatch until the QA lead, Sunil Rao, clears it."),
             am._analyse("Failing the water test means nothing ships until Sunil Rao (QA lead) releases it.")))
 
+    def test_one_of_two_named_people_doing_the_same_is_another_fact(self):  # held-out 338: merged at 0.94
+        old = "Ron goes to a Parkinson's UK exercise class in Clifton on Wednesday mornings; Pat drives him."
+        new = "Pat goes to a Parkinson's UK carers' café in Clifton on Wednesday mornings while Ron exercises."
+        self.assertTrue(am._named_subject_swapped(am._analyse(old), am._analyse(new)))
+        self.assertEqual(action_beside(old, new), "judge")
+        for other in ("Pat drives Ron to a Parkinson's UK exercise class in Clifton on Wednesday mornings.",  # restated
+                      "Sue goes to a Parkinson's UK exercise class in Clifton on Wednesday mornings.",  # no Ron in it
+                      "Arla collects every second day from the 12,000-litre Mueller bulk tank."):  # no names
+            with self.subTest(other=other):
+                self.assertFalse(am._named_subject_swapped(am._analyse(old), am._analyse(other)))
+
     def test_a_name_for_a_pronoun_is_someone_else(self):
         old = am._analyse("Coach Peter Hahn meets him every other Friday.")
         for new, someone_else in (("Coach Peter Hahn meets Kadri every other Friday.", True),
