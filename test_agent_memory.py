@@ -2511,6 +2511,15 @@ class FeaturesReadValuesOneWay(unittest.TestCase):
             with self.subTest(text=text):
                 self.assertTrue(am._analyse(text).updating)
         self.assertEqual(action_beside("Squad is 22 athletes aged 14-18.", "Squad has grown to 27 athletes."), "judge")
+        # back from where it was, or available again: the state told before has ended (held-out 340: merged at 0.85)
+        for text in ("RS 3 Pro gimbal ALC-030 is back from Cameraworld and available again.",
+                     "The Rotavator is back in the shed after its service.", "The 50mm lens is available again."):
+            with self.subTest(text=text):
+                self.assertTrue(am._analyse(text).updating)
+        self.assertFalse(am._analyse("Gets back from school at 4pm; the back door is left open.").updating)
+        self.assertEqual(action_beside("DJI RS 3 Pro gimbal (ALC-030) is out for repair at Cameraworld until further "
+                                       "notice.", "RS 3 Pro gimbal ALC-030 is back from Cameraworld and available again."),
+                         "judge")
         self.assertEqual(am._normalise("Seats up to 40 guests."), "Seats max 40 guests.")
         # nor after a hyphen, where "up" ends a word (review: "Cut the stand-max 90 minutes")
         self.assertEqual(am._normalise("Cut the stand-up to 90 minutes."), "Cut the stand-up to 90 minutes.")
