@@ -3484,6 +3484,30 @@ def _from_to_swapped(a: _Analysis, b: _Analysis) -> bool:
                for start, end in ways[0] for other_start, other_end in ways[1])
 
 
+def _to_turned(a: _Analysis, b: _Analysis) -> bool:
+    """Does each text open with what the other names in the three words after "to" (before a small
+    word), both going on in a word they share ("tinker exposes a remote builder over SSH to forge" /
+    "forge exposes a remote builder over SSH to user's laptop 'tinker'", "The friend in Utrecht backs
+    up his Pi 5 to lark" / "lark backs up to a friend's Raspberry Pi 5 in Utrecht")? Which way it
+    goes, turned round. Not what a text names itself after "to", nor a verb each does to the other."""
+    if " to " not in a.folded or " to " not in b.folded or len(a.word_keys) < 2 or len(b.word_keys) < 2:
+        return False  # (cheap first: most texts send nothing anywhere)
+    ends: list[set[str]] = [set(), set()]
+    for text, found in zip((a, b), ends):
+        for end in _TO_END.findall(text.folded):  # "to Backblaze B2 via ...", "to a friend's Raspberry Pi"
+            words = [word.strip("'") for word in end.split()]
+            while words and words[0] in _STOP_WORDS:
+                words.pop(0)
+            found.update(_word_key(_unowned(word)) for word in itertools.takewhile(
+                lambda word: word not in _STOP_WORDS, words[:3]))
+    one, other = a.word_keys, b.word_keys
+    return (one[0] != other[0] and one[0] in ends[1] and other[0] in ends[0] and one[0] not in ends[0]
+            and other[0] not in ends[1] and bool(set(one[1:4]) & set(other[1:4]) - _TRADED_ALIKE))
+
+
+_TO_END = _Regex(r"\bto ((?:[\w'-]+ ?){1,5})")  # up to five words after "to"
+
+
 def _direction_turned(a: _Analysis, b: _Analysis) -> bool:
     """Does a place one text goes from stand where the other goes to, and not where it goes from,
     on a way back or home ("Drives Nana Joan from Headingley to the ceremony" / "Drives Nana Joan
@@ -3959,7 +3983,7 @@ def _conflicting(old: _Analysis, new: _Analysis) -> bool:
             or _grades_differ(old, new) or _rates_differ(old, new) or _words_exchanged(old, new)
             or _roles_turned(old, new) or _doer_turned(old, new) or _message_turned(old, new)
             or _converse_by_one(old, new)
-            or _direction_turned(old, new)
+            or _direction_turned(old, new) or _to_turned(old, new)
             or _from_to_swapped(old, new)
             or _duties_exchanged(old, new) or _agent_differs(old, new) or _owner_stressed(old, new)
             or _owner_moved(old, new)

@@ -4257,6 +4257,23 @@ class ContradictionsAreNeverMerged(unittest.TestCase):
             with self.subTest(other=other):
                 self.assertFalse(am._named_subject_swapped(am._analyse(old), am._analyse(other)))
 
+    def test_each_opening_with_where_the_other_goes_to_is_the_way_turned(self):  # held-out 337, 342: merged at
+        for old, new in (("forge exposes a remote builder over SSH port 2222 to user's laptop 'tinker'",  # 0.96, 0.81
+                          "tinker exposes a remote builder over SSH port 2222 to forge"),
+                         ("lark backs up to a friend's Raspberry Pi 5 in Utrecht over IPv6 with restic on port 8000.",
+                          "The friend in Utrecht backs up his Pi 5 to lark over IPv6 with restic on port 8000.")):
+            with self.subTest(new=new):
+                self.assertTrue(am._to_turned(am._analyse(old), am._analyse(new)))
+                self.assertEqual(action_beside(old, new), "judge")
+        for old, new in (("Hyper Backup pushes the Synology to Backblaze B2 nightly at 1am.",  # past a small word
+                          "Nightly backup of the Synology to Backblaze B2 via Hyper Backup at 01:00."),
+                         ("Backscatter is apportioned to species using Åkra trawl catches",  # past three words
+                          "Catches from the Åkra trawl are used to allocate backscatter to species"),
+                         ("Each push to main deploys Storybook 8 to Chromatic.",
+                          "Storybook 8 is deployed to Chromatic on every push to main.")):
+            with self.subTest(new=new):
+                self.assertFalse(am._to_turned(am._analyse(old), am._analyse(new)))
+
     def test_a_name_for_a_pronoun_is_someone_else(self):
         old = am._analyse("Coach Peter Hahn meets him every other Friday.")
         for new, someone_else in (("Coach Peter Hahn meets Kadri every other Friday.", True),
