@@ -2929,6 +2929,8 @@ def _unmatched(tokens: frozenset[str], one: _Analysis, other: _Analysis) -> set[
                  and not _written_bare(key, other)}
     # a name written otherwise: "UFQFPN-48" / "UFQFPN48", "voice/dialect" / "dialect and voice"
     otherwise = [key for key in unmatched if _respelled(key, other) or _parts_named(key, other)]
+    if any(key[-1:].isdigit() for key in one.specific | other.specific):
+        otherwise += _numbers_shortened(unmatched, one, other)
     if otherwise:
         unmatched.difference_update(otherwise, *(_WORD_RUN.findall(key) for key in otherwise))
     if unmatched & one.acronyms:  # words the acronym's own text holds too do not spell it ("holiday requests": "HR")
@@ -2938,6 +2940,31 @@ def _unmatched(tokens: frozenset[str], one: _Analysis, other: _Analysis) -> set[
                       for end in range(start + 2, min(len(plain), start + _INITIALS_MAX) + 1)
                       if all(plain[start:end])} & one.acronyms
     return unmatched
+
+
+def _numbers_shortened(keys: set[str], one: _Analysis, other: _Analysis) -> list[str]:
+    """The ``keys`` that are a name with a number shortened to its first letters ("T3" for "Terminal
+    3", "PG16" for "Postgres 16", "FR24" for "Flightradar24"), written in full or shortened in the
+    other text: the letters start the word and stand in it in order, and the number is the same."""
+    def shortened(letters: str, word: str) -> bool:
+        rest = iter(word)
+        return word[0] == letters[0] and len(word) > len(letters) and all(letter in rest for letter in letters)
+    shorts = [[match.groups() for key in text.specific if (match := _SHORT_NUMBERED.fullmatch(key))]
+              for text in (one, other)]
+    full = [_WORD_NUMBER.findall(text.folded) for text in (one, other)]
+    found = []
+    for key in keys:
+        if (match := _SHORT_NUMBERED.fullmatch(key)) and any(
+                number == match.group(2) and shortened(match.group(1), word) for word, number in full[1]):
+            found.append(key)
+        elif any(key in (word, number, word + number) and any(number == digits and shortened(letters, word)
+                                               for letters, digits in shorts[1]) for word, number in full[0]):
+            found.append(key)
+    return found
+
+
+_SHORT_NUMBERED = _Regex(r"([a-z]{1,3})(\d+)")  # "t3", "pg16", "fr24"
+_WORD_NUMBER = _Regex(r"\b([a-z]{2,})[ -]?(\d+)\b")  # "terminal 3", "postgres 16", "flightradar24"
 
 
 def _parts_named(key: str, other: _Analysis) -> bool:

@@ -2627,6 +2627,25 @@ class FeaturesReadValuesOneWay(unittest.TestCase):
         self.assertEqual(am._unmatched(new.names, new, old), set())
         self.assertEqual(am._unmatched(old.names, old, new), {"vm"})
 
+    def test_a_name_and_its_number_shortened_are_the_name(self):  # 17 restatements the LLM was asked about
+        for full, short in (("Postgres 15 primary on efile-db01; PgBouncer on port 6432.", "PG15: primary efile-db01, "
+                             "PgBouncer listening on 6432."),
+                            ("Level 3 group meets in Workshop B on Tuesdays.", "L3 group: Workshop B, Tuesdays."),
+                            ("User gets Flightradar24 Gold alerts.", "User has FR24 Gold alerts."),
+                            ("Route 53 Resolver endpoints are in the shared VPC.", "R53 Resolver endpoints: shared VPC.")):
+            with self.subTest(short=short):
+                one, other = am._analyse(full), am._analyse(short)
+                self.assertFalse(am._unmatched(other.specific, other, one) & {"pg15", "l3", "fr24", "r53"})
+                self.assertFalse(am._unmatched(one.specific, one, other) & {"postgres", "15", "3", "flightradar24", "53"})
+        self.assertFalse(am._conflict("Postgres 15 primary on efile-db01; PgBouncer on port 6432.",
+                                      "PG15: primary efile-db01, PgBouncer listening on 6432."))
+        for full, short in (("Postgres 15 runs on db01.", "PG16 runs on db01."),  # another number
+                            ("Line 3 stops at Terminal 2.", "Line 3 stops at T3."),  # the number of another name
+                            ("Level 2 group meets in Workshop B.", "L3 group meets in Workshop B."),
+                            ("Postgres 16 runs on db01.", "QG16 runs on db01.")):  # another first letter
+            with self.subTest(short=short):
+                self.assertTrue(am._conflict(full, short))
+
     def test_a_name_written_shortened_is_no_sibling(self):  # restatements added unasked in nine sets
         for old, new in (("Principal timpanist with the Bergen Philharmonic Orchestra since 2016.",
                           "Has been the Bergen Phil's principal timpani player since 2016."),
