@@ -3673,7 +3673,9 @@ def _condition_people(text: _Analysis) -> set[str]:
     return {"user", *text.names}
 
 
-_CONDITION_PERSON = _Regex(r"\b(?:when|whenever|while|if|until|once)\s+(?:the\s+(?=user\b))?([^\W\d_]+)\b(?!['’]s)")
+# "when he's away" is "he is", but "when Darren's team is on call" is no Darren
+_CONDITION_PERSON = _Regex(r"\b(?:when|whenever|while|if|until|once)\s+(?:the\s+(?=user\b))?"
+                           r"((?:he|she)(?=['’]s\b)|[^\W\d_]+\b(?!['’]s\b))")
 _TURN_WORD = _Regex(r"[\w'-]+")
 _THE_USER = _Regex(r"\bthe user\b")  # "the user" is "User" where it stands
 _SYMMETRIC_WORDS = frozenset("and or nor & plus is are was were equals".split())  # "X is Y" is "Y is X"

@@ -4266,6 +4266,13 @@ class ContradictionsAreNeverMerged(unittest.TestCase):
             am._analyse("A failed water test blocks dispatch until the QA lead, Sunil Rao, clears it."),
             am._analyse("Failing the water test means nothing ships until Sunil Rao (QA lead) releases it.")))
 
+    def test_he_s_and_she_s_turned_in_a_condition(self):  # review: "when she's" read as no one
+        self.assertTrue(am._condition_turned(am._analyse("He feeds Doreen's cat when she's away."),
+                                             am._analyse("Doreen feeds his cat when he’s away.")))
+        # but a name owning something is no one away: "when Sam's team is on call" is the team
+        self.assertFalse(am._condition_turned(am._analyse("When Sam's team is on call, Jo is backup."),
+                                              am._analyse("When Jo is on call, Sam is backup.")))
+
     def test_one_of_two_named_people_doing_the_same_is_another_fact(self):  # held-out 338: merged at 0.94
         old = "Ron goes to a Parkinson's UK exercise class in Clifton on Wednesday mornings; Pat drives him."
         new = "Pat goes to a Parkinson's UK carers' café in Clifton on Wednesday mornings while Ron exercises."
