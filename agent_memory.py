@@ -3673,9 +3673,10 @@ def _condition_people(text: _Analysis) -> set[str]:
     return {"user", *text.names}
 
 
-# "when he's away" is "he is", but "when Darren's team is on call" is no Darren
+# "when he's away" is "he is", but "when Darren's team is on call" is no Darren; "when Sam or Jo is off" is no one
+# person, whom a restatement may name the other way round ("when Jo or Sam is off")
 _CONDITION_PERSON = _Regex(r"\b(?:when|whenever|while|if|until|once)\s+(?:the\s+(?=user\b))?"
-                           r"((?:he|she)(?=['’]s\b)|[^\W\d_]+\b(?!['’]s\b))")
+                           r"((?:he|she)(?=['’]s\b)|[^\W\d_]+\b(?!['’]s\b))(?!,?\s+(?:and|or|nor|&)\s)")
 _TURN_WORD = _Regex(r"[\w'-]+")
 _THE_USER = _Regex(r"\bthe user\b")  # "the user" is "User" where it stands
 _SYMMETRIC_WORDS = frozenset("and or nor & plus is are was were equals".split())  # "X is Y" is "Y is X"

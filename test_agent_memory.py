@@ -4273,6 +4273,15 @@ class ContradictionsAreNeverMerged(unittest.TestCase):
         self.assertFalse(am._condition_turned(am._analyse("When Sam's team is on call, Jo is backup."),
                                               am._analyse("When Jo is on call, Sam is backup.")))
 
+    def test_two_people_in_a_condition_are_no_one_turned(self):  # review: a list said the other way round
+        for old, new in (("When Sam or Jo is off sick, Priya covers the front desk.",
+                          "When Jo or Sam is off sick, Priya covers the front desk."),
+                         ("When the user and Darren are both away, Priya feeds the cat.",
+                          "When Darren and the user are both away, Priya feeds the cat.")):
+            with self.subTest(new=new):
+                self.assertFalse(am._condition_turned(am._analyse(old), am._analyse(new)))
+                self.assertEqual(action_beside(old, new), "merge")
+
     def test_one_of_two_named_people_doing_the_same_is_another_fact(self):  # held-out 338: merged at 0.94
         old = "Ron goes to a Parkinson's UK exercise class in Clifton on Wednesday mornings; Pat drives him."
         new = "Pat goes to a Parkinson's UK carers' café in Clifton on Wednesday mornings while Ron exercises."
