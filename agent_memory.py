@@ -3658,8 +3658,8 @@ def _condition_turned(a: _Analysis, b: _Analysis) -> bool:
 
 
 def _condition_person(word: str, text: _Analysis) -> str:
-    """Who ``word``, after "when" or "if", is: "he", "she", "user" (for "the user" and "I"), a name's
-    key, or "" for no one ("when the build fails", "if needed")."""
+    """Who ``word``, after "when", "if" or another word of condition, is: "he", "she", "user" (for "the
+    user" and "I"), a name's key, or "" for no one ("when the build fails", "if needed")."""
     if word in ("he", "she", "user"):
         return word
     if word == "i":
