@@ -1674,7 +1674,8 @@ _ASCII_DIGIT = _Regex(r"[0-9]")
 # "9.45 am" is "9:45"; no hour starts inside a number ("1.5 pm" is left alone, not "1.17:00")
 _TIME_RANGE_12H = _Regex(r"(?<![\d.:])\b(\d{1,2})(?:[:.](\d\d))?(\s?[–-]\s?|\s to\s)"
                          r"(?=\d{1,2}(?:[:.]\d\d)?\s?([ap])\.?m\b)", re.IGNORECASE)
-_TIME_12H = _Regex(r"(?<![\d.:])\b(\d{1,2})(?:[:.](\d\d))?\s?([ap])\.?m\b\.?", re.IGNORECASE)
+# ("7 p.m." takes its last dot, but "7pm." ends a sentence)
+_TIME_12H = _Regex(r"(?<![\d.:])\b(\d{1,2})(?:[:.](\d\d))?\s?([ap])(?:m\b|\.m\b\.?)", re.IGNORECASE)
 _AM_PM = _Regex(r"\d\s?[ap]\.?m\b", re.IGNORECASE)
 # A sign is part of its number ("-18 °C" is no "18 °C"), but no hyphen of "10-18", "UTC-5" or "-np 4"
 _ATOM = _Regex(rf"{_SIGN_BEFORE}-\d+(?:[.:/]\d+)*|\b[vV]?\d+(?:[.:/]\d+)+|[^\W_]+(?:'(?:s|t|re|ll|ve|d|m)\b)?")
@@ -1997,6 +1998,20 @@ def _day_part_time(match: re.Match[str]) -> str:
     return f"{hour}{minutes or ''}{'am' if part.lower() == 'morning' else 'pm'} {said}"
 
 
+# and the part of the day first: "every Thursday evening at seven" is at 7pm, "weekday mornings at 6:30" at 6:30am,
+# "nightly at 7:30" at 7:30pm (a night from six to eleven only: "Sunday night at 2" may be 2am)
+_PART_THEN_TIME = _Regex(rf"\b((morning|afternoon|evening|night)(?:s|ly)?,? at )(1[0-2]|[1-9]|{'|'.join(_HOURS)})"
+                         r"(:\d\d)?(?!\s?(?:[ap]\.?m\b|o'clock|[:.]?\d|[-–]))", re.IGNORECASE)
+
+
+def _part_then_time(match: re.Match[str]) -> str:
+    said, part, hour, minutes = match.groups()
+    number = int(hour) if hour.isdigit() else _HOURS.index(hour.lower()) + 1
+    if part.lower() == "night" and not 6 <= number <= 11:
+        return match.group()
+    return f"{said}{number}{minutes or ''}{'am' if part.lower() == 'morning' else 'pm'}"
+
+
 def _clock_time(match: re.Match[str]) -> str:
     """A time told in clock words, in figures: "quarter past 7" is "7:15", "quarter to 7" "6:45"."""
     after, before, before_minutes, hour_written = match.groups()
@@ -2135,6 +2150,8 @@ def _normalise(text: str) -> str:
         text = _CLOCK_WORDS.sub(_clock_time, text)
     if " in the " in text or " each " in text or " every " in text:
         text = _DAY_PART.sub(_day_part_time, text)
+    if "g at " in lowered or "gs at " in lowered or "t at " in lowered or "ts at " in lowered or "ly at " in lowered:
+        text = _PART_THEN_TIME.sub(_part_then_time, text)
     if _AM_PM.search(text):  # what both patterns end with, a quick test
         text = _TIME_12H.sub(_twenty_four_hour, _TIME_RANGE_12H.sub(_range_start, text))
     done = -1  # the phrases in order, each whose cheap test the text passes (again, after a change)
