@@ -3574,13 +3574,15 @@ def _duties_exchanged(a: _Analysis, b: _Analysis) -> bool:
     """Do the same two people or more do the same things in both texts, each another one ("Jonas
     writes the monthly blog post; Ana posts it on Mastodon" / "Ana writes the release notes; Jonas
     posts the release announcement on Mastodon")? Who does what, exchanged. Each of them, a name or
-    the user, opens a clause (after ";", a sentence's end or "and"), before a verb in -s, with up to
-    three words before the name's last ("Conservator Raj Gill condition-checks ...; the user
-    witnesses"). The first clause may be said by both ("User and Kirsty split the council tax 50/50;
-    Kirsty pays it and user sends his half" / "...; user pays it and Kirsty sends her half")."""
-    opening = a.folded.split(maxsplit=2)[:2]
-    if (not a.word_clauses or not b.word_clauses or not a.word_clauses[-1] or not b.word_clauses[-1]
-            or opening == b.folded.split(maxsplit=2)[:2] and "and" not in opening):
+    the user, opens a clause (after ";", a sentence's end, a label's colon or "and"), before a verb
+    in -s, with up to three words before the name's last ("Conservator Raj Gill condition-checks
+    ...; the user witnesses"). The first clause may be said by both ("User and Kirsty split the
+    council tax 50/50; Kirsty pays it and user sends his half" / "...; user pays it and Kirsty sends
+    her half"), and so may a label ("OFW Expense Log: Julien logs ...; user reimburses ...")."""
+    opening = _opening_words(a)
+    if (not a.word_clauses or not b.word_clauses
+            or not (a.word_clauses[-1] or " and " in a.folded) or not (b.word_clauses[-1] or " and " in b.folded)
+            or opening == _opening_words(b) and "and" not in opening):
         return False  # (cheap first: most texts are one clause, and most pairs open alike: the same one acts,
         # unless the opening is two who share the first clause: "User and Kirsty split ...")
     found = [[match.groups() for clause in _DUTY_CLAUSE.split(text.folded)
@@ -3597,7 +3599,14 @@ def _duties_exchanged(a: _Analysis, b: _Analysis) -> bool:
             and {verb for _, verb in duties[0]} == {verb for _, verb in duties[1]})
 
 
-_DUTY_CLAUSE = _Regex(r";|\. | and (?=\S+ [a-z]+s\b)")  # "...; Ana posts", "Kirsty pays it and user sends"
+def _opening_words(text: _Analysis) -> list[str]:
+    """The first two words of ``text``, past a label of up to four words and its colon ("OFW Expense
+    Log: user logs ...")."""
+    label, colon, rest = text.folded.partition(": ")
+    return (rest if colon and len(label.split()) <= 4 else text.folded).split(maxsplit=2)[:2]
+
+
+_DUTY_CLAUSE = _Regex(r";|[.:] | and (?=\S+ [a-z]+s\b)")  # "...; Ana posts", "Kirsty pays it and user sends", "Log: ..."
 _DUTY = _Regex(r"(?:[\w'-]+\s+){0,3}?([\w'-]+)\s+([a-z]+(?:-[a-z]+)*s)\b")  # who opens a clause, the verb after
 
 
