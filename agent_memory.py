@@ -1335,9 +1335,11 @@ def _month_of_year(year: str, month: str, written: str) -> str:
 
 def _year_last_date(match: re.Match[str]) -> str:
     """"31/3/2026", "3/31/2026" and "31.03.2026" are 31 March 2026: the number above 12 is the day, and
-    dots put the day first; "4/5/2026" or "4-5-2026", April 5 or May 4, stays as written."""
+    dots put the day first; "4/5/2026" or "4-5-2026", April 5 or May 4, stays as written, but "4/4/2026"
+    is 4 April either way. A year of two digits is of this century: "19/11/25" is 19 November 2025."""
     first, separator, second, year = match.groups()
-    if int(first) > 12 or (separator == "." and int(second) <= 12):
+    year = year if len(year) == 4 else "20" + year
+    if int(first) > 12 or (separator == "." and int(second) <= 12) or int(first) == int(second):
         return _iso_date(year, second, first, match.group())
     if int(second) > 12:
         return _iso_date(year, first, second, match.group())
@@ -1434,6 +1436,8 @@ _PHRASES: list[tuple[_Regex, Any, tuple[str, ...]]] = [
     (_Regex(rf"{_DATE_START}((?:19|20)\d\d)([-/.])(\d{{1,2}})\2(\d{{1,2}}){_DATE_END}"),
      lambda match: _iso_date(match.group(1), match.group(3), match.group(4), match.group()), _YEAR),
     (_Regex(rf"{_DATE_START}(\d{{1,2}})([-/.])(\d{{1,2}})\2((?:19|20)\d\d){_DATE_END}"), _year_last_date, _YEAR),
+    (_Regex(rf"{_DATE_START}(\d{{1,2}})(/)(\d{{1,2}})/(\d\d){_DATE_END}(?!\s?%)"), _year_last_date,
+     ("/",)),  # "19/11/25", but no "10/15/20%" of tips
     (_Regex(rf"{_NO_RANGE_END}\b(\d{{1,2}})(?:st|nd|rd|th)?(?: of)? {_MONTH},? ((?:19|20)\d\d)\b", re.IGNORECASE),
      lambda match: _iso_date(match.group(3), str(_MONTH_NUMBERS[match.group(2).lower()]), match.group(1),
                              match.group()), _YEAR),
@@ -2945,7 +2949,8 @@ def _unmatched(tokens: frozenset[str], one: _Analysis, other: _Analysis) -> set[
     unmatched = {key for key in unmatched if key not in covered and not (key in initialisms and key in one.acronyms)
                  and not _written_bare(key, other)}
     # a name written otherwise: "UFQFPN-48" / "UFQFPN48", "voice/dialect" / "dialect and voice"
-    otherwise = [key for key in unmatched if _respelled(key, other) or _parts_named(key, other)]
+    otherwise = [key for key in unmatched if _respelled(key, other) or _parts_named(key, other)
+                 or key[:1].isdigit() and _date_read_either_way(key, other)]
     if any(key[-1:].isdigit() for key in one.specific | other.specific):
         otherwise += _numbers_shortened(unmatched, one, other)
     if otherwise:
@@ -2982,6 +2987,35 @@ def _numbers_shortened(keys: set[str], one: _Analysis, other: _Analysis) -> list
 
 _SHORT_NUMBERED = _Regex(r"([a-z]{1,3})(\d+)")  # "t3", "pg16", "fr24"
 _WORD_NUMBER = _Regex(r"\b([a-z]{2,})[ -]?(\d+)\b")  # "terminal 3", "postgres 16", "flightradar24"
+
+
+def _date_read_either_way(key: str, other: _Analysis) -> bool:
+    """Is ``key`` a date ``other`` gives too, where one of them is written "4/5/2026", April 5 or
+    May 4 (``_year_last_date`` leaves it as written), and the other reads as either ("Final readings
+    taken on 10/06/2025" / "Readings on 10 June 2025")? Each text may keep its own convention."""
+    readings = _date_readings(key)
+    if readings:
+        return not readings.isdisjoint(other.keys)
+    return _ISO_DATE.fullmatch(key) is not None and any(key in _date_readings(each) for each in other.keys
+                                                        if each[:1].isdigit())
+
+
+def _same_date(key: str, other: str) -> bool:
+    """Is one key a reading of the other, a date left as written ("10/06/2025" and "2025.06.10")?"""
+    return key in _date_readings(other) or other in _date_readings(key)
+
+
+def _date_readings(key: str) -> set[str]:
+    """The two dates "4/5/2026" may be, as ``_iso_date`` writes them; none for any other key."""
+    match = _AMBIGUOUS_DATE.fullmatch(key)
+    if not match:
+        return set()
+    first, second, year = match.groups()
+    return {_iso_date(year, first, second, ""), _iso_date(year, second, first, "")}
+
+
+_AMBIGUOUS_DATE = _Regex(r"(0?[1-9]|1[0-2])[-/.](0?[1-9]|1[0-2])[-/.]((?:19|20)\d\d)")
+_ISO_DATE = _Regex(r"(?:19|20)\d\d\.\d\d\.\d\d")
 
 
 def _parts_named(key: str, other: _Analysis) -> bool:
@@ -3195,7 +3229,9 @@ def _value_replaced(a: _Analysis, b: _Analysis) -> bool:
         return False
     numbers = [[{key for key in slot if key[0].isdigit()} for slot in text.slots] for text in (a, b)]
     counts = [Counter(key for slot in text.slots for key in slot if key[0].isdigit()) for text in (a, b)]
-    return any(one - other and other - one for one, other in zip(*numbers)) and counts[0] != counts[1]
+    return any(one - other and other - one and not all(any(_same_date(key, each) for each in other - one)
+                                                       for key in one - other)  # "10/06/2025" / "10 June 2025"
+               for one, other in zip(*numbers)) and counts[0] != counts[1]
 
 
 def _common_words(one: tuple[str, ...], other: tuple[str, ...]) -> tuple[list[int], list[int]]:

@@ -2343,7 +2343,7 @@ class FeaturesReadValuesOneWay(unittest.TestCase):
             "A 1-to-6 scale.", "Flow 1.0 mL/min.", "Costs 12 euros in Australian dollars, paid in US$.", "Replaced next business day.", "Answered the same business day.",
             "Temperatures in \u00b0C.", "Every three-quarters of an hour.", "About 180/day.", "Hosts web01/02.", "Costs 45p a mile.",
             "Kept two weeks.", "Kept half a year, then a 1-year hold.", "Kept 1 fortnight.", "Lasts an hour and a half.",
-            "Checked 6-weekly."]
+            "Checked 6-weekly.", "Fitted on 19/11/25."]
         # and a number before each unit, glued, spaced or hyphenated ("#s" is a need for what follows a number)
         units = ("s secs seconds h hrs hours mins minutes m mn million k kg kilograms g grams ms ml dl l yrs wks d w y "
                  "in inch inches fps kb px khz rpm km cm mm mi mg mph gib ft lbs wt pt yo mcg iu psi kwh kw kva mpg oz "
@@ -2460,6 +2460,19 @@ class FeaturesReadValuesOneWay(unittest.TestCase):
                 self.assertEqual(am._analyse(f"Recertification is due {written}.").keys, in_words)
         self.assertIn("4/5/2026", am._analyse("Due 4/5/2026.").keys)  # April 5 or May 4: left as written
         self.assertIn("13/13/2026", am._analyse("Due 13/13/2026.").keys)  # no date
+        # the same either way, or a year of two digits after slashes (held-out 359: restatements added beside "4th
+        # April 2025", "19 November 2025")
+        for said, normalised in (("Since 04/04/2025.", "Since 2025.04.04."), ("Fit on 19/11/25.", "Fit on 2025.11.19."),
+                                 ("On 5/13/26.", "On 2026.05.13."), ("On 1/2/25.", "On 1/2/25."),  # either way
+                                 ("Tips at 10/15/20% of the bill.", "Tips at 10/15/20 percent of the bill."),
+                                 ("Split 40/45/15 by value.", "Split 40/45/15 by value."), ("On 8.0.36.", "On 8.0.36.")):
+            with self.subTest(said=said):
+                self.assertEqual(am._normalise(said), normalised)
+        # a date left as written matches either of its readings in the other text, nothing else
+        for other, apart in (("10 June 2025", False), ("6 October 2025", False), ("11 June 2025", True)):
+            with self.subTest(other=other):
+                self.assertEqual(am._conflict("Final meter readings were taken on 10/06/2025: electric 38821.",
+                                              f"Final meter readings taken on {other}: electric 38821."), apart)
         self.assertEqual(am._normalise("Backups in /srv/2026-03-31.tar and v1.2.2026"),
                          "Backups in /srv/2026-03-31.tar and v1.2.2026")  # a path, a version
         self.assertEqual(am._normalise("Renders 1920 × 1080 (3 × 12 tiles)"), "Renders 1920x1080 (3 × 12 tiles)")
