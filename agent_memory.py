@@ -3588,6 +3588,21 @@ def _to_turned(a: _Analysis, b: _Analysis) -> bool:
 _TO_END = _Regex(r"\bto ((?:[\w'-]+ ?){1,5})")  # up to five words after "to"
 
 
+def _arrow_turned(a: _Analysis, b: _Analysis) -> bool:
+    """Does one text point an arrow from a word to another where the other text points it back
+    ("Written French>Swahili translations ..." / "Written Swahili>French translations ...",
+    "OPERA -> HotSOS" / "HotSOS -> OPERA")? Which way it goes, turned round; an arrow one text
+    alone draws may be the other's "from ... to" ("Solihull → Moor Street" / "from Solihull to
+    Birmingham Moor Street"), and is left to the other rules."""
+    if not (">" in a.folded or "→" in a.folded) or not (">" in b.folded or "→" in b.folded):
+        return False  # (cheap first: most texts draw no arrow)
+    one, other = (set(_ARROW.findall(text.folded)) for text in (a, b))
+    return any((target, source) in other - one and (source, target) not in other for source, target in one)
+
+
+_ARROW = _Regex(r"(?<![^\W\d_])([^\W\d_]+)\s?(?:->|>|→)\s?([^\W\d_]+)")  # "french>swahili" (from a word's start)
+
+
 def _direction_turned(a: _Analysis, b: _Analysis) -> bool:
     """Does a place one text goes from stand where the other goes to, and not where it goes from,
     on a way back or home ("Drives Nana Joan from Headingley to the ceremony" / "Drives Nana Joan
@@ -4075,7 +4090,7 @@ def _conflicting(old: _Analysis, new: _Analysis) -> bool:
             or _grades_differ(old, new) or _rates_differ(old, new) or _words_exchanged(old, new)
             or _roles_turned(old, new) or _doer_turned(old, new) or _message_turned(old, new)
             or _converse_by_one(old, new)
-            or _direction_turned(old, new) or _to_turned(old, new)
+            or _direction_turned(old, new) or _to_turned(old, new) or _arrow_turned(old, new)
             or _from_to_swapped(old, new)
             or _duties_exchanged(old, new) or _agent_differs(old, new) or _owner_stressed(old, new)
             or _owner_moved(old, new)
