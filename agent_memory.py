@@ -2968,21 +2968,27 @@ def _numbers_shortened(keys: set[str], one: _Analysis, other: _Analysis) -> list
     """The ``keys`` that are a name with a number shortened to its first letters ("T3" for "Terminal
     3", "PG16" for "Postgres 16", "FR24" for "Flightradar24"), written in full or shortened in the
     other text: the letters start the word and stand in it in order, and the number is the same."""
-    def shortened(letters: str, word: str) -> bool:
-        rest = iter(word)
-        return word[0] == letters[0] and len(word) > len(letters) and all(letter in rest for letter in letters)
-    shorts = [[match.groups() for key in text.specific if (match := _SHORT_NUMBERED.fullmatch(key))]
-              for text in (one, other)]
-    full = [_WORD_NUMBER.findall(text.folded) for text in (one, other)]
-    found = []
-    for key in keys:
-        if (match := _SHORT_NUMBERED.fullmatch(key)) and any(
-                number == match.group(2) and shortened(match.group(1), word) for word, number in full[1]):
-            found.append(key)
-        elif any(key in (word, number, word + number) and any(number == digits and shortened(letters, word)
-                                               for letters, digits in shorts[1]) for word, number in full[0]):
-            found.append(key)
-    return found
+    shorts = {match.groups() for key in other.specific if (match := _SHORT_NUMBERED.fullmatch(key))}
+    numbers = {number for _, number in shorts}
+    spelled = {part for word, number in set(_WORD_NUMBER.findall(one.folded))
+               if number in numbers and any((letters, number) in shorts for letters in _shortenings(word))
+               for part in (word, number, word + number)}
+    mine = [key for key in keys if key not in spelled and _SHORT_NUMBERED.fullmatch(key)]
+    if mine:  # (each word's shortenings only for a shortened key: a long text may hold many words)
+        spelled.update(letters + number for word, number in set(_WORD_NUMBER.findall(other.folded))
+                       for letters in _shortenings(word))
+    return [key for key in keys if key in spelled]
+
+
+def _shortenings(word: str) -> set[str]:
+    """``word`` shortened to up to three of its letters in order, its first the first: "p", "pg",
+    "ps" and "pgs" of "postgres" (each letter pair once: a long word makes no more of them)."""
+    pairs: set[str] = set()
+    threes: set[str] = set()
+    for letter in word[1:]:
+        threes.update(pair + letter for pair in pairs)
+        pairs.add(word[0] + letter)
+    return ({word[0]} | pairs | threes) - {word}
 
 
 _SHORT_NUMBERED = _Regex(r"([a-z]{1,3})(\d+)")  # "t3", "pg16", "fr24"
