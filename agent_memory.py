@@ -2005,7 +2005,7 @@ def _day_part_time(match: re.Match[str]) -> str:
 # and the part of the day first: "every Thursday evening at seven" is at 7pm, "weekday mornings at 6:30" at 6:30am,
 # "nightly at 7:30" at 7:30pm (a night from six to eleven only: "Sunday night at 2" may be 2am)
 _PART_THEN_TIME = _Regex(rf"\b((morning|afternoon|evening|night)(?:s|ly)?,? at )(1[0-2]|[1-9]|{'|'.join(_HOURS)})"
-                         r"(:\d\d)?(?!\s?(?:[ap]\.?m\b|o'clock|[:.]?\d|[-–]))", re.IGNORECASE)
+                         r"(:\d\d)?(?!\w|\s?(?:[ap]\.?m\b|o'clock|[:.]?\d|[-–%]))", re.IGNORECASE)  # no "Tenby"
 
 
 def _part_then_time(match: re.Match[str]) -> str:

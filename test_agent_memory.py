@@ -2445,7 +2445,10 @@ class FeaturesReadValuesOneWay(unittest.TestCase):
                                  ("Checks it each morning at 7.30am.", "Checks it each morning at 7:30."),
                                  ("Sunday night at 2 the backup runs.", "Sunday night at 2 the backup runs."),  # 2am?
                                  ("Tuesday evenings at 7-9.", "Tuesday evenings at 7-9."),  # a range
-                                 ("Thursday evenings at 7 pm.", "Thursday evenings at 19:00.")):
+                                 ("Thursday evenings at 7 pm.", "Thursday evenings at 19:00."),
+                                 ("Sails Saturday mornings at Tenby.", "Sails Saturday mornings at Tenby."),  # no hour
+                                 ("Open evenings at seventeen sites.", "Open evenings at seventeen sites."),
+                                 ("Discounted nightly at 10%.", "Discounted nightly at 10 percent.")):
             with self.subTest(said=said):
                 self.assertEqual(am._normalise(said), normalised)
         self.assertEqual(am._normalise("Rings at 7pm. Then at 7 p.m. on Fridays."),
