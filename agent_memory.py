@@ -1336,9 +1336,10 @@ def _month_of_year(year: str, month: str, written: str) -> str:
 def _year_last_date(match: re.Match[str]) -> str:
     """"31/3/2026", "3/31/2026" and "31.03.2026" are 31 March 2026: the number above 12 is the day, and
     dots put the day first; "4/5/2026" or "4-5-2026", April 5 or May 4, stays as written, but "4/4/2026"
-    is 4 April either way. A year of two digits is of this century: "19/11/25" is 19 November 2025."""
+    is 4 April either way. A year of two digits below 70 is of this century: "19/11/25" is 19 November
+    2025, "25/12/98" 25 December 1998."""
     first, separator, second, year = match.groups()
-    year = year if len(year) == 4 else "20" + year
+    year = year if len(year) == 4 else str(int(year) + (2000 if int(year) < 70 else 1900))  # "98" is 1998
     if int(first) > 12 or (separator == "." and int(second) <= 12) or int(first) == int(second):
         return _iso_date(year, second, first, match.group())
     if int(second) > 12:
@@ -2005,15 +2006,16 @@ def _day_part_time(match: re.Match[str]) -> str:
 # and the part of the day first: "every Thursday evening at seven" is at 7pm, "weekday mornings at 6:30" at 6:30am,
 # "nightly at 7:30" at 7:30pm (a night from six to eleven only: "Sunday night at 2" may be 2am)
 _PART_THEN_TIME = _Regex(rf"\b((morning|afternoon|evening|night)(?:s|ly)?,? at )(1[0-2]|[1-9]|{'|'.join(_HOURS)})"
-                         r"(:\d\d)?(?!\w|\s?(?:[ap]\.?m\b|o'clock|[:.]?\d|[-–%]))", re.IGNORECASE)  # no "Tenby"
+                         r"(?:[:.](\d\d))?(?!\w|\s?(?:[ap]\.?m\b|o'clock|[:.]?\d|[-–%]| of\b))",
+                         re.IGNORECASE)  # no "Tenby", no "one of the pubs"
 
 
 def _part_then_time(match: re.Match[str]) -> str:
     said, part, hour, minutes = match.groups()
     number = int(hour) if hour.isdigit() else _HOURS.index(hour.lower()) + 1
-    if part.lower() == "night" and not 6 <= number <= 11:
-        return match.group()
-    return f"{said}{number}{minutes or ''}{'am' if part.lower() == 'morning' else 'pm'}"
+    if part.lower() == "night" and not 6 <= number <= 11 or part.lower() == "morning" and number == 12:
+        return match.group()  # (a night from six to eleven; "morning at 12" is no midnight)
+    return f"{said}{number}{':' + minutes if minutes else ''}{'am' if part.lower() == 'morning' else 'pm'}"
 
 
 def _clock_time(match: re.Match[str]) -> str:
@@ -2154,7 +2156,8 @@ def _normalise(text: str) -> str:
         text = _CLOCK_WORDS.sub(_clock_time, text)
     if " in the " in text or " each " in text or " every " in text:
         text = _DAY_PART.sub(_day_part_time, text)
-    if "g at " in lowered or "gs at " in lowered or "t at " in lowered or "ts at " in lowered or "ly at " in lowered:
+    if " at " in lowered and ("morning" in lowered or "afternoon" in lowered or "evening" in lowered
+                              or "night" in lowered):
         text = _PART_THEN_TIME.sub(_part_then_time, text)
     if _AM_PM.search(text):  # what both patterns end with, a quick test
         text = _TIME_12H.sub(_twenty_four_hour, _TIME_RANGE_12H.sub(_range_start, text))
@@ -3336,6 +3339,8 @@ def _roles_turned(a: _Analysis, b: _Analysis) -> bool:
             between = between[1:]
         return bool(between) and between in (one[max(start - len(between), 0):start],
                                              one[len(one) - end:][:len(between)])
+    if all(word.isdigit() for word in turned):
+        return False  # numbers only, in another order: a date written the other way round ("10/06/2025")
     return any(kept == turned[size + between:] + turned[size:size + between] + turned[:size]
                and not set(turned[size:size + between]) <= _TRADED_ALIKE
                and not clauses(turned[size:size + between])
@@ -3582,7 +3587,7 @@ def _to_turned(a: _Analysis, b: _Analysis) -> bool:
     for text, found in zip((a, b), ends):
         for end in _TO_END.findall(text.folded):  # "to Backblaze B2 via ...", "to a friend's Raspberry Pi"
             words = [word.strip("'") for word in end.split()]
-            while words and words[0] in _STOP_WORDS:
+            while words and words[0] in _DETERMINERS:  # "to a friend's", not "to him by Anna"
                 words.pop(0)
             found.update(_word_key(_unowned(word)) for word in itertools.takewhile(
                 lambda word: word not in _STOP_WORDS, words[:3]))

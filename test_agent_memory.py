@@ -2448,7 +2448,13 @@ class FeaturesReadValuesOneWay(unittest.TestCase):
                                  ("Thursday evenings at 7 pm.", "Thursday evenings at 19:00."),
                                  ("Sails Saturday mornings at Tenby.", "Sails Saturday mornings at Tenby."),  # no hour
                                  ("Open evenings at seventeen sites.", "Open evenings at seventeen sites."),
-                                 ("Discounted nightly at 10%.", "Discounted nightly at 10 percent.")):
+                                 ("Discounted nightly at 10%.", "Discounted nightly at 10 percent."),
+                                 # (review of 9243d95) the afternoon, a comma, minutes after a dot; no noon at
+                                 # midnight, no "one of"
+                                 ("Rehab on Thursday afternoons at two.", "Rehab on Thursday afternoons at 14:00."),
+                                 ("Mornings, at 9.", "Mornings, at 9:00."), ("Evening at 7.30.", "Evening at 19:30."),
+                                 ("Morning at 12.", "Morning at 12."),
+                                 ("Friday evening at one of the pubs.", "Friday evening at one of the pubs.")):
             with self.subTest(said=said):
                 self.assertEqual(am._normalise(said), normalised)
         self.assertEqual(am._normalise("Rings at 7pm. Then at 7 p.m. on Fridays."),
@@ -2466,6 +2472,8 @@ class FeaturesReadValuesOneWay(unittest.TestCase):
         # the same either way, or a year of two digits after slashes (held-out 359: restatements added beside "4th
         # April 2025", "19 November 2025")
         for said, normalised in (("Since 04/04/2025.", "Since 2025.04.04."), ("Fit on 19/11/25.", "Fit on 2025.11.19."),
+                                 ("Born 25/12/98.", "Born 1998.12.25."),  # (review of b43f4bc: 2098)
+                                 ("Fit on \u0661\u0669/\u0661\u0661/\u0662\u0665.", "Fit on 2025.11.19."),  # (and "20٢٥")
                                  ("On 5/13/26.", "On 2026.05.13."), ("On 1/2/25.", "On 1/2/25."),  # either way
                                  ("Tips at 10/15/20% of the bill.", "Tips at 10/15/20 percent of the bill."),
                                  ("Split 40/45/15 by value.", "Split 40/45/15 by value."), ("On 8.0.36.", "On 8.0.36.")):
@@ -2473,9 +2481,10 @@ class FeaturesReadValuesOneWay(unittest.TestCase):
                 self.assertEqual(am._normalise(said), normalised)
         # a date left as written matches either of its readings in the other text, nothing else
         for other, apart in (("10 June 2025", False), ("6 October 2025", False), ("11 June 2025", True)):
-            with self.subTest(other=other):
-                self.assertEqual(am._conflict("Final meter readings were taken on 10/06/2025: electric 38821.",
-                                              f"Final meter readings taken on {other}: electric 38821."), apart)
+            for said in ("Final meter readings taken on", "Final meter readings were taken on"):  # the same words:
+                with self.subTest(other=other, said=said):  # no roles turned (review of b43f4bc)
+                    self.assertEqual(am._conflict("Final meter readings were taken on 10/06/2025: electric 38821.",
+                                                  f"{said} {other}: electric 38821."), apart)
         self.assertEqual(am._normalise("Backups in /srv/2026-03-31.tar and v1.2.2026"),
                          "Backups in /srv/2026-03-31.tar and v1.2.2026")  # a path, a version
         self.assertEqual(am._normalise("Renders 1920 × 1080 (3 × 12 tiles)"), "Renders 1920x1080 (3 × 12 tiles)")
@@ -4353,7 +4362,9 @@ class ContradictionsAreNeverMerged(unittest.TestCase):
                          ("Backscatter is apportioned to species using Åkra trawl catches",  # past three words
                           "Catches from the Åkra trawl are used to allocate backscatter to species"),
                          ("Each push to main deploys Storybook 8 to Chromatic.",
-                          "Storybook 8 is deployed to Chromatic on every push to main.")):
+                          "Storybook 8 is deployed to Chromatic on every push to main."),
+                         # a pronoun after "to" ends the way there (review of 12b0058)
+                         ("Anna sends the weekly report to Ben.", "Ben gets the weekly report sent to him by Anna.")):
             with self.subTest(new=new):
                 self.assertFalse(am._to_turned(am._analyse(old), am._analyse(new)))
 
