@@ -3005,8 +3005,8 @@ def _date_read_either_way(key: str, other: _Analysis) -> bool:
     readings = _date_readings(key)
     if readings:
         return not readings.isdisjoint(other.keys)
-    return _ISO_DATE.fullmatch(key) is not None and any(key in _date_readings(each) for each in other.keys
-                                                        if each[:1].isdigit())
+    return _ISO_DATE_KEY.fullmatch(key) is not None and any(key in _date_readings(each) for each in other.keys
+                                                            if each[:1].isdigit())
 
 
 def _same_date(key: str, other: str) -> bool:
@@ -3024,7 +3024,7 @@ def _date_readings(key: str) -> set[str]:
 
 
 _AMBIGUOUS_DATE = _Regex(r"(0?[1-9]|1[0-2])[-/.](0?[1-9]|1[0-2])[-/.]((?:19|20)\d\d)")
-_ISO_DATE = _Regex(r"(?:19|20)\d\d\.\d\d\.\d\d")
+_ISO_DATE_KEY = _Regex(_ISO_DATE)
 
 
 def _parts_named(key: str, other: _Analysis) -> bool:
@@ -4118,7 +4118,8 @@ _DAY_PARTS = {part: frozenset(hour % 24 for hour in range(start, end + 24 * (end
               for part, start, end in (("morning", 5, 12), ("afternoon", 12, 18), ("evening", 17, 23), ("night", 20, 6),
                                        ("lunchtime", 11, 15), ("overnight", 20, 8))}
 _DAY_PART_WORD = _Regex(rf"\b({'|'.join(_DAY_PARTS)})s?\b")
-_CLOCK = _Regex(r"(?<![\d.:])(\d{1,2}):\d\d\b")  # "9:00-13:00": "9am-1pm", "21:00", "noon" as the text is normalised
+# an hour on the clock: "9:00-13:00" for "9am-1pm", "21:00", "noon" as the text is normalised
+_HOUR_OF_CLOCK = _Regex(r"(?<![\d.:])(\d{1,2}):\d\d\b")
 
 
 def _day_part_unlike(one: _Analysis, other: _Analysis) -> bool:
@@ -4134,14 +4135,14 @@ def _day_part_unlike(one: _Analysis, other: _Analysis) -> bool:
             or "lunchtime" in folded):
         return False  # (cheap first: most texts name no time of day; "overnight" holds "night")
     parts = set(_DAY_PART_WORD.findall(folded))
-    if not parts or _CLOCK.search(folded):
+    if not parts or _HOUR_OF_CLOCK.search(folded):
         return False
     others = set(_DAY_PART_WORD.findall(other.folded))
     if others:  # the words each text holds alone ("Tuesday club night" may stand in both)
         parts, others = parts - others, others - parts
-        return (bool(parts and others) and not _CLOCK.search(other.folded)
+        return (bool(parts and others) and not _HOUR_OF_CLOCK.search(other.folded)
                 and all(_DAY_PARTS[part].isdisjoint(_DAY_PARTS[each]) for part in parts for each in others))
-    hours = {int(hour) for hour in _CLOCK.findall(other.folded)}
+    hours = {int(hour) for hour in _HOUR_OF_CLOCK.findall(other.folded)}
     if hours and max(hours) <= 12:  # ("7:30am" and "7:30" read alike once normalised)
         hours |= {hour + 12 for hour in hours if 0 < hour < 12}
     return bool(hours) and all(_DAY_PARTS[part].isdisjoint(hours) for part in parts)

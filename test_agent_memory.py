@@ -8,6 +8,7 @@ tests on 127.0.0.1.
 from __future__ import annotations
 
 import ast
+import collections
 import contextlib
 import dataclasses
 import errno
@@ -88,6 +89,20 @@ class ModuleUsesOnlyTheStandardLibrary(unittest.TestCase):
         self.assertTrue(imported, "the parser found no imports at all")
         self.assertEqual({name for name in imported if not in_standard_library(name)}, set())
         self.assertFalse(in_standard_library("unittest_no_such_module"))
+
+    def test_no_module_level_name_is_bound_twice(self):
+        """A pattern named again later rebinds the name for every rule that reads it: "_CLOCK" of the buffer's
+        times and "_ISO_DATE" of the date phrases were each bound twice."""
+        tree = ast.parse((HERE / "agent_memory.py").read_text(encoding="utf-8"))
+        bound = collections.Counter()
+        for node in tree.body:
+            targets = (node.targets if isinstance(node, ast.Assign) else [node.target] if isinstance(node, ast.AnnAssign)
+                       else [])
+            bound.update(target.id for target in targets if isinstance(target, ast.Name))
+            if isinstance(node, (ast.FunctionDef, ast.ClassDef)):
+                bound[node.name] += 1
+        self.assertGreater(len(bound), 100)
+        self.assertEqual([name for name, count in bound.items() if count > 1], [])
 
     def test_import_touches_no_files_and_no_network_modules(self):
         with tempfile.TemporaryDirectory() as cwd:
