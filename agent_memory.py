@@ -3668,7 +3668,8 @@ def _opening_words(text: _Analysis) -> list[str]:
     return (rest if colon and len(label.split()) <= 4 else text.folded).split(maxsplit=2)[:2]
 
 
-_DUTY_CLAUSE = _Regex(r";|[.:] | and (?=\S+ [a-z]+s\b)")  # "...; Ana posts", "Kirsty pays it and user sends", "Log: ..."
+# where a clause opens: "...; Ana posts", "Kirsty pays it and user sends", "OFW Expense Log: user logs"
+_DUTY_CLAUSE = _Regex(r";|[.:] | and (?=\S+ [a-z]+s\b)")
 _DUTY = _Regex(r"(?:[\w'-]+\s+){0,3}?([\w'-]+)\s+([a-z]+(?:-[a-z]+)*s)\b")  # who opens a clause, the verb after
 
 
