@@ -2953,7 +2953,7 @@ def _unmatched(tokens: frozenset[str], one: _Analysis, other: _Analysis) -> set[
                  and not _written_bare(key, other)}
     # a name written otherwise: "UFQFPN-48" / "UFQFPN48", "voice/dialect" / "dialect and voice"
     otherwise = [key for key in unmatched if _respelled(key, other) or _parts_named(key, other)
-                 or key[:1].isdigit() and _date_read_either_way(key, other)]
+                 or key[:1].isdigit() and any(_same_date(key, each) for each in other.keys)]
     if any(key[-1:].isdigit() for key in one.specific | other.specific):
         otherwise += _numbers_shortened(unmatched, one, other)
     if otherwise:
@@ -2998,19 +2998,10 @@ _SHORT_NUMBERED = _Regex(r"([a-z]{1,3})(\d+)")  # "t3", "pg16", "fr24"
 _WORD_NUMBER = _Regex(r"\b([a-z]{2,})[ -]?(\d+)\b")  # "terminal 3", "postgres 16", "flightradar24"
 
 
-def _date_read_either_way(key: str, other: _Analysis) -> bool:
-    """Is ``key`` a date ``other`` gives too, where one of them is written "4/5/2026", April 5 or
-    May 4 (``_year_last_date`` leaves it as written), and the other reads as either ("Final readings
-    taken on 10/06/2025" / "Readings on 10 June 2025")? Each text may keep its own convention."""
-    readings = _date_readings(key)
-    if readings:
-        return not readings.isdisjoint(other.keys)
-    return _ISO_DATE_KEY.fullmatch(key) is not None and any(key in _date_readings(each) for each in other.keys
-                                                            if each[:1].isdigit())
-
-
 def _same_date(key: str, other: str) -> bool:
-    """Is one key a reading of the other, a date left as written ("10/06/2025" and "2025.06.10")?"""
+    """Is one key a reading of the other, a date written "4/5/2026", April 5 or May 4, which
+    ``_year_last_date`` leaves as written ("10/06/2025" and "2025.06.10", "Final readings taken on
+    10/06/2025" / "Readings on 10 June 2025")? Each text may keep its own convention."""
     return key in _date_readings(other) or other in _date_readings(key)
 
 
@@ -3024,7 +3015,6 @@ def _date_readings(key: str) -> set[str]:
 
 
 _AMBIGUOUS_DATE = _Regex(r"(0?[1-9]|1[0-2])[-/.](0?[1-9]|1[0-2])[-/.]((?:19|20)\d\d)")
-_ISO_DATE_KEY = _Regex(_ISO_DATE)
 
 
 def _parts_named(key: str, other: _Analysis) -> bool:
