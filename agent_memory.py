@@ -1428,9 +1428,10 @@ _CURRENCY_SIGNS = ("$", "€", "£", "¥", "₹", "₩", "₽", "₺", "₪", "�
 _AFTER_AMOUNT = r"(?:(?<=\d)|(?<=\d[a-zA-Z])|(?<=\d[a-zA-Z]{2})|(?<=\d [a-zA-Z])|(?<=\d [a-zA-Z]{2}))"
 _PHRASES: list[tuple[_Regex, Any, tuple[str, ...]]] = [
     # One spelling per date, one atom: "2026-03-31", "31.03.2026", "March 31st, 2026" are "2026.03.31".
-    (_Regex(rf"\b(\d{{1,2}}) ?(?:[-–]|to) ?(\d{{1,2}})(?:st|nd|rd|th)?(?: of)? {_MONTH},? ((?:19|20)\d\d)\b",
-            re.IGNORECASE), lambda match: _date_range(match.group(4), match.group(3), match.group(1), match.group(2),
-                                                      match.group()), _YEAR),  # "1-14 July 2026"
+    (_Regex(rf"\b(\d{{1,2}})(?:st|nd|rd|th)? ?(?:[-–]|to) ?(\d{{1,2}})(?:st|nd|rd|th)?(?: of)? {_MONTH},? "
+            r"((?:19|20)\d\d)\b", re.IGNORECASE),
+     lambda match: _date_range(match.group(4), match.group(3), match.group(1), match.group(2), match.group()),
+     _YEAR),  # "1-14 July 2026", "11th to 13th July 2026"
     (_Regex(rf"\b{_MONTH} (\d{{1,2}})(?:st|nd|rd|th)? ?(?:[-–]|to) ?(\d{{1,2}})(?:st|nd|rd|th)?,? ((?:19|20)\d\d)\b",
             re.IGNORECASE), lambda match: _date_range(match.group(4), match.group(1), match.group(2), match.group(3),
                                                       match.group()), _YEAR),  # "July 1-14, 2026"
@@ -1779,7 +1780,7 @@ def _stem(word: str) -> str:
     if len(word) <= 3:
         return word[:-1] if len(word) == 3 and word.endswith("s") and not word.endswith("ss") else word
     if not word.endswith(_SUFFIXES):  # most words: one test, not twelve
-        return word
+        return _without_ion(word)
     for suffix in _SUFFIXES:
         if word.endswith(suffix) and len(word) - len(suffix) >= 3:
             if suffix == "s" and word.endswith("ss"):  # "pass", "process": not a plural
@@ -1794,8 +1795,13 @@ def _stem(word: str) -> str:
             if (suffix in ("ed", "ing", "ings") and len(base) >= 4 and base[-1] == base[-2]
                     and base[-1] not in "aeioulsfz"):
                 return base[:-1]  # "preferred", "stopped", "settings": a consonant doubled before the suffix
-            return base
-    return word
+            return _without_ion(base)  # "inspections"
+    return _without_ion(word)
+
+
+def _without_ion(word: str) -> str:
+    """"inspection" as "inspect", as "inspected" is; but no "act" of "action", no "sect" of "section"."""
+    return word[:-3] if word.endswith("ction") and len(word) >= 8 else word
 
 
 def _american(word: str) -> str:
