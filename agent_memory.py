@@ -3629,32 +3629,49 @@ _DIRECTION = tuple(_Regex(rf"\b{way} (?:the |a |an |her |his |their |my )?([\w'-
 
 
 def _duties_exchanged(a: _Analysis, b: _Analysis) -> bool:
-    """Do the same two people or more do the same things in both texts, each another one ("Jonas
-    writes the monthly blog post; Ana posts it on Mastodon" / "Ana writes the release notes; Jonas
-    posts the release announcement on Mastodon")? Who does what, exchanged. Each of them, a name or
-    the user, opens a clause (after ";", a sentence's end, a label's colon or "and"), before a verb
-    in -s, with up to three words before the name's last ("Conservator Raj Gill condition-checks
-    ...; the user witnesses"). The first clause may be said by both ("User and Kirsty split the
-    council tax 50/50; Kirsty pays it and user sends his half" / "...; user pays it and Kirsty sends
-    her half"), and so may a label ("OFW Expense Log: Julien logs ...; user reimburses ...")."""
+    """Do two people do two things in one text, and each the other's in the other ("Jonas writes the
+    monthly blog post; Ana posts it on Mastodon" / "Ana writes the release notes; Jonas posts the
+    release announcement on Mastodon", "MobiliCare supplies the loan chairs ...; the NHS service
+    maintains those" / "The NHS wheelchair service supplies the chairs; MobiliCare only repairs and
+    maintains them")? Who does what, exchanged (``_duties``); not another doing one of the things
+    ("Ana writes ...; Piotr posts them"). The first clause may be said by both ("User and Kirsty
+    split the council tax 50/50; Kirsty pays it and user sends his half" / "...; user pays it and
+    Kirsty sends her half"), and so may a label ("OFW Expense Log: Julien logs ...; user reimburses
+    ...")."""
     opening = _opening_words(a)
     if (not a.word_clauses or not b.word_clauses
             or not (a.word_clauses[-1] or " and " in a.folded) or not (b.word_clauses[-1] or " and " in b.folded)
             or opening == _opening_words(b) and "and" not in opening):
         return False  # (cheap first: most texts are one clause, and most pairs open alike: the same one acts,
         # unless the opening is two who share the first clause: "User and Kirsty split ...")
-    found = [[match.groups() for clause in _DUTY_CLAUSE.split(text.folded)
-              if (match := _DUTY.match(clause.lstrip()))] for text in (a, b)]
-    if len(found[0]) < 2 or len(found[1]) < 2:
-        return False
     # a name is written capitalised, somewhere but at a text's start ("Ana" after "; ")
     names = {key for text in (a, b) for at, (key, plain) in enumerate(zip(text.word_keys, text.written_plain))
              if at and not plain} | {"user"}
-    duties = [{(name, _word_key(verb)) for name, verb in pairs if _word_key(name) in names} for pairs in found]
-    if len(duties[0]) < 2 or duties[0] == duties[1]:
-        return False
-    return ({name for name, _ in duties[0]} == {name for name, _ in duties[1]}
-            and {verb for _, verb in duties[0]} == {verb for _, verb in duties[1]})
+    one, other = (_duties(text, names) for text in (a, b))
+    return any(doer != second and verb != task and (second, verb) in other and (doer, task) in other
+               and (doer, verb) not in other and (second, verb) not in one
+               for doer, verb in one for second, task in one)
+
+
+def _duties(text: _Analysis, names: set[str]) -> set[tuple[str, str]]:
+    """Who does what in ``text``: each clause's first verb in -s (after ";", a sentence's end, a
+    label's colon or "and"), within six words of the clause's start, and a name of ``names`` or the
+    user up to four words before it ("Conservator Raj Gill condition-checks ...", "the NHS wheelchair
+    service supplies"); a second verb joined by "and" too ("MobiliCare only repairs and maintains
+    them")."""
+    duties = set()
+    for clause in _DUTY_CLAUSE.split(text.folded):
+        words = _DUTY_WORD.findall(clause, 0, 80)[:7]
+        for at, word in enumerate(words):
+            if not at or not word.endswith("s") or word in _STOP_WORDS:
+                continue
+            doers = [key for key in map(_word_key, words[max(0, at - 4):at]) if key in names]
+            if doers:  # (none: "the NHS ...", a name in -s, is no doer and verb)
+                duties.add((doers[-1], _word_key(word)))
+                if words[at + 1:at + 2] == ["and"] and words[at + 2:at + 3] and words[at + 2].endswith("s"):
+                    duties.add((doers[-1], _word_key(words[at + 2])))  # "repairs and maintains"
+                break
+    return duties
 
 
 def _opening_words(text: _Analysis) -> list[str]:
@@ -3666,7 +3683,7 @@ def _opening_words(text: _Analysis) -> list[str]:
 
 # where a clause opens: "...; Ana posts", "Kirsty pays it and user sends", "OFW Expense Log: user logs"
 _DUTY_CLAUSE = _Regex(r";|[.:] | and (?=\S+ [a-z]+s\b)")
-_DUTY = _Regex(r"(?:[\w'-]+\s+){0,3}?([\w'-]+)\s+([a-z]+(?:-[a-z]+)*s)\b")  # who opens a clause, the verb after
+_DUTY_WORD = _Regex(r"[\w'-]+")
 
 
 def _agent_differs(a: _Analysis, b: _Analysis) -> bool:

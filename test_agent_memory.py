@@ -4207,7 +4207,15 @@ class ContradictionsAreNeverMerged(unittest.TestCase):
                 ("OFW Expense Log: user logs cantine and périscolaire costs; Julien reimburses 50% via Lydia",
                  "OFW Expense Log: Julien logs the kids' sports club fees; user reimburses 50% via Lydia", True),
                 ("OFW Expense Log: user logs cantine and périscolaire costs; Julien reimburses 50% via Lydia",
-                 "OFW Expense Log: user logs the kids' sports club fees and Julien reimburses half", False)))
+                 "OFW Expense Log: user logs the kids' sports club fees and Julien reimburses half", False),
+                # held-out 367 (merged at 0.73): a name after "the", words between it and the verb, two verbs
+                ("MobiliCare supplies the loan chairs used while a client's chair is in for repair; the NHS service "
+                 "maintains those.", "The NHS wheelchair service supplies the chairs; MobiliCare only repairs and "
+                 "maintains them under contract.", True),
+                ("MobiliCare supplies the loan chairs; the NHS service maintains those.",
+                 "MobiliCare supplies the chairs; the NHS wheelchair service only repairs and maintains them.", False),
+                ("MobiliCare supplies the loan chairs; the NHS service maintains those.",
+                 "The NHS service supplies the chairs; Ableworld only repairs and maintains them.", False)))
 
     def test_the_same_thing_done_by_another_is_another_fact(self):  # held-out 304 and 311: merged at 0.75, 0.81
         self.assert_told_apart(am._agent_differs, (
