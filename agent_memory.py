@@ -1031,6 +1031,7 @@ _OPPOSITE_PAIRS = [
     ("portrait", "landscape"), ("import", "export"), ("imports", "exports"), ("rise", "fall"), ("rises", "falls"),
     ("push", "pull"), ("pushes", "pulls"), ("pushed", "pulled"), ("pass", "fail"), ("passes", "fails"),
     ("passed", "failed"), ("within", "outside"), ("inside", "outside"),
+    *itertools.product(("same", "together", "shared"), ("separate", "separately", "different", "apart")),
     # "on job failure" / "when a job succeeds": any form of one against any of the other
     *itertools.product(("success", "succeeds", "succeeded", "successful"), ("failure", "fails", "failed")),
     # who does an activity and who leads it ("Does Pilates on Thursdays" / "Teaches Pilates on Thursdays"), who

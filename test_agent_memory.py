@@ -3206,6 +3206,9 @@ class ContradictionsAreNeverMerged(unittest.TestCase):
          "The modem and the access point injectors are plugged into the UPS on the rack's bottom shelf."),
         ("The borg passphrase is stored in Bitwarden item 'borg atlas' and on paper in the safe.",
          "The exported repo key is stored in Bitwarden item 'borg atlas' and on paper in the safe."),
+        # the same place is no separate one (held-out 373, 181: merged at 0.88, 0.93)
+        ("Maple butter stock is tracked separately in a Google Sheet because it's refrigerated.",
+         "Frozen maple taffy stock is tracked in the same Google Sheet as maple butter."),
         # outside is no within (held-out 63: merged at 0.76)
         ("Extenuating circumstances claims must be submitted within 7 days of the assessment deadline.",
          "Extenuating circumstances claims made outside 7 days of the assessment deadline need a late-submission "
