@@ -990,7 +990,8 @@ _KINDS = {name: tuple(words.split()) for name, words in (
     ("taking", "take takes taking took taken"),
     ("attending", "attend attends attending attended"),
     ("leading", "teach teaches teaching taught coach coaches coaching instruct instructs instructing judge judges "
-                "judging examine examines examining tutor tutors tutored mentor mentors mentored"),
+                "judging examine examines examining tutor tutors tutored mentor mentors mentored officiate officiates "
+                "officiating officiated refereeing refereed umpiring umpired"),  # ("referee": a noun too)
     ("running", "run runs running ran organise organises organised organize organizes organized host hosts hosted "
                 "hosting"),
     ("giving", "give gives giving gave given"),
