@@ -3676,6 +3676,33 @@ def _duties(text: _Analysis, names: set[str]) -> set[tuple[str, str]]:
     return duties
 
 
+def _order_turned(a: _Analysis, b: _Analysis) -> bool:
+    """Does one text put a name right before "then" and another right after it, and the other text
+    the two the other way round ("The store fire alarm calls Dean first, then Priya" / "The store
+    intruder alarm calls keyholder Priya first, then store manager Dean")? Who comes first, turned
+    round. A name is a run of capitalised words, the same if they share one ("Becky Ward", "Becky");
+    right before is within four words, the words "first" and a role's among them."""
+    if not _THEN.search(a.folded) or not _THEN.search(b.folded):
+        return False  # (cheap first: most texts tell no order)
+    one, other = (_orders(text) for text in (a, b))
+    return any(first & second_then and then & first_again for first, then in one for first_again, second_then in other)
+
+
+def _orders(text: _Analysis) -> list[tuple[set[str], set[str]]]:
+    """The names right before and right after each "then" in ``text`` (see ``_order_turned``)."""
+    capitalised = {key for at, (key, plain) in enumerate(zip(text.word_keys, text.written_plain)) if at and not plain}
+    def name(words: list[str]) -> set[str]:  # the first run of capitalised words among ``words``
+        run = list(itertools.takewhile(lambda key: key in capitalised, itertools.dropwhile(
+            lambda key: key not in capitalised, map(_word_key, words))))
+        return set(run)
+    parts = [_DUTY_WORD.findall(part) for part in _THEN.split(text.folded)]
+    return [(before, after) for ahead, behind in zip(parts, parts[1:])
+            if (before := name(ahead[-4:][::-1])) and (after := name(behind[:4])) and not before & after]
+
+
+_THEN = _Regex(r"\bthen\b")
+
+
 def _opening_words(text: _Analysis) -> list[str]:
     """The first two words of ``text``, past a label of up to four words and its colon ("OFW Expense
     Log: user logs ...")."""
@@ -4119,7 +4146,8 @@ def _conflicting(old: _Analysis, new: _Analysis) -> bool:
             or _converse_by_one(old, new)
             or _direction_turned(old, new) or _to_turned(old, new) or _arrow_turned(old, new)
             or _from_to_swapped(old, new)
-            or _duties_exchanged(old, new) or _agent_differs(old, new) or _owner_stressed(old, new)
+            or _duties_exchanged(old, new) or _order_turned(old, new) or _agent_differs(old, new)
+            or _owner_stressed(old, new)
             or _owner_moved(old, new)
             or _condition_turned(old, new)
             or _relatives_differ(old, new)
