@@ -3328,6 +3328,8 @@ def _roles_turned(a: _Analysis, b: _Analysis) -> bool:
     one, other = (_TURN_WORD.findall(_THE_USER.sub("user", text.folded)) for text in (a, b))
     if owners or Counter(one) != Counter(other):  # "The Kowalskis take in parcels for the user" / "User takes ..."
         one, other = ([_word_key(_unowned(word)) for word in said] for said in (one, other))
+    if Counter(one) != Counter(other):  # "Mrs Keane gives the house her spare bin tags" / "... its spare ..."
+        one, other = ([word for word in said if word not in _DETERMINERS] for said in (one, other))
     if one == other or len(one) > _SKELETON_MAX or Counter(one) != Counter(other):
         return False
     start, end = _common_ends(tuple(one), tuple(other))
