@@ -1747,6 +1747,8 @@ _UPDATE_MARKERS = _Regex(  # (the lookahead, each marker's first letter, spares 
     r"retested|went up|gone up|went down|gone down|grown to|expanded to|these days|gone onto|gone on to|went onto|"
     r"rising to|risen to|r(?<=(?-i:r))ose to|fell to|fallen to|dropped to|tightened(?! to [\d.]+ ?(?:nm|ft|lb))|loosened|"
     r"got a new|bought a new|new expiry|is back (?:from|in)\b|are back (?:from|in)\b|available again|"
+    r"has handed|have handed|(?<!is )(?<!are )(?<!be )(?<!been )(?<!was )(?<!were )(?<!and )handed over|"
+    r"(?<!-)scaled (?:up |down |back )?to(?! [\d.]+ ?(?:%|percent))|"
     r"(?<!the )(?<!on )(?<!top )(?<!bottom )(?<!is )(?<!are )(?<!be )(?<!been )(?<!was )(?<!were )left(?! (?:side|hand|knee|foot|ankle|leg|arm|shoulder|hip|eye|ear|"
     r"wrist|elbow|ring|index|middle|little|pinky|thumb|big toe|achilles|calf|hamstring|quad|lung|click|pane|panel|"
     r"column|margin|sidebar|corner|lane|turn))|took over|has taken over|have taken over|from (?!\d)\S+ to|"

@@ -2575,6 +2575,21 @@ class FeaturesReadValuesOneWay(unittest.TestCase):
             with self.subTest(text=text):
                 self.assertTrue(am._analyse(text).updating)
         self.assertFalse(am._analyse("Gets back from school at 4pm; the back door is left open.").updating)
+        # a duty handed to another, a count scaled (held-out 374 and 377: merged at 0.86 and 0.88; 11 updates of the
+        # sets added beside the old); no handing over as the way of things, no scaling to a share or beforehand
+        for text in ("Ines has handed the Moneybird invoicing to me; still done on the 1st.",
+                     "PI admin role handed over from Renata Silva to Joel Mthembu.",
+                     "picking-prod consumer group scaled to 12 pods on grocery-prod EKS, one per partition."):
+            with self.subTest(text=text):
+                self.assertTrue(am._analyse(text).updating)
+        for text in ("CDs never go in the lockers; those are handed over at the counter after an ID check.",
+                     "Wedding recordings are exported as WAV and handed over on a USB stick.",
+                     "Page turns only on two bars' rest; cues scaled to 75 percent.",
+                     "The hub is pre-scaled to 450 user pods at 08:30."):
+            with self.subTest(text=text):
+                self.assertFalse(am._analyse(text).updating)
+        self.assertEqual(action_beside("Invoices are in Moneybird; Ines does them on the 1st of each month.",
+                                       "Ines has handed the Moneybird invoicing to me; still done on the 1st."), "judge")
         self.assertEqual(action_beside("DJI RS 3 Pro gimbal (ALC-030) is out for repair at Cameraworld until further "
                                        "notice.", "RS 3 Pro gimbal ALC-030 is back from Cameraworld and available again."),
                          "judge")
