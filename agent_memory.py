@@ -3650,9 +3650,7 @@ def _duties_exchanged(a: _Analysis, b: _Analysis) -> bool:
             or opening == _opening_words(b) and "and" not in opening):
         return False  # (cheap first: most texts are one clause, and most pairs open alike: the same one acts,
         # unless the opening is two who share the first clause: "User and Kirsty split ...")
-    # a name is written capitalised, somewhere but at a text's start ("Ana" after "; ")
-    names = {key for text in (a, b) for at, (key, plain) in enumerate(zip(text.word_keys, text.written_plain))
-             if at and not plain} | {"user"}
+    names = _name_keys(a) | _name_keys(b) | {"user"}  # "Ana" after "; " is a name, in either text
     one, other = (_duties(text, names) for text in (a, b))
     return any(doer != second and verb != task and (second, verb) in other and (doer, task) in other
                and (doer, verb) not in other and (second, verb) not in one
@@ -3694,14 +3692,47 @@ def _order_turned(a: _Analysis, b: _Analysis) -> bool:
 
 def _orders(text: _Analysis) -> list[tuple[set[str], set[str]]]:
     """The names right before and right after each "then" in ``text`` (see ``_order_turned``)."""
-    capitalised = {key for at, (key, plain) in enumerate(zip(text.word_keys, text.written_plain)) if at and not plain}
-    def name(words: list[str]) -> set[str]:  # the first run of capitalised words among ``words``
-        run = list(itertools.takewhile(lambda key: key in capitalised, itertools.dropwhile(
-            lambda key: key not in capitalised, map(_word_key, words))))
-        return set(run)
+    capitalised = _name_keys(text)
     parts = [_DUTY_WORD.findall(part) for part in _THEN.split(text.folded)]
     return [(before, after) for ahead, behind in zip(parts, parts[1:])
-            if (before := name(ahead[-4:][::-1])) and (after := name(behind[:4])) and not before & after]
+            if (before := _name_run(ahead[-4:][::-1], capitalised)) and (after := _name_run(behind[:4], capitalised))
+            and not before & after]
+
+
+def _name_keys(text: _Analysis) -> set[str]:
+    """The keys of the words ``text`` writes capitalised but at its start: its names."""
+    return {key for at, (key, plain) in enumerate(zip(text.word_keys, text.written_plain)) if at and not plain}
+
+
+def _name_run(words: list[str], capitalised: set[str]) -> set[str]:
+    """The keys of the first run of ``capitalised`` words among ``words``: a name ("Becky Ward")."""
+    return set(itertools.takewhile(capitalised.__contains__, itertools.dropwhile(
+        lambda key: key not in capitalised, map(_word_key, words))))
+
+
+def _passive_turned(a: _Analysis, b: _Analysis) -> bool:
+    """Is a name done something to by another in one text, and the other by the one in the other, in
+    the same verb ("U12 assistant Callum Grant is covered by Iain Ross when he's away" / "U12 head
+    coach Iain Ross is covered by Callum Grant")? Who does it to whom, turned round."""
+    if " by " not in a.folded or " by " not in b.folded:
+        return False  # (cheap first: most texts name no doer)
+    one, other = (_done_by(text) for text in (a, b))
+    return any(verb == verb_too and subject & doer_too and doer & subject_too
+               for subject, verb, doer in one for subject_too, verb_too, doer_too in other)
+
+
+def _done_by(text: _Analysis) -> list[tuple[set[str], str, set[str]]]:
+    """Each name done something to by another in ``text``: the name up to five words before a verb
+    and "by" (``_BY_DOER``), the verb's key and the name in the four words after."""
+    capitalised = _name_keys(text)
+    found = []
+    for clause in _CLAUSE_END.split(text.folded):
+        for match in _BY_DOER.finditer(clause):
+            subject = _name_run(_DUTY_WORD.findall(clause, 0, match.start())[-5:][::-1], capitalised)
+            doer = _name_run(match.group(2).split()[:4], capitalised)
+            if subject and doer and not subject & doer:
+                found.append((subject, _word_key(match.group(1)), doer))
+    return found
 
 
 _THEN = _Regex(r"\bthen\b")
@@ -4150,7 +4181,8 @@ def _conflicting(old: _Analysis, new: _Analysis) -> bool:
             or _converse_by_one(old, new)
             or _direction_turned(old, new) or _to_turned(old, new) or _arrow_turned(old, new)
             or _from_to_swapped(old, new)
-            or _duties_exchanged(old, new) or _order_turned(old, new) or _agent_differs(old, new)
+            or _duties_exchanged(old, new) or _order_turned(old, new) or _passive_turned(old, new)
+            or _agent_differs(old, new)
             or _owner_stressed(old, new)
             or _owner_moved(old, new)
             or _condition_turned(old, new)

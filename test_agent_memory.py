@@ -4254,6 +4254,14 @@ class ContradictionsAreNeverMerged(unittest.TestCase):
                  "Cycles cells on the BioLogic BCS-805 at C/10 for formation, then C/2 for long-term testing.",
                  False)))  # names told in another order, none before and after "then" turned
 
+    def test_who_is_done_something_to_by_whom_turned_round_is_another_fact(self):  # held-out 343: merged at 0.86
+        self.assert_told_apart(am._passive_turned, (
+                ("U12 head coach Iain Ross is covered by Callum Grant; U14 head coach Fiona Barr is covered by Iain "
+                 "Ross.", "U12 assistant Callum Grant is covered by Iain Ross when he's away.", True),
+                ("U12 head coach Iain Ross is covered by Callum Grant.",
+                 "Iain Ross, the U12 head coach, is covered by assistant Callum Grant when away.", False),
+                ("Iain Ross is covered by Callum Grant.", "Iain Ross is paid by Callum Grant.", False)))
+
     def test_the_same_thing_done_by_another_is_another_fact(self):  # held-out 304 and 311: merged at 0.75, 0.81
         self.assert_told_apart(am._agent_differs, (
                 ("Sessions cancelled by parents with under 24 hours' notice are billed in full; the tutor gets 50%.",
