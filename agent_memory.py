@@ -3662,9 +3662,14 @@ def _duties(text: _Analysis, names: set[str]) -> set[tuple[str, str]]:
     label's colon or "and"), within six words of the clause's start, and a name of ``names`` or the
     user up to four words before it ("Conservator Raj Gill condition-checks ...", "the NHS wheelchair
     service supplies"); a second verb joined by "and" too ("MobiliCare only repairs and maintains
-    them")."""
+    them"); and one's role named for what they do ("Call screener is Becca Lowe" as "Becca Lowe
+    screens", "producer is Sam Idowu" as "Sam Idowu produces")."""
     duties = set()
     for clause in _DUTY_CLAUSE.split(text.folded):
+        if (role := _ROLE_IS.match(clause.lstrip())) and (named := [
+                key for key in map(_word_key, role.group(2).split()[:4]) if key in names]):
+            duties.update((named[-1], _word_key(role.group(1)[:-cut])) for cut in (1, 2))  # "producer", "editor"
+            continue
         words = _DUTY_WORD.findall(clause, 0, 80)[:7]
         for at, word in enumerate(words):
             if not at or not word.endswith("s") or word in _STOP_WORDS:
@@ -3746,8 +3751,9 @@ def _opening_words(text: _Analysis) -> list[str]:
 
 
 # where a clause opens: "...; Ana posts", "Kirsty pays it and user sends", "OFW Expense Log: user logs"
-_DUTY_CLAUSE = _Regex(r";|[.:] | and (?=\S+ [a-z]+s\b)")
+_DUTY_CLAUSE = _Regex(r";|[.:] | and (?=(?:\S+ ){1,3}[a-z]+s\b)")
 _DUTY_WORD = _Regex(r"[\w'-]+")
+_ROLE_IS = _Regex(r"(?:[\w'-]+ ){0,2}?([a-z]{3,}(?:er|or)) (?:is|are) ((?:[\w'-]+ ?){1,4})")  # "call screener is ..."
 
 
 def _agent_differs(a: _Analysis, b: _Analysis) -> bool:
