@@ -3668,7 +3668,7 @@ def _duties(text: _Analysis, names: set[str]) -> set[tuple[str, str]]:
     for clause in _DUTY_CLAUSE.split(text.folded):
         if (role := _ROLE_IS.match(clause.lstrip())) and (named := [
                 key for key in map(_word_key, role.group(2).split()[:4]) if key in names]):
-            duties.update((named[-1], _word_key(role.group(1)[:-cut])) for cut in (1, 2))  # "producer", "editor"
+            duties.add((named[-1], _duty_key(role.group(1)[:-2])))  # "produc" as "produces", "edit" as "edits"
             continue
         words = _DUTY_WORD.findall(clause, 0, 80)[:7]
         for at, word in enumerate(words):
@@ -3676,11 +3676,17 @@ def _duties(text: _Analysis, names: set[str]) -> set[tuple[str, str]]:
                 continue
             doers = [key for key in map(_word_key, words[max(0, at - 4):at]) if key in names]
             if doers:  # (none: "the NHS ...", a name in -s, is no doer and verb)
-                duties.add((doers[-1], _word_key(word)))
+                duties.add((doers[-1], _duty_key(word)))
                 if words[at + 1:at + 2] == ["and"] and words[at + 2:at + 3] and words[at + 2].endswith("s"):
-                    duties.add((doers[-1], _word_key(words[at + 2])))  # "repairs and maintains"
+                    duties.add((doers[-1], _duty_key(words[at + 2])))  # "repairs and maintains"
                 break
     return duties
+
+
+def _duty_key(word: str) -> str:
+    """One key for a verb and the role named for it: "produces" and "producer" give "produc", "screens"
+    and "screener" "screen" (one key each: two would read as two duties of one person)."""
+    return _word_key(word).removesuffix("e")
 
 
 def _order_turned(a: _Analysis, b: _Analysis) -> bool:

@@ -4244,7 +4244,13 @@ class ContradictionsAreNeverMerged(unittest.TestCase):
                 ("Call screener is Becca Lowe; producer is Sam Idowu, who also runs the profanity delay.",
                  "On Saturday's sports phone-in, Sam Idowu screens calls and Becca Lowe produces.", True),
                 ("Call screener is Sam Idowu; producer is Becca Lowe, who also runs the profanity delay.",
-                 "On Saturday's sports phone-in, Sam Idowu screens calls and Becca Lowe produces.", False)))
+                 "On Saturday's sports phone-in, Sam Idowu screens calls and Becca Lowe produces.", False),
+                # found by a review: a role read as two verbs ("produce", "produc") made one duty two
+                ("Producer is Sam Idowu; Becca Lowe produces the trailers.",
+                 "Sam Idowu produces the show; trailers producer is Becca Lowe.", False),
+                ("Editor is Ana Ruiz; Ben Ode edits the podcast.",
+                 "Ana Ruiz edits the newsletter; podcast editor is Ben Ode.", False),
+                ("Supervisor is Ana Ruiz; Ben Ode translates.", "Ana Ruiz translates; supervisor is Ben Ode.", True)))
 
     def test_who_comes_first_turned_round_is_another_fact(self):  # held-out 318 and 336: merged at 0.88, 0.71
         self.assert_told_apart(am._order_turned, (
