@@ -2535,8 +2535,10 @@ def _word_fields(text: str) -> dict[str, Any]:
     words = tuple(folded_words[at] for at in kept)
     compounds = list(_HYPHENATED.finditer(folded))
     compound_starts = {match.start() for match in compounds}
-    # "mornings" / "afternoons" are opposites too; "reads" is "read"; "the volunteers" no one who volunteers
+    # "mornings" / "afternoons" are opposites too; "reads" is "read"; "the volunteers" no one who volunteers;
+    # "apart from" is "except", no opposite of "together"
     polar_words = ["volunteer" if word == "volunteers" and _plural_noun(folded, found, at)
+                   else "apart from" if word == "apart" and folded_words[at + 1:at + 2] == ["from"]
                    else _FORMS.get(word, word[:-1] if word[-1] == "s" and word not in _OPPOSITES
                                    and word[:-1] in _OPPOSITES else word)
                    for at, word in enumerate(folded_words)]

@@ -4959,6 +4959,17 @@ class ContradictionsAreNeverMerged(unittest.TestCase):
         detector.fit(["CI has an extra runner for iOS builds."])  # an entry that says it too is restated
         self.assertEqual(detector.classify("There is an extra CI runner for iOS builds.")[0], "merge")
 
+    def test_apart_from_is_no_apart(self):  # review: restatements asked about
+        """"Apart from" is "except", no opposite of "the same" or "together"; "apart" alone still is."""
+        for old, new in (("All hosts use the same SSH key except the bastion.",
+                          "Apart from the bastion, all hosts use one SSH key."),
+                         ("Ana and Ben always travel together except at Christmas.",
+                          "Apart from Christmas, Ana and Ben always travel as a pair.")):
+            with self.subTest(new=new):
+                self.assertFalse(am._opposed(am._analyse(old), am._analyse(new)))
+        self.assertTrue(am._opposed(am._analyse("Ana and Ben live together in Leeds."),
+                                    am._analyse("Ana and Ben live apart in Leeds.")))
+
     def test_volunteers_after_a_determiner_or_a_number_is_the_noun(self):  # review: restatements asked about
         for old, new in (("Manages the volunteers at the Leeds food bank warehouse.",
                           "Runs the volunteer team at the Leeds food bank warehouse."),
