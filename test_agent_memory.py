@@ -2585,7 +2585,10 @@ class FeaturesReadValuesOneWay(unittest.TestCase):
         for text in ("CDs never go in the lockers; those are handed over at the counter after an ID check.",
                      "Wedding recordings are exported as WAV and handed over on a USB stick.",
                      "Page turns only on two bars' rest; cues scaled to 75 percent.",
-                     "The hub is pre-scaled to 450 user pods at 08:30."):
+                     "The hub is pre-scaled to 450 user pods at 08:30.",
+                     # found by a review: scaling as the way of things, to a ratio or a fit
+                     "Workers are scaled to 8 replicas at peak.", "Drawings are scaled to 1:50.",
+                     "Image scaled to fit the frame."):
             with self.subTest(text=text):
                 self.assertFalse(am._analyse(text).updating)
         self.assertEqual(action_beside("Invoices are in Moneybird; Ines does them on the 1st of each month.",
