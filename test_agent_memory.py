@@ -1788,7 +1788,8 @@ class TheStemmerFoldsInflections(unittest.TestCase):
     def test_inflections_share_a_stem_and_real_double_letters_stay(self):
         groups = [("prefer", "prefers", "preferred", "preferring"), ("stop", "stopped", "stopping"),
                   ("add", "adds", "added", "adding"), ("set", "setting", "settings"), ("map", "mappings"),
-                  ("install", "installed"), ("pass", "passed", "passes"), ("process", "processes", "processed"), ("call", "called"), ("commit", "committed"),
+                  ("install", "installed"), ("pass", "passed", "passes"), ("process", "processes", "processed"),
+                  ("call", "called"), ("commit", "committed"),
                   ("inspect", "inspection", "inspections", "inspected")]
         for words in groups:
             with self.subTest(words=words):
@@ -2592,7 +2593,8 @@ class FeaturesReadValuesOneWay(unittest.TestCase):
             with self.subTest(text=text):
                 self.assertFalse(am._analyse(text).updating)
         self.assertEqual(action_beside("Invoices are in Moneybird; Ines does them on the 1st of each month.",
-                                       "Ines has handed the Moneybird invoicing to me; still done on the 1st."), "judge")
+                                       "Ines has handed the Moneybird invoicing to me; still done on the 1st."),
+                         "judge")
         self.assertEqual(action_beside("DJI RS 3 Pro gimbal (ALC-030) is out for repair at Cameraworld until further "
                                        "notice.", "RS 3 Pro gimbal ALC-030 is back from Cameraworld and available again."),
                          "judge")
