@@ -1805,8 +1805,9 @@ def _stem(word: str) -> str:
 
 
 def _without_ion(word: str) -> str:
-    """"inspection" as "inspect", as "inspected" is; but no "act" of "action", no "sect" of "section"."""
-    return word[:-3] if word.endswith("ction") and len(word) >= 8 else word
+    """"inspection" as "inspect", as "inspected" is; but no "act" of "action", no "sect" of "section",
+    and a word of a synonym group kept for it ("productions" is "production", so "prod")."""
+    return word[:-3] if word.endswith("ction") and len(word) >= 8 and word not in _SYNONYMS else word
 
 
 def _american(word: str) -> str:

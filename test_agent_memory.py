@@ -1799,6 +1799,8 @@ class TheStemmerFoldsInflections(unittest.TestCase):
         # "-ction" goes as the verb's forms do; a short word keeps it: no "act" of "action", no "sect" of "section"
         for word in ("action", "actions", "section", "auction", "fiction"):
             self.assertNotEqual(am._word_key(word), am._word_key(word.rstrip("s")[:-3]))
+        # nor a word of a synonym group: "productions" is "production", "prod" (found by a review)
+        self.assertEqual({am._word_key(word) for word in ("prod", "production", "productions")}, {"prod"})
 
     def test_ly_is_cut_from_adverbs_only(self):
         # Found by a review: "apply" was stemmed to "app", so "Don't apply the migrations" met "the app"
