@@ -4278,7 +4278,8 @@ class ContradictionsAreNeverMerged(unittest.TestCase):
                  "Ross.", "U12 assistant Callum Grant is covered by Iain Ross when he's away.", True),
                 ("U12 head coach Iain Ross is covered by Callum Grant.",
                  "Iain Ross, the U12 head coach, is covered by assistant Callum Grant when away.", False),
-                ("Iain Ross is covered by Callum Grant.", "Iain Ross is paid by Callum Grant.", False)))
+                ("Iain Ross is covered by Callum Grant.", "Iain Ross is paid by Callum Grant.", False),
+                ("Iain Ross is covered by Callum Grant.", "Callum Grant is paid by Iain Ross.", False)))  # another verb
 
     def test_the_same_thing_done_by_another_is_another_fact(self):  # held-out 304 and 311: merged at 0.75, 0.81
         self.assert_told_apart(am._agent_differs, (
