@@ -3662,12 +3662,13 @@ def _duties_exchanged(a: _Analysis, b: _Analysis) -> bool:
 
 
 def _duties(text: _Analysis, names: set[str]) -> set[tuple[str, str]]:
-    """Who does what in ``text``: each clause's first verb in -s (after ";", a sentence's end, a
-    label's colon or "and"), within six words of the clause's start, and a name of ``names`` or the
-    user up to four words before it ("Conservator Raj Gill condition-checks ...", "the NHS wheelchair
-    service supplies"); a second verb joined by "and" too ("MobiliCare only repairs and maintains
-    them"); and one's role named for what they do ("Call screener is Becca Lowe" as "Becca Lowe
-    screens", "producer is Sam Idowu" as "Sam Idowu produces")."""
+    """Who does what in ``text``: in each clause (after ";", a sentence's end, a label's colon or
+    "and"), the first word in -s within six words of its start that has a name of ``names`` or the
+    user up to four words before it, read as its verb ("Conservator Raj Gill condition-checks ...",
+    "the NHS wheelchair service supplies": "NHS" has no name before it); a second verb joined by
+    "and" too ("MobiliCare only repairs and maintains them"); and one's role named for what they do
+    ("Call screener is Becca Lowe" as "Becca Lowe screens", "producer is Sam Idowu" as "Sam Idowu
+    produces")."""
     duties = set()
     for clause in _DUTY_CLAUSE.split(text.folded):
         if (role := _ROLE_IS.match(clause.lstrip())) and (named := [
