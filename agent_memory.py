@@ -3675,7 +3675,7 @@ def _duties(text: _Analysis, names: set[str]) -> set[tuple[str, str]]:
                 key for key in map(_word_key, role.group(2).split()[:4]) if key in names]):
             duties.add((named[-1], _duty_key(role.group(1)[:-2])))  # "produc" as "produces", "edit" as "edits"
             continue
-        words = _DUTY_WORD.findall(clause, 0, 80)[:7]
+        words = _CLAUSE_WORD.findall(clause, 0, 80)[:7]
         for at, word in enumerate(words):
             if not at or not word.endswith("s") or word in _STOP_WORDS:
                 continue
@@ -3709,7 +3709,7 @@ def _order_turned(a: _Analysis, b: _Analysis) -> bool:
 def _orders(text: _Analysis) -> list[tuple[set[str], set[str]]]:
     """The names right before and right after each "then" in ``text`` (see ``_order_turned``)."""
     capitalised = _name_keys(text)
-    parts = [_DUTY_WORD.findall(part) for part in _THEN.split(text.folded)]
+    parts = [_CLAUSE_WORD.findall(part) for part in _THEN.split(text.folded)]
     return [(before, after) for ahead, behind in zip(parts, parts[1:])
             if (before := _name_run(ahead[-4:][::-1], capitalised)) and (after := _name_run(behind[:4], capitalised))
             and not before & after]
@@ -3744,7 +3744,7 @@ def _done_by(text: _Analysis) -> list[tuple[set[str], str, set[str]]]:
     found = []
     for clause in _CLAUSE_END.split(text.folded):
         for match in _BY_DOER.finditer(clause):
-            subject = _name_run(_DUTY_WORD.findall(clause, 0, match.start())[-5:][::-1], capitalised)
+            subject = _name_run(_CLAUSE_WORD.findall(clause, 0, match.start())[-5:][::-1], capitalised)
             doer = _name_run(match.group(2).split()[:4], capitalised)
             if subject and doer and not subject & doer:
                 found.append((subject, _word_key(match.group(1)), doer))
@@ -3763,7 +3763,7 @@ def _opening_words(text: _Analysis) -> list[str]:
 
 # where a clause opens: "...; Ana posts", "Kirsty pays it and user sends", "OFW Expense Log: user logs"
 _DUTY_CLAUSE = _Regex(r";|[.:] | and (?=(?:\S+ ){1,3}[a-z]+s\b)")
-_DUTY_WORD = _Regex(r"[\w'-]+")
+_CLAUSE_WORD = _Regex(r"[\w'-]+")  # a word as the clause rules read it: "condition-checks", "kids'" whole
 _ROLE_IS = _Regex(r"(?:[\w'-]+ ){0,2}?([a-z]{3,}(?:er|or)) (?:is|are) ((?:[\w'-]+ ?){1,4})")  # "call screener is ..."
 
 
@@ -4189,7 +4189,8 @@ def _conflicting(old: _Analysis, new: _Analysis) -> bool:
             or _hyphenated_siblings(old, new) or _identifier_extended(old, new) or _variant_named(old, new)
             or _swapped_around_negation(old, new) or _negations_crossed(old, new) or _days_differ(old, new)
             or _one_word_swapped(old, new) or _two_words_swapped(old, new) or _opening_swapped(old, new)
-            or _middle_swapped(old, new) or _clause_swapped(old, new) or _slots_swapped(old, new)
+            or _middle_swapped(old, new) or _clause_swapped(old, new) or _aside_swapped(old, new)
+            or _slots_swapped(old, new)
             or _phrase_inserted(old, new)
             or _subject_swapped(old, new) or _named_subject_swapped(old, new)
             or _places_swapped(old, new) or _scope_swapped(old, new)
@@ -4667,6 +4668,30 @@ def _one_word_swapped(old: _Analysis, new: _Analysis) -> bool:
     side = verbs.index(True)
     modal = rf"\b(?:must|should|can|could|may|might|will|would|shall) {re.escape(written[side])}\b"
     return swapped[side] in _OPENING_WORDS and not re.search(modal, (old, new)[side].folded)
+
+
+def _aside_swapped(old: _Analysis, new: _Analysis) -> bool:
+    """Is one text the other with an aside in brackets left out, and a word or a middle swapped
+    (``_one_word_swapped``, ``_middle_swapped``: "Escalates perimeter fence alarms to the Port Police
+    (Zeehavenpolitie) after one confirmed camera sighting" / "Escalates quay-side water intrusion
+    alarms to the Port Police after ...")? The aside hid the swap; without a swap it only adds. An
+    aside holding a word of the other text is told there in other words, and may be a swap's other side."""
+    if ("(" in old.folded) == ("(" in new.folded):
+        return False  # (cheap first: most pairs have no aside, or both have one)
+    with_aside, other = (old, new) if "(" in old.folded else (new, old)
+    asides = _BRACKETED.findall(with_aside.folded)
+    said = set(_CLAUSE_WORD.findall(other.folded)) - _STOP_WORDS
+    if not asides or any(not said.isdisjoint(_CLAUSE_WORD.findall(aside)) or not other.keys.isdisjoint(
+            _analyse(aside).keys) for aside in asides):
+        return False  # an aside the other text tells outside brackets: "Juno (cockapoo)" / "Juno, a cockapoo"
+    plain = _analyse(_BRACKETED.sub("", with_aside.folded))
+    if not plain.word_keys or plain.word_keys == with_aside.word_keys:
+        return False
+    pair = (plain, other) if with_aside is old else (other, plain)
+    return _one_word_swapped(*pair) or _middle_swapped(*pair)
+
+
+_BRACKETED = _Regex(r" ?\([^()]{1,80}\)")
 
 
 def _clause_swapped(old: _Analysis, new: _Analysis) -> bool:

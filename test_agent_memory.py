@@ -4281,6 +4281,22 @@ class ContradictionsAreNeverMerged(unittest.TestCase):
                 ("Iain Ross is covered by Callum Grant.", "Iain Ross is paid by Callum Grant.", False),
                 ("Iain Ross is covered by Callum Grant.", "Callum Grant is paid by Iain Ross.", False)))  # another verb
 
+    def test_a_swap_behind_an_aside_in_brackets_is_another_fact(self):  # held-out 383, 152: merged at 0.73, 0.80
+        self.assert_told_apart(am._aside_swapped, (
+                ("Escalates perimeter fence alarms to the Port Police (Zeehavenpolitie) after one confirmed camera "
+                 "sighting", "Escalates quay-side water intrusion alarms to the Port Police after one confirmed "
+                 "camera sighting", True),
+                ("SFI 2024 action recorded: winter cover crops (SAM2) on the spring bean fields",
+                 "SFI 2024 action recorded: winter cover crops on the spring barley fields", True),
+                # no swap: the aside only adds
+                ("Escalates perimeter fence alarms to the Port Police (Zeehavenpolitie) after one confirmed camera "
+                 "sighting", "Escalates perimeter fence alarms to the Port Police after one confirmed sighting", False),
+                # an aside the other text tells in its own words (held-out 22, 15: restatements)
+                ("Hearing dog is Juno (cockapoo), trained by Hearing Dogs for Deaf People.",
+                 "Has a hearing dog, Juno, a cockapoo from Hearing Dogs for Deaf People.", False),
+                ("Pulumi state is stored in the GCS bucket gs://acme-pulumi-state.",
+                 "Pulumi state backend: gs://acme-pulumi-state (GCS).", False)))
+
     def test_the_same_thing_done_by_another_is_another_fact(self):  # held-out 304 and 311: merged at 0.75, 0.81
         self.assert_told_apart(am._agent_differs, (
                 ("Sessions cancelled by parents with under 24 hours' notice are billed in full; the tutor gets 50%.",
