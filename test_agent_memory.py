@@ -2991,6 +2991,18 @@ class MergeDetectorClassifies(unittest.TestCase):
                 self.assertNotEqual(detector.classify(other)[0], "merge")
         detector.fit(["Uses vim for editing.", "Recruits through User Interviews."])
         self.assertEqual(detector.classify("Uses emacs for editing.")[0], "judge")  # one plain word for another
+        # every word of it the entry's, written short or otherwise (26 restatements of the sets asked about)
+        for entry, fact in (("Second-year BMus piano student at the Royal Northern College of Music in Manchester.",
+                             "Second-year BMus piano student at the RNCM in Manchester."),
+                            ("Uses Stockfish 16 at depth 30 for game analysis.",
+                             "Analysis done with SF16 at depth 30."),
+                            ("Fume cupboard in S3 was last tested on 12 March 2024; next LEV test is due March 2025.",
+                             "LEV test for the S3 fume cupboard: done 12/03/2024, next due in March 2025.")):
+            with self.subTest(fact=fact):
+                detector.fit([entry, "Recruits through User Interviews."])
+                action, index, similarity = detector.classify(fact)
+                self.assertLess(similarity, am.MERGE_THRESHOLD)
+                self.assertEqual((action, index), ("merge", 0))
 
     def test_texts_mostly_of_other_words_are_asked_not_merged(self):  # 20 distinct facts merged in 244 sets
         for old, new in (  # five plain words each the other lacks (held-out 72: merged at 0.90)
