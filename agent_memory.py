@@ -5279,9 +5279,10 @@ class MergeDetector:
       (no differing number, name or identifier, negation or opposite word, and
       nothing saying "changed" or "also", and more in common than a number);
       or, between the thresholds, a fact whose every word, number and name its
-      entry already holds, as written or otherwise (initials, a date's other
-      reading, a name and number shortened: ``_unmatched``), with no conflict
-      either (a short restatement of a long entry, whose cosine is low);
+      entry already holds, with no conflict either (a short restatement of a
+      long entry, whose cosine is low); held otherwise (initials, a date's
+      other reading, a name and number shortened: ``_unmatched``), only if
+      the fact also holds every number and name of the entry;
     - ``"judge"``, a question for an LLM: a conflicting pair however similar; a
       new fact that says something changed about a name or number of its best
       match, if that is past the add threshold, or else of another entry (the
@@ -5356,11 +5357,13 @@ class MergeDetector:
         elif new.updating and (updated := self._updated_entry(new, similarities)) is not None:
             # "Upgraded Django to 5.0" updates the entry naming Django, however long and dissimilar
             action, best, similarity = "judge", updated, similarities[updated]
-        elif (similarity > self.add_threshold and (new.keys <= old.keys or not _unmatched(new.keys, new, old))
-              and not one_more
-              and not _conflicting(old, new)):
-            action = "merge"  # "gRPC listens on 9090": its entry says all that and more ("at the RNCM" for
-            # "at the Royal Northern College of Music", "SF16" for "Stockfish 16")
+        elif (similarity > self.add_threshold and not one_more and (new.keys <= old.keys or not _unmatched(
+                new.keys, new, old) and not _unmatched(old.specific, old, new)) and not _conflicting(old, new)):
+            # "gRPC listens on 9090": its entry says all that and more. Written otherwise ("at the RNCM" for "at
+            # the Royal Northern College of Music", "SF16" for "Stockfish 16"), only with every value of the
+            # entry: the rules reading pairings read words as written, and miss "T5 parking costs 12 pounds"
+            # picking "12" from "Terminal 3 parking costs 12 pounds; Terminal 5 ... 20 pounds"
+            action = "merge"
         elif new.updating and len(old.keys & new.keys - _updating_keys(new)) >= 2:
             action = "judge"  # "Minimum booking is now 50 guests": a change told in the entry's own words
         elif similarity <= self.add_threshold or _specifics_differ(old, new, surest=True):

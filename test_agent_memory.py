@@ -3003,6 +3003,14 @@ class MergeDetectorClassifies(unittest.TestCase):
                 action, index, similarity = detector.classify(fact)
                 self.assertLess(similarity, am.MERGE_THRESHOLD)
                 self.assertEqual((action, index), ("merge", 0))
+        # but not a fact taking values from several of its parts: T5 costs 20 pounds, Carl Dean leads frontend
+        for entry, fact in (("Terminal 3 parking costs 12 pounds; Terminal 5 parking costs 20 pounds.",
+                             "T5 parking costs 12 pounds."),
+                            ("Alice Brown leads the backend team; Carl Dean leads frontend.",
+                             "CD leads the backend team.")):
+            with self.subTest(fact=fact):
+                detector.fit([entry, "Recruits through User Interviews."])
+                self.assertNotEqual(detector.classify(fact)[0], "merge")
 
     def test_texts_mostly_of_other_words_are_asked_not_merged(self):  # 20 distinct facts merged in 244 sets
         for old, new in (  # five plain words each the other lacks (held-out 72: merged at 0.90)
