@@ -4675,15 +4675,20 @@ def _aside_swapped(old: _Analysis, new: _Analysis) -> bool:
     (``_one_word_swapped``, ``_middle_swapped``: "Escalates perimeter fence alarms to the Port Police
     (Zeehavenpolitie) after one confirmed camera sighting" / "Escalates quay-side water intrusion
     alarms to the Port Police after ...")? The aside hid the swap; without a swap it only adds. An
-    aside holding a word of the other text is told there in other words, and may be a swap's other side."""
+    aside names a thing again, with a name or code in it ("(SAM2)"); one of plain words tells more
+    ("(owner: app)"), and one holding a word of the other text is told there in other words, and
+    may be a swap's other side."""
     if ("(" in old.folded) == ("(" in new.folded):
         return False  # (cheap first: most pairs have no aside, or both have one)
     with_aside, other = (old, new) if "(" in old.folded else (new, old)
     asides = _BRACKETED.findall(with_aside.folded)
+    named = {word for word, plain in zip(with_aside.words, with_aside.written_plain) if not plain}
+    if not asides or not all(named.intersection(_CLAUSE_WORD.findall(aside)) for aside in asides):
+        return False  # an aside of plain words tells more ("(owner: app)"); a name or code names a thing again
     said = set(_CLAUSE_WORD.findall(other.folded)) - _STOP_WORDS
-    if not asides or any(not said.isdisjoint(_CLAUSE_WORD.findall(aside)) or not other.keys.isdisjoint(
-            _analyse(aside).keys) for aside in asides):
-        return False  # an aside the other text tells outside brackets: "Juno (cockapoo)" / "Juno, a cockapoo"
+    if any(not said.isdisjoint(_CLAUSE_WORD.findall(aside)) or not other.keys.isdisjoint(_analyse(aside).keys)
+           for aside in asides):
+        return False  # an aside the other text tells outside brackets: "(Testcontainers-based)" / "use Testcontainers"
     plain = _analyse(_BRACKETED.sub("", with_aside.folded))
     if not plain.word_keys or plain.word_keys == with_aside.word_keys:
         return False

@@ -4311,6 +4311,11 @@ class ContradictionsAreNeverMerged(unittest.TestCase):
                 # no swap: the aside only adds
                 ("Escalates perimeter fence alarms to the Port Police (Zeehavenpolitie) after one confirmed camera "
                  "sighting", "Escalates perimeter fence alarms to the Port Police after one confirmed sighting", False),
+                # an aside of plain words tells more, and is left to the rules reading the whole text: it names
+                # nothing again (and reading it cost the bench's classify a tenth)
+                ("Escalates perimeter fence alarms to the Port Police (out of hours) after one confirmed camera "
+                 "sighting", "Escalates quay-side water intrusion alarms to the Port Police after one confirmed "
+                 "camera sighting", False),
                 # an aside the other text tells in its own words (held-out 22, 15: restatements)
                 ("Hearing dog is Juno (cockapoo), trained by Hearing Dogs for Deaf People.",
                  "Has a hearing dog, Juno, a cockapoo from Hearing Dogs for Deaf People.", False),
