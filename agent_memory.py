@@ -3703,15 +3703,15 @@ def _order_turned(a: _Analysis, b: _Analysis) -> bool:
     if not _THEN.search(a.folded) or not _THEN.search(b.folded):
         return False  # (cheap first: most texts tell no order)
     one, other = (_orders(text) for text in (a, b))
-    return any(first & second_then and then & first_again for first, then in one for first_again, second_then in other)
+    return any(before & after_too and after & before_too for before, after in one for before_too, after_too in other)
 
 
 def _orders(text: _Analysis) -> list[tuple[set[str], set[str]]]:
     """The names right before and right after each "then" in ``text`` (see ``_order_turned``)."""
-    capitalised = _name_keys(text)
+    names = _name_keys(text)
     parts = [_CLAUSE_WORD.findall(part) for part in _THEN.split(text.folded)]
     return [(before, after) for ahead, behind in zip(parts, parts[1:])
-            if (before := _name_run(ahead[-4:][::-1], capitalised)) and (after := _name_run(behind[:4], capitalised))
+            if (before := _name_run(ahead[-4:][::-1], names)) and (after := _name_run(behind[:4], names))
             and not before & after]
 
 
@@ -3720,10 +3720,10 @@ def _name_keys(text: _Analysis) -> set[str]:
     return {key for at, (key, plain) in enumerate(zip(text.word_keys, text.written_plain)) if at and not plain}
 
 
-def _name_run(words: list[str], capitalised: set[str]) -> set[str]:
-    """The keys of the first run of ``capitalised`` words among ``words``: a name ("Becky Ward")."""
-    return set(itertools.takewhile(capitalised.__contains__, itertools.dropwhile(
-        lambda key: key not in capitalised, map(_word_key, words))))
+def _name_run(words: list[str], names: set[str]) -> set[str]:
+    """The keys of the first run of words among ``words`` whose keys are ``names``: a name ("Becky Ward")."""
+    return set(itertools.takewhile(names.__contains__, itertools.dropwhile(
+        lambda key: key not in names, map(_word_key, words))))
 
 
 def _passive_turned(a: _Analysis, b: _Analysis) -> bool:
@@ -3740,12 +3740,12 @@ def _passive_turned(a: _Analysis, b: _Analysis) -> bool:
 def _done_by(text: _Analysis) -> list[tuple[set[str], str, set[str]]]:
     """Each name done something to by another in ``text``: the name up to five words before a verb
     and "by" (``_BY_DOER``), the verb's key and the name in the four words after."""
-    capitalised = _name_keys(text)
+    names = _name_keys(text)
     found = []
     for clause in _CLAUSE_END.split(text.folded):
         for match in _BY_DOER.finditer(clause):
-            subject = _name_run(_CLAUSE_WORD.findall(clause, 0, match.start())[-5:][::-1], capitalised)
-            doer = _name_run(match.group(2).split()[:4], capitalised)
+            subject = _name_run(_CLAUSE_WORD.findall(clause, 0, match.start())[-5:][::-1], names)
+            doer = _name_run(match.group(2).split()[:4], names)
             if subject and doer and not subject & doer:
                 found.append((subject, _word_key(match.group(1)), doer))
     return found
@@ -3761,7 +3761,8 @@ def _opening_words(text: _Analysis) -> list[str]:
     return (rest if colon and len(label.split()) <= 4 else text.folded).split(maxsplit=2)[:2]
 
 
-# where a clause opens: "...; Ana posts", "Kirsty pays it and user sends", "OFW Expense Log: user logs"
+# where a clause opens: "...; Ana posts", "Kirsty pays it and user sends", "... and Becca Lowe produces", "OFW
+# Expense Log: user logs"
 _DUTY_CLAUSE = _Regex(r";|[.:] | and (?=(?:\S+ ){1,3}[a-z]+s\b)")
 _CLAUSE_WORD = _Regex(r"[\w'-]+")  # a word as the clause rules read it: "condition-checks", "kids'" whole
 _ROLE_IS = _Regex(r"(?:[\w'-]+ ){0,2}?([a-z]{3,}(?:er|or)) (?:is|are) ((?:[\w'-]+ ?){1,4})")  # "call screener is ..."
