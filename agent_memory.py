@@ -4683,7 +4683,7 @@ def _aside_swapped(old: _Analysis, new: _Analysis) -> bool:
         return False  # (cheap first: most pairs have no aside, or both have one)
     with_aside, other = (old, new) if "(" in old.folded else (new, old)
     asides = _BRACKETED.findall(with_aside.folded)
-    named = {word for word, plain in zip(with_aside.words, with_aside.written_plain) if not plain}
+    named = set(_capitalised(with_aside))
     if not asides or not all(named.intersection(_CLAUSE_WORD.findall(aside)) for aside in asides):
         return False  # an aside of plain words tells more ("(owner: app)"); a name or code names a thing again
     said = set(_CLAUSE_WORD.findall(other.folded)) - _STOP_WORDS
