@@ -2278,6 +2278,23 @@ def _initialisms(run: tuple[tuple[str, str], ...]) -> tuple[tuple[str, tuple[str
     return tuple(_each_initialism(run))
 
 
+@functools.lru_cache(maxsize=1024)
+def _spelled(runs: tuple[tuple[tuple[str, str], ...], ...]) -> dict[str, list[set[str]]]:
+    """Each initialism of ``runs`` and the words it may stand for, a set for each run spelling it: one
+    for "AB" beside "Alice Brown" (or "PS" beside "PlayStation Store", of one run both ways), two
+    beside "Alice Brown" and "Adam Baker", and then it stands for neither surely."""
+    spelled: dict[str, list[set[str]]] = {}
+    for run in runs:
+        words_of: dict[str, set[str]] = {}
+        for initials, words in _initialisms(run):
+            words_of.setdefault(initials, set()).update(words)
+        for initials, words in words_of.items():
+            named = spelled.setdefault(initials, [])
+            if words not in named:  # a name written twice is one name
+                named.append(words)
+    return spelled
+
+
 def _each_initialism(run: tuple[tuple[str, str], ...]) -> Iterator[tuple[str, tuple[str, ...]]]:
     for start in range(len(run)):
         if not run[start][1]:
@@ -2955,12 +2972,12 @@ def _unmatched(tokens: frozenset[str], one: _Analysis, other: _Analysis) -> set[
     if not unmatched:  # most comparisons: the rest reads every run of both texts
         return unmatched
     covered: set[str] = set()
+    for initials, named in _spelled(one.runs).items():
+        if initials in other.acronyms and len(named) == 1:  # "HA" as written, not the initials of a name ("Hal")
+            covered.update(*named)
     for run in one.runs:
-        for initials, words in _initialisms(run):
-            if initials in other.acronyms:  # "HA" as written, not the initials of a name ("Hal") or names
-                covered.update(words)
         covered.update(key for key, pair in _initial_pairs(run) if pair in other.initialled)  # "Helen Marsh"
-    initialisms = {initials for run in other.runs for initials, _ in _initialisms(run)}
+    initialisms = {initials for initials, named in _spelled(other.runs).items() if len(named) == 1}
     run_initials = {pair for run in other.runs for _, pair in _initial_pairs(run)}
     covered.update(letter for letter, following in one.initialled if (letter, following) in run_initials)
     unmatched = {key for key in unmatched if key not in covered and not (key in initialisms and key in one.acronyms)
@@ -2977,7 +2994,8 @@ def _unmatched(tokens: frozenset[str], one: _Analysis, other: _Analysis) -> set[
         plain = [word if word not in own else "" for word in other.words]
         unmatched -= {"".join(word[0] for word in plain[start:end]) for start in range(len(plain))
                       for end in range(start + 2, min(len(plain), start + _INITIALS_MAX) + 1)
-                      if all(plain[start:end])} & one.acronyms
+                      if all(plain[start:end])} & one.acronyms - {
+            initials for initials, named in _spelled(other.runs).items() if len(named) > 1}  # "AB": two names
     return unmatched
 
 

@@ -2707,6 +2707,22 @@ class FeaturesReadValuesOneWay(unittest.TestCase):
         self.assertEqual(am._unmatched(new.names, new, old), set())
         self.assertEqual(am._unmatched(old.names, old, new), {"vm"})
 
+    def test_initials_of_two_names_stand_for_neither(self):  # found by the review of the band merge
+        old = "Alice Brown leads the backend team; Adam Baker leads the frontend team."
+        detector = am.MergeDetector()
+        detector.fit([old, "Deploys run on Fridays at 4pm."])
+        for new in ("AB leads the backend team.", "AB leads the frontend team."):
+            with self.subTest(new=new):
+                self.assertNotEqual(detector.classify(new)[0], "merge")
+                one, other = am._analyse(old), am._analyse(new)
+                self.assertEqual(am._unmatched(one.specific, one, other), {"alice", "brown", "adam", "baker"})
+                self.assertEqual(am._unmatched(other.specific, other, one), {"ab"})
+        detector.fit(["Alice Brown leads the backend team.", "Deploys run on Fridays at 4pm."])
+        self.assertEqual(detector.classify("AB leads the backend team.")[0], "merge")
+        # one name spelled by its words both ways ("PlayStation Store": "PS" and "PS" of "PlayStation") is one name
+        one, other = am._analyse("Each child gets £10 of PlayStation Store credit."), am._analyse("£10 PS Store credit.")
+        self.assertEqual(am._unmatched(one.specific, one, other), set())
+
     def test_a_name_and_its_number_shortened_are_the_name(self):  # 17 restatements the LLM was asked about
         for full, short in (("Postgres 15 primary on efile-db01; PgBouncer on port 6432.", "PG15: primary efile-db01, "
                              "PgBouncer listening on 6432."),
