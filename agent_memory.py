@@ -4332,6 +4332,8 @@ def _someone_else(old: _Analysis, new: _Analysis) -> bool:
         # no owner, and no subject but a thing the other text names too ("Standup is at 9")
         return not text.owner and (not text.subject or text.subject in beside.keys)
     return any(one.about_user and other.subject and other.subject not in one.keys
+               or one.folded.startswith(("user's ", "the user's ")) and other.subject not in one.keys
+               and other.subject and not other.folded.startswith(f"{other.subject} is ")  # "Manager is Dev"
                or of_no_one(one, other) and other.owner and other.owner not in one.keys
                or _named_before(one, other) or _owned_before(one, other) or _named_for_verb(one, other)
                or _named_for_clause(one, other) or _named_for_pronoun(one, other)

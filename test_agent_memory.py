@@ -3400,6 +3400,9 @@ class ContradictionsAreNeverMerged(unittest.TestCase):
         ("User is allergic to PPD and wears nitrile gloves for colour work.",
          "Kasia is allergic to PPD and wears nitrile gloves for colour work."),
         ("Dr. Ana Lee has a PhD in chemistry from Leeds.", "User has a PhD in chemistry from Leeds."),
+        # held-out 403: the user's, and someone named as a subject of the same things
+        ("User's home airfield is Blackbushe (EGLK), where he rents Cessna 172 G-BPFL from Airways Aero Associates.",
+         "Jenny has booked a trial lesson in Cessna 172 G-BPFL at Blackbushe (EGLK) with Airways Aero Associates."),
         # ... and an entry of the user's own, opening with "always" and its verb (held-out 36)
         ("Always meets couples twice before a wedding: once at home, once at the venue.",
          "Gareth Price always meets couples twice before a wedding: once at home, once at the venue."),
@@ -5062,6 +5065,16 @@ class ContradictionsAreNeverMerged(unittest.TestCase):
                                   ("Lena sees physio Lena Okafor weekly.", False)):  # a name of the entry's
             with self.subTest(new=new):
                 self.assertIs(am._named_for_clause(entry, am._analyse(new)), someone_else)
+
+    def test_someone_named_as_the_subject_of_what_the_user_has_is_someone_else(self):  # held-out 403
+        entry = am._analyse("User's home airfield is Blackbushe, where he rents Cessna G-BPFL.")
+        for new, someone_else in (("Jenny has booked a lesson in Cessna G-BPFL at Blackbushe.", True),
+                                  ("The user's home airfield is Blackbushe, renting Cessna G-BPFL.", False),
+                                  ("Airfield is Blackbushe; rents Cessna G-BPFL there.", False)):  # a role named
+            with self.subTest(new=new):
+                self.assertIs(am._someone_else(entry, am._analyse(new)), someone_else)
+        self.assertFalse(am._someone_else(am._analyse("User's boss is Dev Patel, who heads marketing analytics."),
+                                          am._analyse("Manager is Dev Patel, head of marketing analytics.")))
 
     def test_a_name_before_a_later_clause_after_any_opening_of_a_clause(self):  # review: merged at 0.86 to 0.91
         entry = "Has chronic lower-back pain; sees physio Lena Okafor at Broadway Physio every second Thursday."
