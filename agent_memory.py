@@ -2044,14 +2044,37 @@ def _clock_time(match: re.Match[str]) -> str:
 
 
 def _twenty_four_hour(match: re.Match[str]) -> str:
+    """"7:30pm" is "19:30", and "7:30am" "07:30": a time in the morning as a 24-hour clock writes it, which
+    no twelve-hour reading takes for 19:30."""
     hour = int(match.group(1)) % 12 + (12 if match.group(3).lower() == "p" else 0)
-    return f"{hour}:{match.group(2) or '00'}"
+    return f"{hour:02d}:{match.group(2) or '00'}"
 
 
 def _range_start(match: re.Match[str]) -> str:
     """The start of a range takes the end's am/pm: "3:30–4:30pm" starts at 15:30."""
     hour = int(match.group(1)) % 12 + (12 if match.group(4).lower() == "p" else 0)
-    return f"{hour}:{match.group(2) or '00'}{match.group(3)}"
+    return f"{hour:02d}:{match.group(2) or '00'}{match.group(3)}"
+
+
+# A time written as a 24-hour clock writes it: "07:30", "18:45" (not "6:45", "10:00", which may be in the evening)
+_TWENTY_FOUR_HOUR = _Regex(r"(?<![\d.:])(?:0\d|1[3-9]|2[0-3]):[0-5]\d(?!\d)")
+_TWELVE_HOUR = _Regex(r"([1-9]|1[01])(:[0-5]\d)")  # a time before noon as a twelve-hour clock writes it
+
+
+def _after_noon(atom: str) -> str:
+    """The key of the time ``atom`` is after noon, if it is a time a twelve-hour clock tells before noon:
+    "19:30" for "7:30", "18" for "6:00"; else ""."""
+    match = _TWELVE_HOUR.fullmatch(atom)
+    return _atom_kind_and_key(f"{int(match.group(1)) + 12}{match.group(2)}", False, False)[1] if match else ""
+
+
+def _range_after_noon(numbers: list[str], afternoon: dict[str, str]) -> None:
+    """Read after noon a range of times one of whose ends may be (in ``afternoon``): "6:30-8" as "18:30-20",
+    and its bare hour as "20"."""
+    ends = [afternoon.get(number) or (str(int(number) + 12) if number.isdigit() and 0 < int(number) < 12 else number)
+            for number in numbers]
+    afternoon["-".join(numbers)] = "-".join(ends)
+    afternoon.update((number, end) for number, end in zip(numbers, ends) if number != end)
 
 
 class _Analysis:
@@ -2068,6 +2091,7 @@ class _Analysis:
     adding: frozenset[str]  # the kinds of its words saying one more (``_adding_marker``): "also", "one more"
     # read on first use, all together, from a second pass over its atoms (``_template_fields``)
     keys: frozenset[str]  # content words, numbers and initials, normalised
+    afternoon: dict[str, str]  # its times a twelve-hour clock may tell, each as read after noon: "6:45" "18:45"
     specific: frozenset[str]  # numbers, identifiers, capitalised words: what may tell facts apart
     names: frozenset[str]  # the surest of them: names inside a sentence, URLs, paths, identifiers
     runs: tuple[tuple[tuple[str, str], ...], ...]  # runs of capitalised words as (key, letters), for initials
@@ -2322,9 +2346,14 @@ def _analyse_text(text: str) -> _Analysis:
     into a bucket for the projections."""
     import zlib
 
+    # Its times before 13:00 may be after noon, unless it writes times on a 24-hour clock; but a time in
+    # clock words always may ("quarter to seven", "half five" before a 15:00)
+    twelve_hour = (":" not in text or not _TWENTY_FOUR_HOUR.search(text)
+                   or bool(_CLOCK_WORDS.search(text) or _CLOCK_SAID.search(text)))
     text = _normalise(text)
     code_spans = sorted(_code_spans(text))
     code_at = 0  # walked once alongside the atoms, which come in order
+    afternoon: dict[str, str] = {}
     atoms: list[_Atom] = []
     counts: dict[str, int] = {}
     runs: list[tuple[tuple[str, str], ...]] = []  # runs of capitalised words ("Home Assistant OS")
@@ -2370,6 +2399,9 @@ def _analyse_text(text: str) -> _Analysis:
         weight = _KIND_WEIGHTS[kind] * (3 * (key.count("/") + 1) if dated else 1)
         feature = "w:" + key
         counts[feature] = counts.get(feature, 0) + weight
+        if kind == "number" and ":" in atom and twelve_hour and (after_noon := _after_noon(atom)):
+            afternoon[key] = after_noon  # and weighs as both times: "18:45" is near "quarter to seven"
+            counts["w:" + after_noon] = counts.get("w:" + after_noon, 0) + weight * 2 // 3
     _end_run(run, run_opens_sentence, runs, featured)
     for part in featured:  # "Home Assistant" gives "ha"
         feature = "w:" + "".join(letters[0] for _, letters in part)
@@ -2380,7 +2412,7 @@ def _analyse_text(text: str) -> _Analysis:
         bucket = zlib.crc32(feature.encode("utf-8")) & mask
         weights[bucket] = weights.get(bucket, 0) + weight
     return _Analysis(
-        (text, code_spans, atoms, runs, featured),
+        (text, code_spans, atoms, runs, featured, afternoon),
         weights=weights,
         features=frozenset(weights),
         updating=frozenset(_SAME_MARKER.get(marker.casefold(), marker.casefold())
@@ -2394,8 +2426,8 @@ _Atom = tuple[str, str, int, int, str, bool, str, str, str]  # as read, case-fol
 
 
 def _template_fields(text: str, code_spans: list[tuple[int, int]], atoms: list[_Atom],
-                     runs: list[tuple[tuple[str, str], ...]], featured: list[tuple[tuple[str, str], ...]]
-                     ) -> dict[str, Any]:
+                     runs: list[tuple[tuple[str, str], ...]], featured: list[tuple[tuple[str, str], ...]],
+                     afternoon: dict[str, str]) -> dict[str, Any]:
     """The fields of an ``_Analysis`` that a second pass over its atoms reads, from its normalised
     text and what the first pass read (``_analyse_text``).
 
@@ -2403,6 +2435,7 @@ def _template_fields(text: str, code_spans: list[tuple[int, int]], atoms: list[_
     slots (values); parts the clauses; and reads "every ..." and a number with its unit as one
     measure ("24 hour"). Then come the values only a pattern over the whole text finds."""
     keys, specific, names, initialled, acronyms = set(), set(), set(), set(), set()
+    afternoon = dict(afternoon)  # the first pass's, for its ranges too (and no other thread's to change)
     skeleton: list[str] = []
     slots: list[tuple[str, ...]] = []  # the values between two skeleton words or sentence ends
     slot: list[str] = []
@@ -2464,6 +2497,8 @@ def _template_fields(text: str, code_spans: list[tuple[int, int]], atoms: list[_
                 numbers.append(number)
                 if len(numbers) == 2 and text[numbers_end:start].strip().lower() != "or":
                     ranges.add("-".join(numbers))  # "3-1" is no "1-3": a score, a day and month, a range in order
+                    if afternoon and not afternoon.keys().isdisjoint(numbers):  # "6:30-8", "12:30-1:30"
+                        _range_after_noon(numbers, afternoon)
             else:
                 numbers = [number]
             numbers_end = end
@@ -2525,6 +2560,7 @@ def _template_fields(text: str, code_spans: list[tuple[int, int]], atoms: list[_
     excepted = frozenset(_word_key(word.casefold()) for word in _EXCEPTED.findall(text))
     return dict(
         keys=all_keys,
+        afternoon=afternoon,
         specific=frozenset(specific),
         names=frozenset(names),
         runs=tuple(runs),
@@ -2956,7 +2992,10 @@ def _unit_cosines(query: Sequence[float], vectors: list[tuple[float, ...]]) -> l
 # translation's direction ("DE>EN"), days and seasons however they are written;
 # initials stand for their words both ways ("HA" / "Home Assistant", "QBO" /
 # "QuickBooks Online", "CMS" / "Court of Master Sommeliers"), but two names with
-# the same initials do not ("Jane Smith" / "John Smith"). A capitalised word at
+# the same initials do not ("Jane Smith" / "John Smith"), nor do initials that
+# two names of a text share ("AB" beside "Alice Brown" and "Adam Baker"). A time
+# before 13:00 may be after noon ("quarter to seven" / "18:45"), unless written
+# on a 24-hour clock ("07:30") or in the morning ("7:30am"). A capitalised word at
 # the start of a sentence may be a name ("Redis runs on ...") and counts too,
 # unless it is a verb facts open with ("Prefers", "Use", "Writes"). Negation
 # includes "rather than" and "instead of": "grams rather than cups" and
@@ -2967,10 +3006,14 @@ def _unmatched(tokens: frozenset[str], one: _Analysis, other: _Analysis) -> set[
     """The ``tokens`` of ``one`` that ``other`` does not mention, initials included both ways as
     written: "Home Assistant OS" mentions "HA", "HA" mentions "Home Assistant" (and "RH" "relative
     humidity"), and "Helen Marsh" and "H. Marsh" mention each other; but "Jane Smith" does not
-    mention "John Smith", nor "Al" "Anna Lopez"."""
+    mention "John Smith", nor "Al" "Anna Lopez". A time a twelve-hour clock tells mentions the same
+    time after noon: "quarter to seven" mentions "18:45", but "7am" no "19:00"."""
     unmatched = {key for key in tokens if key not in other.keys or key in other.derived}
     if not unmatched:  # most comparisons: the rest reads every run of both texts
         return unmatched
+    if one.afternoon or other.afternoon:  # "quarter to seven" / "18:45", either way
+        before_noon = set(other.afternoon.values())
+        unmatched = {key for key in unmatched if one.afternoon.get(key) not in other.keys and key not in before_noon}
     covered: set[str] = set()
     for initials, named in _spelled(one.runs).items():
         if initials in other.acronyms and len(named) == 1:  # "HA" as written, not the initials of a name ("Hal")
@@ -5307,7 +5350,8 @@ class MergeDetector:
       or, between the thresholds, a fact whose every word, number and name its
       entry already holds, with no conflict either (a short restatement of a
       long entry, whose cosine is low); held otherwise (initials, a date's
-      other reading, a name and number shortened: ``_unmatched``), only if
+      other reading, a time on a twelve-hour clock, a name and number
+      shortened: ``_unmatched``), only if
       the fact also holds every number and name of the entry;
     - ``"judge"``, a question for an LLM: a conflicting pair however similar; a
       new fact that says something changed about a name or number of its best
