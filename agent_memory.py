@@ -1117,6 +1117,17 @@ def _thousands(match: re.Match[str]) -> str:
     return str(int(whole + fraction.ljust(3, "0")))  # "2.5k" is 2500, exactly
 
 
+def _millions(match: re.Match[str]) -> str:
+    """"120M trades" is "120000000 trades", "1.8B book updates" "1800000000 book updates"; but a whole number
+    of billions may name a flat or a pencil ("from 4B"), and of millions after a capitalised word inside a
+    sentence may name something too ("Take Gate 4M")."""
+    head, _, before = match.string[:match.start()].rstrip().rpartition(" ")
+    named = before[:1].isupper() and bool(head) and not head.endswith((".", "!", "?", ";", ":"))
+    if "." not in match.group(1) and (match.group(2) == "B" or named):
+        return match.group()
+    return _point_moved(match.group(1), 6 if match.group(2) == "M" else 9)
+
+
 def _point_moved(number: str, places: int) -> str:
     """``number`` (digits, maybe a point) times 10 ** ``places``, written exactly: "0.72", 3 is "720"."""
     whole, _, fraction = number.partition(".")
@@ -1428,7 +1439,54 @@ _GLUED_UNITS = r"wt|pt|yo|mcg|iu|psi|[kmg]wh|[kmg]w|[km]?va|mah|ma|[km]?v|dbm|db
 _GLUED_UNIT = _Regex(_GLUED_UNITS)
 _CURRENCY_SIGNS = ("$", "€", "£", "¥", "₹", "₩", "₽", "₺", "₪", "₫", "฿")
 _AFTER_AMOUNT = r"(?:(?<=\d)|(?<=\d[a-zA-Z])|(?<=\d[a-zA-Z]{2})|(?<=\d [a-zA-Z])|(?<=\d [a-zA-Z]{2}))"
+# Numbers in words, where a word of tens or a multiplier says it is one: "eighty-five" is 85, "two hundred and
+# fifty" 250, "forty thousand" 40000, "1.2 million" 1200000, "half a million" 500000, "a dozen" 12 (no "one", a
+# pronoun as often; no "three fifty", a price or two numbers; no "Thousand Oaks")
+_ONES = "one two three four five six seven eight nine".split()
+_TEENS = "ten eleven twelve thirteen fourteen fifteen sixteen seventeen eighteen nineteen".split()
+_TENS = "twenty thirty forty fifty sixty seventy eighty ninety".split()
+_MULTIPLIERS = {"hundred": 100, "thousand": 1000, "million": 1_000_000, "billion": 1_000_000_000, "dozen": 12}
+_NUMBER_WORD = rf"(?:(?:{'|'.join(_TENS)})(?:[- ](?:{'|'.join(_ONES)}))?|{'|'.join(_TEENS + _ONES)}|{'|'.join(_MULTIPLIERS)})"
+_NUMBER_IN_WORDS = _Regex(rf"\b(half an? |an? |\d+(?:\.\d+)? )?((?=(?:{_NUMBER_WORD}(?: and)?[- ])*(?:{'|'.join(_TENS)}|"
+                          rf"{'|'.join(_MULTIPLIERS)})\b){_NUMBER_WORD}(?:(?: and)?[- ]{_NUMBER_WORD})*)\b(?![-.]\d)",
+                          re.IGNORECASE)  # (a word of tens or a multiplier in it, as the phrase's cheap test needs)
+
+
+def _number_in_words(match: re.Match[str]) -> str:
+    """The number ``match`` tells in words, in figures: "eighty-five" is "85"; as written if it is none."""
+    before, words = match.group(1) or "", match.group(2)
+    tokens = words.lower().replace("-", " ").split()
+    if before and not before[0].isdigit() and tokens[0] not in _MULTIPLIERS:  # "a twenty-minute walk"
+        return before + _NUMBER_IN_WORDS.sub(_number_in_words, words)
+    total, current = 0.0, float(before.split()[0]) if before[:1].isdigit() else 0.0
+    half = before.lower().startswith("half")
+    small_last = current > 0  # a figure, or a word of tens or less: only a multiplier may follow, or ones after tens
+    told = False  # a word of tens or a multiplier, which says it is a number
+    for position, token in enumerate(tokens):
+        if token == "and":
+            if not (0 < position < len(tokens) - 1 and tokens[position - 1] == "hundred"):
+                return match.group()  # "one and two", "a thousand and one"
+        elif token in _MULTIPLIERS:
+            if not (current or before) or token == "hundred" and current >= 100:
+                return match.group()  # "Thousand Oaks"
+            current = (current or 1) * _MULTIPLIERS[token] * (0.5 if half else 1)
+            before, half = "", False
+            if token != "hundred":
+                total, current = total + current, 0.0
+            told, small_last = True, False
+        else:
+            if small_last and not (tokens[position - 1] in _TENS and token in _ONES):
+                return match.group()  # "three fifty", "nineteen eighty-four"
+            current += (10 * (_TENS.index(token) + 2) if token in _TENS
+                        else _TEENS.index(token) + 10 if token in _TEENS else _ONES.index(token) + 1)
+            told = told or token in _TENS
+            small_last = True
+    number = round(total + current, 6)
+    return (str(int(number)) if number == int(number) else f"{number:g}") if told else match.group()
+
+
 _PHRASES: list[tuple[_Regex, Any, tuple[str, ...]]] = [
+    (_NUMBER_IN_WORDS, _number_in_words, (*_TENS, *_MULTIPLIERS)),
     # One spelling per date, one atom: "2026-03-31", "31.03.2026", "March 31st, 2026" are "2026.03.31".
     (_Regex(rf"\b(\d{{1,2}})(?:st|nd|rd|th)? ?(?:[-–]|to) ?(\d{{1,2}})(?:st|nd|rd|th)?(?: of)? {_MONTH},? "
             r"((?:19|20)\d\d)\b", re.IGNORECASE),
@@ -1553,6 +1611,7 @@ _PHRASES: list[tuple[_Regex, Any, tuple[str, ...]]] = [
      _after_number("k")),
     (_Regex(r"(?<=\b[A-Z]{3} )(\d{1,9}(?:\.\d{1,6})?) ?(?:m|M|mn|million)\b"),  # "£1m" is 1000000, as "£1,000,000"
      lambda match: _point_moved(match.group(1), 6), _after_number("m")),
+    (_Regex(r"(?<![\w.])(\d{1,9}(?:\.\d{1,6})?)(M|B)(?!\w|[.,-]\w)"), _millions, _after_number("mb")),  # "120M trades"
     (_Regex(r"\b(\d+(?:\.\d+)?)(fps|ms|[kmgt]b|px|[kmg]?hz|rpm|kg|km|cm|mm|mi|mg|ml|mph|gib|ft|lbs?|m|[dc]?l)\b",
             re.IGNORECASE), r"\1 \2", _after_number("fmkgtphrcld")),
     (_Regex(r"(?<=\d)\s?(?:μg|ug)\b"), " mcg", ("μg", "ug")),  # "5 µg" (NFKC's "μg") is "5 mcg", no "5 g"
@@ -1646,7 +1705,8 @@ _PHRASES: list[tuple[_Regex, Any, tuple[str, ...]]] = [
     (_Regex(r"(?<![\w.,])(\d*\.\d+)\s?-?(?:h|hrs?|hours?)\b", re.IGNORECASE), _hours_in_minutes,
      _after_number("h")),  # "1.5 hours" is "90 minutes", as people write both
     (_Regex(r"\b(\d+)\s?-?(?:h|hrs?|hours?)\b", re.IGNORECASE), r"\1 hours", _after_number("h")),  # "12h", "12-hour"
-    (_Regex(r"\b(\d+)\s?-?(?:mins?|minutes?)\b", re.IGNORECASE), r"\1 minutes", _after_number("m")),
+    (_Regex(r"\b(\d+)\s?-?(?:mins?(?! (?:[A-Z]{3} )?\d)|minutes?)\b", re.IGNORECASE), r"\1 minutes",
+     _after_number("m")),  # no bound before its number: "EUR 1490000 min 5 years" ("over 5 years")
     # "30d", "6w", "1y" (retention, TTLs); "2d" and "3d" are dimensions
     (_Regex(r"\b(1|[4-9]|\d{2,})(d)\b(?!-\d)"), _span_unless_label, _after_number("d")),  # no "5w-30" oil either
     (_Regex(r"\b(\d+)([wy])\b(?!-\d)"), _span_unless_label, _after_number("wy")),

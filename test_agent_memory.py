@@ -1966,6 +1966,40 @@ class FeaturesReadValuesOneWay(unittest.TestCase):
             with self.subTest(new=new):
                 self.assertNotEqual(action_beside(old, new), "merge")
 
+    def test_a_number_in_words_is_the_number(self):  # 11 restatements added in 10 sets
+        for text, normalised in (("Eighty-five Angus cows.", "85 Angus cows."),
+                                 ("Claims up to two hundred and fifty pounds.", "Claims max 250 pounds."),
+                                 ("About forty thousand downloads.", "About 40000 downloads."),
+                                 ("Seventy five people, twelve hundred chairs.", "75 people, 1200 chairs."),
+                                 ("Bids above half a million.", "Bids min 500000."),
+                                 ("Worth 1.49 million euros.", "Worth 1490000 EUR."),
+                                 ("Half a dozen eggs, a dozen rolls.", "6 eggs, 12 rolls."),
+                                 ("Two thousand twenty-five, a hundred thousand.", "2025, 100000."),
+                                 ("A twenty-minute walk.", "A 20 minutes walk.")):
+            with self.subTest(text=text):
+                self.assertEqual(am._normalise(text), normalised)
+        for text in ("Bacon bap three fifty.", "Born nineteen eighty-four.", "One and two.", "Lives in Thousand Oaks.",
+                     "A thousand and one nights.", "Open twenty-four seven.", "Three to four weeks."):
+            with self.subTest(text=text):  # two numbers, a name, or no word of tens or multiplier
+                self.assertEqual(am._normalise(text), text)
+        self.assertEqual(am._analyse("Herd is eighty-five suckler cows.").specific,
+                         am._analyse("Herd is 85 suckler cows.").specific)  # no range "80-5"
+
+    def test_millions_and_billions_glued_to_their_number(self):
+        for text, normalised in (("Roughly 38M events a day, peaks near 70M.", "Roughly 38000000 events a day, peaks "
+                                  "near 70000000."),
+                                 ("About 1.8B book updates and 120M trades.", "About 1800000000 book updates and "
+                                  "120000000 trades."),
+                                 ("Cap of 5M characters.", "Cap of 5000000 characters.")):
+            with self.subTest(text=text):
+                self.assertEqual(am._normalise(text), normalised)
+        for text in ("Flat 2B is upstairs.", "Sandrine from 4B walks Theo.", "Broadband is Virgin Media 350Mb.",
+                     "Take Gate 4M."):
+            with self.subTest(text=text):  # a name's number, a unit
+                self.assertNotIn("000", am._normalise(text))
+        # and a bound before a number is no unit of the number before it ("over 5 years" is "min 5 years")
+        self.assertEqual(am._normalise("Grant of \u20ac1.49m over 5 years."), "Grant of EUR 1490000 min 5 years.")
+
     def test_hours_in_a_decimal_are_minutes(self):  # held-out 44, 59, 93 and 115: added or asked
         for text, normalised in (("Gates open 1.5 hours before kick-off.", "Gates open 90 minutes before kick-off."),
                                  ("Checks begin 1.5 h ahead.", "Checks begin 90 minutes ahead."),
@@ -1984,7 +2018,7 @@ class FeaturesReadValuesOneWay(unittest.TestCase):
                                  ("Fits each lesson into an hour and a half.", "Fits each lesson into 90 minutes."),
                                  ("Takes up to an hour and a half.", "Takes max 90 minutes."),
                                  # nor the end of a number: 23.5 hours, not 3.5 (review of 24fd090)
-                                 ("Flies twenty three and a half hours.", "Flies twenty three and a half hours.")):
+                                 ("Flies twenty three and a half hours.", "Flies 23 and a half hours.")):
             with self.subTest(text=text):
                 self.assertEqual(am._normalise(text), normalised)
         self.assertEqual(action_beside("Gates open 90 minutes before kick-off for league matches.",
