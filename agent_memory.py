@@ -1165,7 +1165,7 @@ _RATE_AFTER_TIMES = _Regex(rf"\s*(?:/|(?:a|an|per|each)\s)\s*{_TIME_UNIT}s?\b|\s
 _CLOCK_END = _Regex(r"\d:\d\d$")  # "at 15:00 daily" is "daily at 15:00", no rate of 15:00 a day
 _PRICE_AFTER = _Regex(r"\s+(?:rates?|wages?|pay|fees?|prices?|costs?|salary|budgets?|allowance)\b",
                       re.IGNORECASE)  # "an hourly rate" is no "every hour"
-_RANGE_BETWEEN = _Regex(r"\s*(?:[-–—]|\.\.|to|or|through)\s*", re.IGNORECASE)  # "1 and 7 days" is no range
+_RANGE_BETWEEN = _Regex(r"\s*(?:[-–—]|\.\.|to|or|through|till|until)\s*", re.IGNORECASE)  # "1 and 7 days" is no range
 _INITIALS_MAX = 8  # the longest initialism looked for: a long run of names costs no more than a short one
 _NAME_JOINERS = frozenset({"of", "for", "and", "the", "de"})  # "Royal Society for the Protection of Birds"
 _CLAUSE_JOINERS = frozenset(("and", "but", "while", "whereas"))
@@ -1607,6 +1607,9 @@ _PHRASES: list[tuple[_Regex, Any, tuple[str, ...]]] = [
     (_Regex(r"(?<![\w.:])(\d+)\.0+(?=(?:\s?(?:[-–—]|to)\s?\d+(?:\.\d+)?)?(?:\s?(?i:[kmcdμ]?[gl]|mcg|[kmc]?m|mi|"
             r"ft|kwh|kw|[kmgt]b|lbs?|oz|h|hrs?|hours?|mins?|minutes?|s|secs?|seconds?|days?|weeks?|months?|years?|"
             r"percent)\b|\s?[%°]))"), r"\1", (".0",)),
+    (_Regex(r"(?<![\w.])(\d{1,9}(?:\.\d{1,9})?)[eE]([-+]?)(0?\d|1[0-2])\b(?![.-]\d)"),  # "1e-3" is 0.001, "2.5e6" 2500000
+     lambda match: _point_moved(match.group(1), int(match.group(3)) * (-1 if match.group(2) == "-" else 1)),
+     _after_number("e")),
     (_Regex(r"\b(\d{1,15}(?:\.\d{1,3})?)[kK]\b"), _thousands,  # int() refuses 4,300 digits and more
      _after_number("k")),
     (_Regex(r"(?<=\b[A-Z]{3} )(\d{1,9}(?:\.\d{1,6})?) ?(?:m|M|mn|million)\b"),  # "£1m" is 1000000, as "£1,000,000"
@@ -2130,11 +2133,19 @@ def _after_noon(atom: str) -> str:
 
 def _range_after_noon(numbers: list[str], afternoon: dict[str, str]) -> None:
     """Read after noon a range of times one of whose ends may be (in ``afternoon``): "6:30-8" as "18:30-20",
-    and its bare hour as "20"."""
-    ends = [afternoon.get(number) or (str(int(number) + 12) if number.isdigit() and 0 < int(number) < 12 else number)
-            for number in numbers]
-    afternoon["-".join(numbers)] = "-".join(ends)
-    afternoon.update((number, end) for number, end in zip(numbers, ends) if number != end)
+    and its bare hour as "20"; its start only if it stays before its end: "9 until 5:30" is "9-17:30"."""
+    start, end = (afternoon.get(number) or (str(int(number) + 12) if number.isdigit() and 0 < int(number) < 12
+                                            else number) for number in numbers)
+    if _minutes_of_day(start) > _minutes_of_day(end):
+        start = numbers[0]
+    afternoon["-".join(numbers)] = f"{start}-{end}"
+    afternoon.update((number, after) for number, after in zip(numbers, (start, end)) if number != after)
+
+
+def _minutes_of_day(time: str) -> int:
+    """"18:30" is 1110; "20" (a bare hour) 1200; anything else -1."""
+    hour, _, minutes = time.partition(":")
+    return int(hour) * 60 + int(minutes or 0) if hour.isdigit() and (not minutes or minutes.isdigit()) else -1
 
 
 class _Analysis:
@@ -2537,6 +2548,9 @@ def _template_fields(text: str, code_spans: list[tuple[int, int]], atoms: list[_
                     measures.add(f"every {every[0]}")
                 every = None
         if kind == "stop" or kind != "name" and (key in _STOP_WORDS or key in _NEGATIONS):
+            continue
+        if last_kind == "number" and folded_atom in ("till", "until"):  # "7 till 8:30" is a range, as "7 to 8:30"
+            keys.add(key)
             continue
         # "3 times a week" is "3 per week", as "3 a week" and "3x a week" are: the number still leads to the unit
         rate_times = (last_kind == "number" and atom == "times" and _RATE_AFTER_TIMES.match(text, end)

