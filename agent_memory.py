@@ -3796,6 +3796,59 @@ def _duties_exchanged(a: _Analysis, b: _Analysis) -> bool:
                for doer, verb in one for second, task in one)
 
 
+def _ranks_turned(a: _Analysis, b: _Analysis) -> bool:
+    """Does someone lead in one text and assist in the other ("Shona Reid leads and Andy Burke
+    deputises" / "Maintenance lead is Andy Burke; his deputy is Shona Reid", "On rower jobs Kyle Moss
+    leads" / "Lead engineer is Dean Harper; apprentice Kyle Moss rides with him")? Each name's rank is
+    read in its part of a clause (``_ranks``), and must be one only in each text."""
+    if not (_LEADING_RANK.search(a.folded) or _LEADING_RANK.search(b.folded)):
+        return False  # (cheap first: most texts name no one leading)
+    one, other = _ranks(a), _ranks(b)
+    return any(other.get(name, rank) not in (rank, "both") and rank != "both" for name, rank in one.items())
+
+
+def _ranks(text: _Analysis) -> dict[str, str]:
+    """The rank of each name or the user in ``text`` that has one: "lead" ("leads", "head of
+    coaching", "chief"), "second" ("assistant", "deputy", "co-trainer", "apprentice"), or "both" if
+    told both; read in each part of a clause holding one name only ("Leah Boyd leads the gym team",
+    "with Craig Munro as her assistant")."""
+    names = _name_keys(text) - _CALENDAR_WORDS | {"user"}  # ("his assistant Hana Kowalski does Mondays")
+    ranks: dict[str, str] = {}
+    alone: list[str] = []  # a name alone before " and ", the subject of the next part too: "Kyle Moss and Dean ..."
+    for at, part in enumerate(_RANK_PART.split(text.folded)):
+        words = _CLAUSE_WORD.findall(part)
+        named_words = words[1:] if at == 0 else words  # (the text's first word is no name of _name_keys)
+        words, alone = alone + words, (
+            [*alone, *words, "and"] if named_words and all(map(names.__contains__, map(_word_key, named_words)))
+            else [])
+        named = {run[-1] for run in _name_runs(words, names)}  # "Shona Reid" as "reid"
+        if "i" in words or "me" in words:
+            named.add("user")
+        lead, second = bool(_LEADING_RANK.search(part)), bool(_SECOND_RANK.search(part))
+        if len(named) != 1 or lead == second:
+            continue  # two names, or no rank, or both: no one's rank surely
+        name, rank = named.pop(), "lead" if lead else "second"
+        ranks[name] = rank if ranks.get(name, rank) == rank else "both"
+    return ranks
+
+
+def _name_runs(words: list[str], names: set[str]) -> Iterator[tuple[str, ...]]:
+    """The keys of each run of ``words`` whose keys are ``names`` (a name: "Shona Reid"), but a word
+    of rank written capitalised ("Deputy", an app)."""
+    keys = [_word_key(word) if not _RANK_WORD.fullmatch(word) else "" for word in words]
+    for is_name, run in itertools.groupby(keys, names.__contains__):
+        if is_name:
+            yield tuple(run)
+
+
+_RANK_PART = _Regex(r"[;,.:()]| and | with | while | but | who ")
+_LEADING_WORDS = r"lead|leads|leading|head|heads|chief|in charge"
+_SECOND_WORDS = (r"assistant|assists?|assisting|deputy|deputi[sz](?:es|ing|e)|apprentice"
+                 r"|co-(?:trainer|coach|lead|host|chair|pilot|driver|teacher|presenter|editor)s?")
+_LEADING_RANK, _SECOND_RANK = _Regex(rf"\b(?:{_LEADING_WORDS})\b"), _Regex(rf"\b(?:{_SECOND_WORDS})\b")
+_RANK_WORD = _Regex(f"{_LEADING_WORDS}|{_SECOND_WORDS}")
+
+
 def _duties(text: _Analysis, names: set[str]) -> set[tuple[str, str]]:
     """Who does what in ``text``: in each clause (after ";", a sentence's end, a label's colon or
     "and"), the first word in -s within six words of its start that has a name of ``names`` or the
@@ -4336,6 +4389,7 @@ def _conflicting(old: _Analysis, new: _Analysis) -> bool:
             or _direction_turned(old, new) or _to_turned(old, new) or _arrow_turned(old, new)
             or _from_to_swapped(old, new)
             or _duties_exchanged(old, new) or _order_turned(old, new) or _passive_turned(old, new)
+            or _ranks_turned(old, new)
             or _agent_differs(old, new)
             or _owner_stressed(old, new)
             or _owner_moved(old, new)

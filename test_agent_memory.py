@@ -3478,6 +3478,13 @@ class ContradictionsAreNeverMerged(unittest.TestCase):
         ("User is allergic to PPD and wears nitrile gloves for colour work.",
          "Kasia is allergic to PPD and wears nitrile gloves for colour work."),
         ("Dr. Ana Lee has a PhD in chemistry from Leeds.", "User has a PhD in chemistry from Leeds."),
+        # held-out 414: someone leads in one and assists in the other
+        ("Maintenance lead is Andy Burke; his deputy is Shona Reid, who covers weekends.",
+         "For the spa wing refurbishment project, Shona Reid leads and Andy Burke deputises."),
+        ("User is lead trainer; co-trainer is Jodie Marsh, who does the CPR and first aid modules.",
+         "On the lifeguard refresher course Jodie Marsh is lead trainer and I assist with CPR."),
+        ("Lead engineer is Dean Harper; apprentice Kyle Moss rides with him on treadmill jobs.",
+         "On rower and bike jobs Kyle Moss leads and Dean Harper only signs off."),
         # held-out 403: the user's, and someone named as a subject of the same things
         ("User's home airfield is Blackbushe (EGLK), where he rents Cessna 172 G-BPFL from Airways Aero Associates.",
          "Jenny has booked a trial lesson in Cessna 172 G-BPFL at Blackbushe (EGLK) with Airways Aero Associates."),
@@ -5143,6 +5150,26 @@ class ContradictionsAreNeverMerged(unittest.TestCase):
                                   ("Lena sees physio Lena Okafor weekly.", False)):  # a name of the entry's
             with self.subTest(new=new):
                 self.assertIs(am._named_for_clause(entry, am._analyse(new)), someone_else)
+
+    def test_ranks_are_read_for_each_name_in_its_part_of_a_clause(self):  # held-out 414: 5 merged at 0.75 to 0.88
+        for text, ranks in (
+                ("Leah Boyd leads the gym team, with Craig Munro as her assistant.", {"boyd": "lead", "munro": "second"}),
+                ("Duty rota is in Deputy; fitness team lead is Craig Munro, assistant Leah Boyd.",
+                 {"munro": "lead", "boyd": "second"}),  # "Deputy", an app, is no name
+                ("Head of coaching is Marcus Bell; his assistant Hana Kowalski checks the Monday timetable.",
+                 {"bell": "lead", "kowalski": "second"}),  # a day is no name
+                ("Jodie Marsh is lead trainer and I assist with CPR.", {"marsh": "lead", "user": "second"}),
+                ("Kyle Moss leads rower jobs; Kyle Moss assists on bikes.", {"moss": "both"}),
+                ("Kyle Moss and Dean Harper lead the jobs.", {})):  # two names in one part: neither surely
+            with self.subTest(text=text):
+                self.assertEqual(am._ranks(am._analyse(text)), ranks)
+        same = am._analyse("Fitness team lead is Craig Munro, assistant Leah Boyd.")
+        for new, turned in (("Craig Munro leads the fitness team; Leah Boyd assists.", False),
+                            ("Leah Boyd leads the fitness team; Craig Munro assists.", True),
+                            ("Leah Boyd leads the fitness team.", True),
+                            ("Leah Boyd runs the fitness team.", False)):  # no rank told
+            with self.subTest(new=new):
+                self.assertIs(am._ranks_turned(same, am._analyse(new)), turned)
 
     def test_someone_named_as_the_subject_of_what_the_user_has_is_someone_else(self):  # held-out 403
         entry = am._analyse("User's home airfield is Blackbushe, where he rents Cessna G-BPFL.")
