@@ -3698,7 +3698,9 @@ def _acting(text: _Analysis, words: list[str], other: _Analysis) -> Optional[tup
 
 
 # "from the counter-fraud unit (lead: Craig Dunn) to handlers": where from, where to, within a sentence
-_FROM_TO = _Regex(r"\bfrom ([^.;]{1,60}?) (?:to|into) ([^.;]{1,50})")
+# "from X to Y", "collects at X and delivers to Y", "picks up from X, drops off at Y"
+_FROM_TO = _Regex(r"\b(?:from|collects? (?:at|from)|picks? up (?:at|from)) ([^.;]{1,60}?),? (?:and )?"
+                  r"(?:to|into|delivers? to|drops? (?:off )?at) ([^.;]{1,50})")
 
 
 def _from_to_swapped(a: _Analysis, b: _Analysis) -> bool:
@@ -3707,7 +3709,7 @@ def _from_to_swapped(a: _Analysis, b: _Analysis) -> bool:
     "Fraud referrals go from handlers to the counter-fraud unit ...")? The way turned round,
     whatever else is reworded: a restatement keeps both ends where they are. The end after "to" is
     read in its first five words ("to handlers via a ClaimCenter activity")."""
-    if "from " not in a.folded or "from " not in b.folded:
+    if not all("from " in text.folded or "collect" in text.folded or "pick" in text.folded for text in (a, b)):
         return False  # (cheap first: most texts tell of no way)
     def keys(words: str, most: int = 60) -> set[str]:
         return {_word_key(word) for word in _TURN_WORD.findall(words)[:most]} - _STOP_WORDS

@@ -4324,7 +4324,15 @@ class ContradictionsAreNeverMerged(unittest.TestCase):
                 ("Stock moves from the Leeds warehouse into the Bradford shop every Monday.",  # the same way
                  "Every Monday, stock is taken from the Leeds warehouse to the Bradford shop.", False),
                 ("Commutes from Leeds to York by train.", "Takes the train to York; lives in Leeds.", False),
-                ("Flies from Leeds to Dublin.", "Flies from Dublin to Cork.", False)):  # another way on
+                ("Flies from Leeds to Dublin.", "Flies from Dublin to Cork.", False),  # another way on
+                # and a collection at one end, a delivery to the other (held-out 418: merged at 0.75)
+                ("Tuesday run: collects at the Swindon Honda parts depot at 06:00, delivers to Heathrow cargo "
+                 "terminal by 08:30.", "Tuesday return leg: collects at the Heathrow cargo terminal and delivers to "
+                 "the Swindon Honda parts depot.", True),
+                ("Picks up from the Leeds warehouse, drops off at the Bradford shop.",
+                 "Picks up at the Bradford shop and drops at the Leeds warehouse.", True),
+                ("Tuesday run: collects at the Swindon depot at 06:00, delivers to Heathrow by 08:30.",
+                 "On Tuesdays the van collects at the Swindon depot and delivers to Heathrow.", False)):
             with self.subTest(new=new):
                 self.assertEqual(am._from_to_swapped(am._analyse(old), am._analyse(new)), swapped)
                 self.assertEqual(am._from_to_swapped(am._analyse(new), am._analyse(old)), swapped)
