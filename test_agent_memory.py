@@ -4288,6 +4288,14 @@ class ContradictionsAreNeverMerged(unittest.TestCase):
                 ("Covers for B2 avionics engineer Siobh\u00e1n Doyle on simple avionics checks when Siobh\u00e1n is off.",
                  "B2 avionics engineer Siobh\u00e1n Doyle covers for her on simple structural checks when she is off.",
                  True),
+                # the user after "to" or "for" too, and a name owning what it gets (held-out 416: merged at 0.83;
+                # held-out 266 at 0.81)
+                ("Uncle Dougie donated \u00a3100 to user's page and asked to stay anonymous on it.",
+                 "User donated \u00a3100 to Uncle Dougie's Kiltwalk page and asked to stay anonymous.", True),
+                ("Cooks extra on Sundays and freezes meals for Marloes, who lives alone.",
+                 "Marloes cooks extra on Sundays and freezes meals for the user, who works long hours.", True),
+                ("Uncle Dougie donated \u00a3100 to user's page.", "Uncle Dougie gave \u00a3100 to the user's page.",
+                 False),  # the same one acting
                 ("Chromium runs on the Pi in kiosk mode.", "The Pi runs Chromium in kiosk mode.", False),  # no "to"
                 ("Ewan lends his PA speakers to Paper Lanterns.",  # to the same one in both
                  "Paper Lanterns borrow PA speakers from Ewan.", False),
