@@ -1564,6 +1564,9 @@ _PHRASES: list[tuple[_Regex, Any, tuple[str, ...]]] = [
     # resolution)
     (_Regex(r"(?<![\w.,$-])(\d{1,2})(?:p| pence)\b(?![-\w])"), lambda match: f"GBP 0.{int(match.group(1)):02d}",
      _after_number("p")),
+    # and cents are of a euro or dollar: "7 euro cents" is "EUR 0.07", "70 cents" "0.70" (the currency untold)
+    (_Regex(r"(?<![\w.,$-])(\d{1,2}) (?:(EUR|USD) )?cents?\b(?![-\w])", re.IGNORECASE),  # ("euro" is "EUR" here)
+     lambda match: f"{match.group(2).upper() + ' ' if match.group(2) else ''}0.{int(match.group(1)):02d}", ("cent",)),
     # "DE>EN" is "German>English", "EN/ES" "English/Spanish": language codes only in a pair, or three
     # or more in a list ("IT, DE and EN"), never alone ("IT" is a department, "DE" a state)
     (_Regex(rf"\b{_LANGUAGE}(?:{_LANGUAGE_GAP}{_LANGUAGE})+\b"), _language_names, ("/", ">", "→", "–", "-")),
@@ -2051,7 +2054,7 @@ _CLOCK_WORDS = _Regex(rf"\b(?:a )?(?:(quarter|half|five|ten|twenty(?:[- ]five)?|
 # ten to five" ten minutes to five (but "from ten to five" is a range, "from ten to 12 people" a count, and so is
 # one before a unit after any preposition: "around ten to twelve hours", "cut by half 2 weeks ago")
 _COUNTED = r"\s?%|\s+(?:percent|per cent|people|(?:minute|min|hour|hr|day|week|month|year|time)s?)\b"
-_CLOCK_SAID = _Regex(rf"\b(at|by|until|till|before|after|around|from) (?:(half)|(five|ten|twenty(?:[- ]five)?) to) "
+_CLOCK_SAID = _Regex(rf"\b(at|by|until|till|before|after|around|from|than) (?:(half)|(five|ten|twenty(?:[- ]five)?) to) "
                      rf"(?={_CLOCK_HOUR}(?!{_COUNTED}))", re.IGNORECASE | re.ASCII)  # the word first: quick to skip
 
 

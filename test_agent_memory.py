@@ -2004,6 +2004,11 @@ class FeaturesReadValuesOneWay(unittest.TestCase):
         for text in ("Commit 3e4f5a.", "Build 4e2a.", "Model 1e.", "Hash 2e99."):
             with self.subTest(text=text):  # no exponent, or none of a number
                 self.assertEqual(am._normalise(text), text)
+        for text, normalised in (("Vendor rate is 7 euro cents a source word.", "Vendor rate is EUR 0.07 a source word."),
+                                 ("Gets 11 cents a new word.", "Gets 0.11 a new word."),  # held-out 427: added
+                                 ("Takes 1080p video.", "Takes 1080p video.")):
+            with self.subTest(text=text):
+                self.assertEqual(am._normalise(text), normalised)
         # and a bound before a number is no unit of the number before it ("over 5 years" is "min 5 years")
         self.assertEqual(am._normalise("Grant of \u20ac1.49m over 5 years."), "Grant of EUR 1490000 min 5 years.")
 
@@ -2407,7 +2412,8 @@ class FeaturesReadValuesOneWay(unittest.TestCase):
             "Temperatures in \u00b0C.", "Every three-quarters of an hour.", "About 180/day.", "Hosts web01/02.", "Costs 45p a mile.",
             "Kept two weeks.", "Kept half a year, then a 1-year hold.", "Kept 1 fortnight.", "Lasts an hour and a half.",
             "Checked 6-weekly.", "Fitted on 19/11/25.", "Tolerance 1e-3 on 2.5e6 rows; 120M trades, 1.8B updates.",
-            "Eighty-five cows, two hundred and fifty sheep, half a million, a dozen eggs."]
+            "Eighty-five cows, two hundred and fifty sheep, half a million, a dozen eggs.",
+            "Pays 7 euro cents a word, 11 cents a line."]
         # and a number before each unit, glued, spaced or hyphenated ("#s" is a need for what follows a number)
         units = ("s secs seconds h hrs hours mins minutes m mn million k kg kilograms g grams ms ml dl l yrs wks d w y "
                  "in inch inches fps kb px khz rpm km cm mm mi mg mph gib ft lbs wt pt yo mcg iu psi kwh kw kva mpg oz "
@@ -2495,6 +2501,7 @@ class FeaturesReadValuesOneWay(unittest.TestCase):
         self.assertEqual(am._normalise("No caffeine past 2 in the afternoon; calls at seven in the evening"),
                          "No caffeine past 14:00 in the afternoon; calls at 19:00 in the evening")
         self.assertEqual(am._normalise("Meets at 9:30 in the morning"), "Meets at 09:30 in the morning")
+        self.assertEqual(am._normalise("Nothing earlier than half eight."), "Nothing earlier than 8:30.")  # held-out 427
         self.assertEqual(am._normalise("Takes 2 in the morning."), "Takes 2 in the morning.")  # two pills, no time
         self.assertEqual(am._analyse("Does not drink caffeine after 2pm.").specific,
                          am._analyse("Avoids caffeine after 2 in the afternoon.").specific)
