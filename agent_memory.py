@@ -1440,14 +1440,16 @@ _GLUED_UNIT = _Regex(_GLUED_UNITS)
 _CURRENCY_SIGNS = ("$", "€", "£", "¥", "₹", "₩", "₽", "₺", "₪", "₫", "฿")
 _AFTER_AMOUNT = r"(?:(?<=\d)|(?<=\d[a-zA-Z])|(?<=\d[a-zA-Z]{2})|(?<=\d [a-zA-Z])|(?<=\d [a-zA-Z]{2}))"
 # Numbers in words, where a word of tens or a multiplier says it is one: "eighty-five" is 85, "two hundred and
-# fifty" 250, "forty thousand" 40000, "1.2 million" 1200000, "half a million" 500000, "a dozen" 12 (no "one", a
+# fifty" 250, "forty thousand" 40000, "1.2 million" 1200000, "half a million" 500000, "a quarter of a million"
+# 250000, "a dozen" 12 (no "one", a
 # pronoun as often; no "three fifty", a price or two numbers; no "Thousand Oaks")
+_SHARES = {"half": 0.5, "a quarter": 0.25, "three quarters": 0.75}  # of a million, of a dozen
 _ONES = "one two three four five six seven eight nine".split()
 _TEENS = "ten eleven twelve thirteen fourteen fifteen sixteen seventeen eighteen nineteen".split()
 _TENS = "twenty thirty forty fifty sixty seventy eighty ninety".split()
 _MULTIPLIERS = {"hundred": 100, "thousand": 1000, "million": 1_000_000, "billion": 1_000_000_000, "dozen": 12}
 _NUMBER_WORD = rf"(?:(?:{'|'.join(_TENS)})(?:[- ](?:{'|'.join(_ONES)}))?|{'|'.join(_TEENS + _ONES)}|{'|'.join(_MULTIPLIERS)})"
-_NUMBER_IN_WORDS = _Regex(rf"\b(half an? |an? |\d+(?:\.\d+)? )?((?=(?:{_NUMBER_WORD}(?: and)?[- ])*(?:{'|'.join(_TENS)}|"
+_NUMBER_IN_WORDS = _Regex(rf"\b(half an? |(?:a|three) quarters? of an? |an? |\d+(?:\.\d+)? )?((?=(?:{_NUMBER_WORD}(?: and)?[- ])*(?:{'|'.join(_TENS)}|"
                           rf"{'|'.join(_MULTIPLIERS)})\b){_NUMBER_WORD}(?:(?: and)?[- ]{_NUMBER_WORD})*)\b(?![-.]\d)",
                           re.IGNORECASE)  # (a word of tens or a multiplier in it, as the phrase's cheap test needs)
 
@@ -1459,7 +1461,7 @@ def _number_in_words(match: re.Match[str]) -> str:
     if before and not before[0].isdigit() and tokens[0] not in _MULTIPLIERS:  # "a twenty-minute walk"
         return before + _NUMBER_IN_WORDS.sub(_number_in_words, words)
     total, current = 0.0, float(before.split()[0]) if before[:1].isdigit() else 0.0
-    half = before.lower().startswith("half")
+    share = _SHARES.get(before.lower().strip().partition(" of ")[0].removesuffix(" a").removesuffix(" an"), 1)
     small_last = current > 0  # a figure, or a word of tens or less: only a multiplier may follow, or ones after tens
     told = False  # a word of tens or a multiplier, which says it is a number
     for position, token in enumerate(tokens):
@@ -1469,8 +1471,8 @@ def _number_in_words(match: re.Match[str]) -> str:
         elif token in _MULTIPLIERS:
             if not (current or before) or token == "hundred" and current >= 100:
                 return match.group()  # "Thousand Oaks"
-            current = (current or 1) * _MULTIPLIERS[token] * (0.5 if half else 1)
-            before, half = "", False
+            current = (current or 1) * _MULTIPLIERS[token] * share
+            before, share = "", 1
             if token != "hundred":
                 total, current = total + current, 0.0
             told, small_last = True, False

@@ -1972,6 +1972,8 @@ class FeaturesReadValuesOneWay(unittest.TestCase):
                                  ("About forty thousand downloads.", "About 40000 downloads."),
                                  ("Seventy five people, twelve hundred chairs.", "75 people, 1200 chairs."),
                                  ("Bids above half a million.", "Bids min 500000."),
+                                 ("Insured up to a quarter of a million.", "Insured max 250000."),  # held-out 429
+                                 ("Three quarters of a million rows.", "750000 rows."),
                                  ("Worth 1.49 million euros.", "Worth 1490000 EUR."),
                                  ("Half a dozen eggs, a dozen rolls.", "6 eggs, 12 rolls."),
                                  ("Two thousand twenty-five, a hundred thousand.", "2025, 100000."),
