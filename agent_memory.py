@@ -1449,9 +1449,23 @@ _TEENS = "ten eleven twelve thirteen fourteen fifteen sixteen seventeen eighteen
 _TENS = "twenty thirty forty fifty sixty seventy eighty ninety".split()
 _MULTIPLIERS = {"hundred": 100, "thousand": 1000, "million": 1_000_000, "billion": 1_000_000_000, "dozen": 12}
 _NUMBER_WORD = rf"(?:(?:{'|'.join(_TENS)})(?:[- ](?:{'|'.join(_ONES)}))?|{'|'.join(_TEENS + _ONES)}|{'|'.join(_MULTIPLIERS)})"
+_ORDINAL_ONES = {"first": "1st", "second": "2nd", "third": "3rd", "fourth": "4th", "fifth": "5th", "sixth": "6th",
+                 "seventh": "7th", "eighth": "8th", "ninth": "9th"}
 _NUMBER_IN_WORDS = _Regex(rf"\b(half an? |(?:a|three) quarters? of an? |an? |\d+(?:\.\d+)? )?((?=(?:{_NUMBER_WORD}(?: and)?[- ])*(?:{'|'.join(_TENS)}|"
-                          rf"{'|'.join(_MULTIPLIERS)})\b){_NUMBER_WORD}(?:(?: and)?[- ]{_NUMBER_WORD})*)\b(?![-.]\d)",
+                          rf"{'|'.join(_MULTIPLIERS)})\b){_NUMBER_WORD}(?:(?: and)?[- ]{_NUMBER_WORD})*)\b(?![-.]\d)"
+                          rf"(?![- ](?:{'|'.join(_ORDINAL_ONES)})\b)",  # no "20-first": an ordinal (``_ordinal_in_words``)
                           re.IGNORECASE)  # (a word of tens or a multiplier in it, as the phrase's cheap test needs)
+# "twenty-first" is "21st", "the thirty-first" "the 31st"; but "twenty-second" only after "the" or before "of"
+# (no "a twenty-second delay", of 20 seconds)
+_ORDINAL_IN_WORDS = _Regex(rf"\b(the )?({'|'.join(_TENS)})[- ]({'|'.join(_ORDINAL_ONES)})\b(?!-)( of\b)?", re.IGNORECASE)
+
+
+def _ordinal_in_words(match: re.Match[str]) -> str:
+    """The ordinal ``match`` tells in words, in figures: "twenty-first" is "21st"."""
+    the, tens, ones, of = match.group(1) or "", match.group(2).lower(), match.group(3).lower(), match.group(4) or ""
+    if ones == "second" and not (the or of):
+        return match.group()
+    return f"{the}{_TENS.index(tens) + 2}{_ORDINAL_ONES[ones]}{of}"
 
 
 def _number_in_words(match: re.Match[str]) -> str:
@@ -1488,6 +1502,7 @@ def _number_in_words(match: re.Match[str]) -> str:
 
 
 _PHRASES: list[tuple[_Regex, Any, tuple[str, ...]]] = [
+    (_ORDINAL_IN_WORDS, _ordinal_in_words, _TENS),
     (_NUMBER_IN_WORDS, _number_in_words, (*_TENS, *_MULTIPLIERS)),
     # One spelling per date, one atom: "2026-03-31", "31.03.2026", "March 31st, 2026" are "2026.03.31".
     (_Regex(rf"\b(\d{{1,2}})(?:st|nd|rd|th)? ?(?:[-–]|to) ?(\d{{1,2}})(?:st|nd|rd|th)?(?: of)? {_MONTH},? "

@@ -1987,6 +1987,17 @@ class FeaturesReadValuesOneWay(unittest.TestCase):
         self.assertEqual(am._analyse("Herd is eighty-five suckler cows.").specific,
                          am._analyse("Herd is 85 suckler cows.").specific)  # no range "80-5"
 
+    def test_an_ordinal_in_words_is_no_number_and_a_word(self):  # review of 2dac7c7: "20-first", merged
+        for text, normalised in (("Born on the twenty-first of May.", "Born on the 21st of May."),
+                                 ("The thirty-first.", "The 31st."), ("Her twenty-fifth birthday.", "Her 25th birthday."),
+                                 ("On the twenty-second of May.", "On the 22nd of May."),
+                                 ("A twenty-second delay.", "A twenty-second delay.")):  # 22nd or 20 seconds
+            with self.subTest(text=text):
+                self.assertEqual(am._normalise(text), normalised)
+        for new in ("User's birthday is on the twenty-first of May.", "User's birthday is on the twenty-second of May."):
+            with self.subTest(new=new):
+                self.assertNotEqual(action_beside("User's birthday is on the 20th of May.", new), "merge")
+
     def test_millions_billions_and_powers_of_ten_in_figures(self):
         for text, normalised in (("Roughly 38M events a day, peaks near 70M.", "Roughly 38000000 events a day, peaks "
                                   "near 70000000."),
@@ -2414,7 +2425,7 @@ class FeaturesReadValuesOneWay(unittest.TestCase):
             "Temperatures in \u00b0C.", "Every three-quarters of an hour.", "About 180/day.", "Hosts web01/02.", "Costs 45p a mile.",
             "Kept two weeks.", "Kept half a year, then a 1-year hold.", "Kept 1 fortnight.", "Lasts an hour and a half.",
             "Checked 6-weekly.", "Fitted on 19/11/25.", "Tolerance 1e-3 on 2.5e6 rows; 120M trades, 1.8B updates.",
-            "Eighty-five cows, two hundred and fifty sheep, half a million, a dozen eggs.",
+            "Eighty-five cows, two hundred and fifty sheep, half a million, a dozen eggs.", "On the twenty-first.",
             "Pays 7 euro cents a word, 11 cents a line."]
         # and a number before each unit, glued, spaced or hyphenated ("#s" is a need for what follows a number)
         units = ("s secs seconds h hrs hours mins minutes m mn million k kg kilograms g grams ms ml dl l yrs wks d w y "
