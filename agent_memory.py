@@ -1683,6 +1683,9 @@ _PHRASES: list[tuple[_Regex, Any, tuple[str, ...]]] = [
             re.IGNORECASE), "avoids", ("clear of", "away from")),  # a negation, as "avoids" is; "stays well clear of" too
     # "between 2 and 3 weeks" is "2-3 weeks"
     (_Regex(r"\bbetween (\d+(?:[.:]\d+)?)(?:%| percent)? and (?=\d)", re.IGNORECASE), r"\1-", ("between",)),
+    # "30 min" is "30 minutes" before the bounds write "min": "30 min 3 times a week", but "EUR 1490000 over 5
+    # years" is no "1490000 minutes"
+    (_Regex(r"\b(\d+)\s?-?(?:mins?|minutes?)\b", re.IGNORECASE), r"\1 minutes", _after_number("m")),
     # A bound is "max" or "min", opposites: "under £500" is no "over £500". Before its number, the
     # negated ones first ("no less than 3" and "not under 3" are "min 3", and "no more than 3" says
     # no "no"), as a sign ("≤ 3", "> 3") or after it ("3 or less", "3 or more", "3+"); "over" and
@@ -1728,8 +1731,6 @@ _PHRASES: list[tuple[_Regex, Any, tuple[str, ...]]] = [
     (_Regex(r"(?<![\w.,])(\d*\.\d+)\s?-?(?:h|hrs?|hours?)\b", re.IGNORECASE), _hours_in_minutes,
      _after_number("h")),  # "1.5 hours" is "90 minutes", as people write both
     (_Regex(r"\b(\d+)\s?-?(?:h|hrs?|hours?)\b", re.IGNORECASE), r"\1 hours", _after_number("h")),  # "12h", "12-hour"
-    (_Regex(r"\b(\d+)\s?-?(?:mins?(?! (?:[A-Z]{3} )?\d)|minutes?)\b", re.IGNORECASE), r"\1 minutes",
-     _after_number("m")),  # no bound before its number: "EUR 1490000 min 5 years" ("over 5 years")
     # "30d", "6w", "1y" (retention, TTLs); "2d" and "3d" are dimensions
     (_Regex(r"\b(1|[4-9]|\d{2,})(d)\b(?!-\d)"), _span_unless_label, _after_number("d")),  # no "5w-30" oil either
     (_Regex(r"\b(\d+)([wy])\b(?!-\d)"), _span_unless_label, _after_number("wy")),

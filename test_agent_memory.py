@@ -2024,6 +2024,12 @@ class FeaturesReadValuesOneWay(unittest.TestCase):
                 self.assertEqual(am._normalise(text), normalised)
         # and a bound before a number is no unit of the number before it ("over 5 years" is "min 5 years")
         self.assertEqual(am._normalise("Grant of \u20ac1.49m over 5 years."), "Grant of EUR 1490000 min 5 years.")
+        # but minutes written "min" before a number are still minutes (review of 2dac7c7: "30 min" stayed)
+        for text, normalised in (("Runs 30 min 3 times a week.", "Runs 30 minutes 3 times a week."),
+                                 ("Walks 20 min 5 days a week.", "Walks 20 minutes 5 days a week."),
+                                 ("Stretches at least 5 min 2 times a day.", "Stretches min 5 minutes 2 times a day.")):
+            with self.subTest(text=text):
+                self.assertEqual(am._normalise(text), normalised)
 
     def test_hours_in_a_decimal_are_minutes(self):  # held-out 44, 59, 93 and 115: added or asked
         for text, normalised in (("Gates open 1.5 hours before kick-off.", "Gates open 90 minutes before kick-off."),
