@@ -1451,7 +1451,8 @@ _MULTIPLIERS = {"hundred": 100, "thousand": 1000, "million": 1_000_000, "billion
 _NUMBER_WORD = rf"(?:(?:{'|'.join(_TENS)})(?:[- ](?:{'|'.join(_ONES)}))?|{'|'.join(_TEENS + _ONES)}|{'|'.join(_MULTIPLIERS)})"
 _ORDINAL_ONES = {"first": "1st", "second": "2nd", "third": "3rd", "fourth": "4th", "fifth": "5th", "sixth": "6th",
                  "seventh": "7th", "eighth": "8th", "ninth": "9th"}
-_NUMBER_IN_WORDS = _Regex(rf"\b(half an? |(?:a|three) quarters? of an? |an? |\d+(?:\.\d+)? )?((?=(?:{_NUMBER_WORD}(?: and)?[- ])*(?:{'|'.join(_TENS)}|"
+_NUMBER_IN_WORDS = _Regex(rf"\b(half an? |(?:a|three) quarters? of an? |an? |(?<![\d,.])(?:\d{{1,3}}(?:,\d{{3}})+(?:\.\d+)?|\d+(?:[.,]\d+)?) )?"
+                          rf"((?=(?:{_NUMBER_WORD}(?: and)?[- ])*(?:{'|'.join(_TENS)}|"
                           rf"{'|'.join(_MULTIPLIERS)})\b){_NUMBER_WORD}(?:(?: and)?[- ]{_NUMBER_WORD})*)\b(?![-.]\d)"
                           rf"(?![- ](?:{'|'.join(_ORDINAL_ONES)})\b)",  # no "20-first": an ordinal (``_ordinal_in_words``)
                           re.IGNORECASE)  # (a word of tens or a multiplier in it, as the phrase's cheap test needs)
@@ -1468,13 +1469,21 @@ def _ordinal_in_words(match: re.Match[str]) -> str:
     return f"{the}{_TENS.index(tens) + 2}{_ORDINAL_ONES[ones]}{of}"
 
 
+def _figure(number: str) -> float:
+    """A number in figures, its commas of thousands ("1,500") or a decimal comma ("1,5"): 1500.0, 1.5."""
+    return float(number.replace(",", "") if _THOUSANDS_GROUPED.fullmatch(number) else number.replace(",", "."))
+
+
+_THOUSANDS_GROUPED = _Regex(r"\d{1,3}(?:,\d{3})+(?:\.\d+)?")
+
+
 def _number_in_words(match: re.Match[str]) -> str:
     """The number ``match`` tells in words, in figures: "eighty-five" is "85"; as written if it is none."""
     before, words = match.group(1) or "", match.group(2)
     tokens = words.lower().replace("-", " ").split()
     if before and not before[0].isdigit() and tokens[0] not in _MULTIPLIERS:  # "a twenty-minute walk"
         return before + _NUMBER_IN_WORDS.sub(_number_in_words, words)
-    total, current = 0.0, float(before.split()[0]) if before[:1].isdigit() else 0.0
+    total, current = 0.0, _figure(before.split()[0]) if before[:1].isdigit() else 0.0
     share = _SHARES.get(before.lower().strip().partition(" of ")[0].removesuffix(" a").removesuffix(" an"), 1)
     small_last = current > 0  # a figure, or a word of tens or less: only a multiplier may follow, or ones after tens
     told = False  # a word of tens or a multiplier, which says it is a number

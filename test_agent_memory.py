@@ -1986,6 +1986,14 @@ class FeaturesReadValuesOneWay(unittest.TestCase):
                 self.assertEqual(am._normalise(text), text)
         self.assertEqual(am._analyse("Herd is eighty-five suckler cows.").specific,
                          am._analyse("Herd is 85 suckler cows.").specific)  # no range "80-5"
+        # a figure with commas before a multiplier is one number: of thousands, or a decimal comma (review of
+        # 2dac7c7: "1,500 million" was "1,500000000", "1,5 million" "1,5000000")
+        for text, normalised in (("Raised 1,500 million.", "Raised 1500000000."),
+                                 ("Budget of 1,5 million.", "Budget of 1500000."),
+                                 ("Counted 2,500,000 thousand.", "Counted 2500000000.")):
+            with self.subTest(text=text):
+                self.assertEqual(am._normalise(text), normalised)
+        self.assertEqual(am._normalise("Scores 3,2,1 million."), "Scores 3,2,1 million.")
 
     def test_an_ordinal_in_words_is_no_number_and_a_word(self):  # review of 2dac7c7: "20-first", merged
         for text, normalised in (("Born on the twenty-first of May.", "Born on the 21st of May."),
