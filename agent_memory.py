@@ -1128,6 +1128,15 @@ def _millions(match: re.Match[str]) -> str:
     return _point_moved(match.group(1), 6 if match.group(2) == "M" else 9)
 
 
+def _power_of_ten(match: re.Match[str]) -> str:
+    """"1e-3" is "0.001", "2.5e6" "2500000", "3E-04" "0.0003"; but a capital "E" between two whole numbers
+    alone names something ("Flat 1E2", "part 3E10")."""
+    number, e, sign, power = match.groups()
+    if e == "E" and not sign and "." not in number:
+        return match.group()
+    return _point_moved(number, int(power) * (-1 if sign == "-" else 1))
+
+
 def _point_moved(number: str, places: int) -> str:
     """``number`` (digits, maybe a point) times 10 ** ``places``, written exactly: "0.72", 3 is "720"."""
     whole, _, fraction = number.partition(".")
@@ -1636,9 +1645,8 @@ _PHRASES: list[tuple[_Regex, Any, tuple[str, ...]]] = [
     (_Regex(r"(?<![\w.:])(\d+)\.0+(?=(?:\s?(?:[-–—]|to)\s?\d+(?:\.\d+)?)?(?:\s?(?i:[kmcdμ]?[gl]|mcg|[kmc]?m|mi|"
             r"ft|kwh|kw|[kmgt]b|lbs?|oz|h|hrs?|hours?|mins?|minutes?|s|secs?|seconds?|days?|weeks?|months?|years?|"
             r"percent)\b|\s?[%°]))"), r"\1", (".0",)),
-    (_Regex(r"(?<![\w.])(\d{1,9}(?:\.\d{1,9})?)[eE]([-+]?)(0?\d|1[0-2])\b(?![.-]\d)"),  # "1e-3" is 0.001, "2.5e6" 2500000
-     lambda match: _point_moved(match.group(1), int(match.group(3)) * (-1 if match.group(2) == "-" else 1)),
-     _after_number("e")),
+    (_Regex(r"(?<![\w.#])(\d{1,9}(?:\.\d{1,9})?)([eE])([-+]?)(0?\d|1[0-2])\b(?![.-]\d)"),  # "1e-3" is 0.001, "2.5e6"
+     _power_of_ten, _after_number("e")),  # 2500000; no colour "#1e3"
     (_Regex(r"\b(\d{1,15}(?:\.\d{1,3})?)[kK]\b"), _thousands,  # int() refuses 4,300 digits and more
      _after_number("k")),
     (_Regex(r"(?<=\b[A-Z]{3} )(\d{1,9}(?:\.\d{1,6})?) ?(?:m|M|mn|million)\b"),  # "£1m" is 1000000, as "£1,000,000"

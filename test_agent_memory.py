@@ -2022,14 +2022,19 @@ class FeaturesReadValuesOneWay(unittest.TestCase):
                                  ("Rate 3E-04 on 2.5e6 rows.", "Rate 0.0003 on 2500000 rows.")):
             with self.subTest(text=text):
                 self.assertEqual(am._normalise(text), normalised)
-        for text in ("Commit 3e4f5a.", "Build 4e2a.", "Model 1e.", "Hash 2e99."):
-            with self.subTest(text=text):  # no exponent, or none of a number
+        for text in ("Commit 3e4f5a.", "Build 4e2a.", "Model 1e.", "Hash 2e99.",
+                     "Colour #1e3.", "Flat 1E2 is upstairs.", "Part 3E10."):  # review of b84cdd4: "Flat 100"
+            with self.subTest(text=text):  # no exponent, or none of a number: a colour, a name's number and letter
                 self.assertEqual(am._normalise(text), text)
         for text, normalised in (("Vendor rate is 7 euro cents a source word.", "Vendor rate is EUR 0.07 a source word."),
                                  ("Gets 11 cents a new word.", "Gets 0.11 a new word."),  # held-out 427: added
                                  ("Takes 1080p video.", "Takes 1080p video.")):
             with self.subTest(text=text):
                 self.assertEqual(am._normalise(text), normalised)
+        for old, new in (("User lives in flat 1E2.", "User lives in flat 100."),
+                         ("Brand accent colour is #1e3.", "Brand accent colour is #1000.")):
+            with self.subTest(new=new):
+                self.assertNotEqual(action_beside(old, new), "merge")
         # and a bound before a number is no unit of the number before it ("over 5 years" is "min 5 years")
         self.assertEqual(am._normalise("Grant of \u20ac1.49m over 5 years."), "Grant of EUR 1490000 min 5 years.")
         # but minutes written "min" before a number are still minutes (review of 2dac7c7: "30 min" stayed)
