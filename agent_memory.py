@@ -2172,7 +2172,7 @@ def _after_noon(atom: str) -> str:
 def _range_after_noon(numbers: list[str], afternoon: dict[str, str]) -> None:
     """Read after noon a range of times one of whose ends may be (in ``afternoon``): "6:30-8" as "18:30-20",
     and its bare hour as "20"; its start only if it stays before its end: "9 until 5:30" is "9-17:30"."""
-    start, end = (afternoon.get(number) or (str(int(number) + 12) if number.isdigit() and 0 < int(number) < 12
+    start, end = (afternoon.get(number) or (str(int(number) + 12) if number.isdecimal() and 0 < int(number) < 12
                                             else number) for number in numbers)
     if _minutes_of_day(start) > _minutes_of_day(end):
         start = numbers[0]
@@ -2183,7 +2183,7 @@ def _range_after_noon(numbers: list[str], afternoon: dict[str, str]) -> None:
 def _minutes_of_day(time: str) -> int:
     """"18:30" is 1110; "20" (a bare hour) 1200; anything else -1."""
     hour, _, minutes = time.partition(":")
-    return int(hour) * 60 + int(minutes or 0) if hour.isdigit() and (not minutes or minutes.isdigit()) else -1
+    return int(hour) * 60 + int(minutes or 0) if hour.isdecimal() and (not minutes or minutes.isdecimal()) else -1
 
 
 class _Analysis:

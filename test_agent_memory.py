@@ -2502,6 +2502,11 @@ class FeaturesReadValuesOneWay(unittest.TestCase):
                                  ("Open 9 until 5:30.", {"5:30": "17:30", "9-5:30": "9-17:30"})):  # no 21:00-17:30
             with self.subTest(said=said):
                 self.assertEqual(am._analyse(said).afternoon, after_noon)
+        # a digit int() cannot read ("\u1369", Ethiopic one: str.isdigit, no decimal) is no hour (review of 1a210df:
+        # ValueError)
+        self.assertEqual(am._analyse("Trains \u1369 till 8:30.").afternoon,
+                         {"8:30": "20:30", "\u1369-8:30": "\u1369-20:30"})
+        self.assertEqual(am._minutes_of_day("\u1369:30"), -1)
         for said, told in (("Gym at 7am daily.", "Gym at 19:00 daily."),  # the morning, as said
                            ("Gym at 07:00 daily.", "Gym at 19:00 daily."),  # on a 24-hour clock
                            ("Gym at 7:00 daily; swim at 13:00.", "Gym at 19:00 daily; swim at 13:00."),
