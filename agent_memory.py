@@ -1457,12 +1457,16 @@ _ONES = "one two three four five six seven eight nine".split()
 _TEENS = "ten eleven twelve thirteen fourteen fifteen sixteen seventeen eighteen nineteen".split()
 _TENS = "twenty thirty forty fifty sixty seventy eighty ninety".split()
 _MULTIPLIERS = {"hundred": 100, "thousand": 1000, "million": 1_000_000, "billion": 1_000_000_000, "dozen": 12}
-_NUMBER_WORD = rf"(?:(?:{'|'.join(_TENS)})(?:[- ](?:{'|'.join(_ONES)}))?|{'|'.join(_TEENS + _ONES)}|{'|'.join(_MULTIPLIERS)})"
+# a space before a word of ones or teens joins it, but not before one of a compound ("forty two-bedroom flats" are
+# 40 flats, no 42)
+_NUMBER_SPACE = rf"(?:-| (?!(?:{'|'.join(_TEENS + _ONES)})-[^\W\d_]))"
+_NUMBER_WORD = (rf"(?:(?:{'|'.join(_TENS)})(?:{_NUMBER_SPACE}(?:{'|'.join(_ONES)}))?|{'|'.join(_TEENS + _ONES)}|"
+                rf"{'|'.join(_MULTIPLIERS)})")
 _ORDINAL_ONES = {"first": "1st", "second": "2nd", "third": "3rd", "fourth": "4th", "fifth": "5th", "sixth": "6th",
                  "seventh": "7th", "eighth": "8th", "ninth": "9th"}
 _NUMBER_IN_WORDS = _Regex(rf"\b(half an? |(?:a|three) quarters? of an? |an? |(?<![\d,.])(?:\d{{1,3}}(?:,\d{{3}})+(?:\.\d+)?|\d+(?:[.,]\d+)?) )?"
                           rf"((?=(?:{_NUMBER_WORD}(?: and)?[- ])*(?:{'|'.join(_TENS)}|"
-                          rf"{'|'.join(_MULTIPLIERS)})\b){_NUMBER_WORD}(?:(?: and)?[- ]{_NUMBER_WORD})*)\b(?![-.]\d)"
+                          rf"{'|'.join(_MULTIPLIERS)})\b){_NUMBER_WORD}(?:(?: and)?{_NUMBER_SPACE}{_NUMBER_WORD})*)\b(?![-.]\d)"
                           rf"(?![- ](?:{'|'.join(_ORDINAL_ONES)})\b)",  # no "20-first": an ordinal (``_ordinal_in_words``)
                           re.IGNORECASE)  # (a word of tens or a multiplier in it, as the phrase's cheap test needs)
 # "twenty-first" is "21st", "the thirty-first" "the 31st"; but "twenty-second" only after "the" or before "of"

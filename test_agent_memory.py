@@ -1994,6 +1994,14 @@ class FeaturesReadValuesOneWay(unittest.TestCase):
             with self.subTest(text=text):
                 self.assertEqual(am._normalise(text), normalised)
         self.assertEqual(am._normalise("Scores 3,2,1 million."), "Scores 3,2,1 million.")
+        # a word of ones opening a compound is no part of the number before it (review of 2dac7c7: "forty
+        # two-bedroom flats" read 42, merged into "42 flats")
+        for text, normalised in (("Has forty two-bedroom flats.", "Has 40 two-bedroom flats."),
+                                 ("Booked twenty one-hour lessons.", "Booked 20 one-hour lessons."),
+                                 ("Has forty-two-bedroom flats.", "Has 42-bedroom flats.")):
+            with self.subTest(text=text):
+                self.assertEqual(am._normalise(text), normalised)
+        self.assertNotEqual(action_beside("The block has 42 flats.", "The block has forty two-bedroom flats."), "merge")
 
     def test_an_ordinal_in_words_is_no_number_and_a_word(self):  # review of 2dac7c7: "20-first", merged
         for text, normalised in (("Born on the twenty-first of May.", "Born on the 21st of May."),
