@@ -1121,7 +1121,8 @@ def _millions(match: re.Match[str]) -> str:
     """"120M trades" is "120000000 trades", "1.8B book updates" "1800000000 book updates"; but a whole number
     of billions may name a flat or a pencil ("from 4B"), and of millions after a capitalised word inside a
     sentence may name something too ("Take Gate 4M")."""
-    head, _, before = match.string[:match.start()].rstrip().rpartition(" ")
+    head, _, before = match.string[max(0, match.start() - 60):match.start()].rstrip().rpartition(" ")  # (no copy
+    # of a long text's start for each number in it)
     named = before[:1].isupper() and bool(head) and not head.endswith((".", "!", "?", ";", ":"))
     if "." not in match.group(1) and (match.group(2) == "B" or named):
         return match.group()
