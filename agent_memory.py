@@ -2416,6 +2416,11 @@ def _initialisms(run: tuple[tuple[str, str], ...]) -> tuple[tuple[str, tuple[str
     return tuple(_each_initialism(run))
 
 
+def _ambiguous(initials: str, text: _Analysis) -> bool:
+    """Do ``initials`` stand for two names of ``text`` (``_spelled``)?"""
+    return len(_spelled(text.runs).get(initials, ())) > 1
+
+
 @functools.lru_cache(maxsize=1024)
 def _spelled(runs: tuple[tuple[tuple[str, str], ...], ...]) -> dict[str, list[set[str]]]:
     """Each initialism of ``runs`` and the words it may stand for, a set for each run spelling it: one
@@ -3132,16 +3137,16 @@ def _unmatched(tokens: frozenset[str], one: _Analysis, other: _Analysis) -> set[
         before_noon = set(other.afternoon.values())
         unmatched = {key for key in unmatched if one.afternoon.get(key) not in other.keys and key not in before_noon}
     covered: set[str] = set()
-    for initials, named in _spelled(one.runs).items():
-        if initials in other.acronyms and len(named) == 1:  # "HA" as written, not the initials of a name ("Hal")
-            covered.update(*named)
     for run in one.runs:
+        for initials, words in _initialisms(run):
+            if initials in other.acronyms and not _ambiguous(initials, one):  # "HA" as written, not the initials
+                covered.update(words)  # of a name ("Hal")
         covered.update(key for key, pair in _initial_pairs(run) if pair in other.initialled)  # "Helen Marsh"
-    initialisms = {initials for initials, named in _spelled(other.runs).items() if len(named) == 1}
+    initialisms = {initials for run in other.runs for initials, _ in _initialisms(run)}
     run_initials = {pair for run in other.runs for _, pair in _initial_pairs(run)}
     covered.update(letter for letter, following in one.initialled if (letter, following) in run_initials)
-    unmatched = {key for key in unmatched if key not in covered and not (key in initialisms and key in one.acronyms)
-                 and not _written_bare(key, other)}
+    unmatched = {key for key in unmatched if key not in covered and not (
+        key in initialisms and key in one.acronyms and not _ambiguous(key, other)) and not _written_bare(key, other)}
     # a name written otherwise: "UFQFPN-48" / "UFQFPN48", "voice/dialect" / "dialect and voice"
     otherwise = [key for key in unmatched if _respelled(key, other) or _parts_named(key, other)
                  or key[:1].isdigit() and any(_same_date(key, each) for each in other.keys)]
@@ -3154,8 +3159,8 @@ def _unmatched(tokens: frozenset[str], one: _Analysis, other: _Analysis) -> set[
         plain = [word if word not in own else "" for word in other.words]
         unmatched -= {"".join(word[0] for word in plain[start:end]) for start in range(len(plain))
                       for end in range(start + 2, min(len(plain), start + _INITIALS_MAX) + 1)
-                      if all(plain[start:end])} & one.acronyms - {
-            initials for initials, named in _spelled(other.runs).items() if len(named) > 1}  # "AB": two names
+                      if all(plain[start:end]) and not _ambiguous("".join(word[0] for word in plain[start:end]),
+                                                                    other)} & one.acronyms  # "AB": two names
     return unmatched
 
 
@@ -3752,7 +3757,8 @@ def _from_to_swapped(a: _Analysis, b: _Analysis) -> bool:
     "Fraud referrals go from handlers to the counter-fraud unit ...")? The way turned round,
     whatever else is reworded: a restatement keeps both ends where they are. The end after "to" is
     read in its first five words ("to handlers via a ClaimCenter activity")."""
-    if not all("from " in text.folded or "collect" in text.folded or "pick" in text.folded for text in (a, b)):
+    if not (("from " in a.folded or "collect" in a.folded or "pick" in a.folded)
+            and ("from " in b.folded or "collect" in b.folded or "pick" in b.folded)):
         return False  # (cheap first: most texts tell of no way)
     def keys(words: str, most: int = 60) -> set[str]:
         return {_word_key(word) for word in _TURN_WORD.findall(words)[:most]} - _STOP_WORDS
@@ -3846,7 +3852,7 @@ def _ranks_turned(a: _Analysis, b: _Analysis) -> bool:
     deputises" / "Maintenance lead is Andy Burke; his deputy is Shona Reid", "On rower jobs Kyle Moss
     leads" / "Lead engineer is Dean Harper; apprentice Kyle Moss rides with him")? Each name's rank is
     read in its part of a clause (``_ranks``), and must be one only in each text."""
-    if not (_LEADING_RANK.search(a.folded) or _LEADING_RANK.search(b.folded)):
+    if not any(word in text.folded for text in (a, b) for word in ("lead", "head", "chief", "in charge")):
         return False  # (cheap first: most texts name no one leading)
     one, other = _ranks(a), _ranks(b)
     return any(other.get(name, rank) not in (rank, "both") and rank != "both" for name, rank in one.items())
