@@ -1525,7 +1525,7 @@ def _number_in_words(match: re.Match[str]) -> str:
 
 
 _PHRASES: list[tuple[_Regex, Any, tuple[str, ...]]] = [
-    (_ORDINAL_IN_WORDS, _ordinal_in_words, _TENS),
+    (_ORDINAL_IN_WORDS, _ordinal_in_words, tuple(_TENS)),
     (_NUMBER_IN_WORDS, _number_in_words, (*_TENS, *_MULTIPLIERS)),
     # One spelling per date, one atom: "2026-03-31", "31.03.2026", "March 31st, 2026" are "2026.03.31".
     (_Regex(rf"\b(\d{{1,2}})(?:st|nd|rd|th)? ?(?:[-–]|to) ?(\d{{1,2}})(?:st|nd|rd|th)?(?: of)? {_MONTH},? "
@@ -2417,25 +2417,25 @@ def _initialisms(run: tuple[tuple[str, str], ...]) -> tuple[tuple[str, tuple[str
 
 
 def _ambiguous(initials: str, text: _Analysis) -> bool:
-    """Do ``initials`` stand for two names of ``text`` (``_spelled``)?"""
-    return len(_spelled(text.runs).get(initials, ())) > 1
+    """Do ``initials`` stand for two names of ``text`` (``_names_spelled``)?"""
+    return _names_spelled(text.runs).get(initials, 0) > 1
 
 
 @functools.lru_cache(maxsize=1024)
-def _spelled(runs: tuple[tuple[tuple[str, str], ...], ...]) -> dict[str, list[set[str]]]:
-    """Each initialism of ``runs`` and the words it may stand for, a set for each run spelling it: one
-    for "AB" beside "Alice Brown" (or "PS" beside "PlayStation Store", of one run both ways), two
-    beside "Alice Brown" and "Adam Baker", and then it stands for neither surely."""
-    spelled: dict[str, list[set[str]]] = {}
+def _names_spelled(runs: tuple[tuple[tuple[str, str], ...], ...]) -> dict[str, int]:
+    """How many names of ``runs`` each initialism may stand for: one for "AB" beside "Alice Brown" (or
+    "PS" beside "PlayStation Store", of one run both ways), two beside "Alice Brown" and "Adam Baker",
+    and then it stands for neither surely. (Read only: the dict is shared through the cache.)"""
+    names: dict[str, list[set[str]]] = {}
     for run in runs:
-        words_of: dict[str, set[str]] = {}
+        keys_of: dict[str, set[str]] = {}
         for initials, words in _initialisms(run):
-            words_of.setdefault(initials, set()).update(words)
-        for initials, words in words_of.items():
-            named = spelled.setdefault(initials, [])
-            if words not in named:  # a name written twice is one name
-                named.append(words)
-    return spelled
+            keys_of.setdefault(initials, set()).update(words)
+        for initials, keys in keys_of.items():
+            named = names.setdefault(initials, [])
+            if keys not in named:  # a name written twice is one name
+                named.append(keys)
+    return {initials: len(named) for initials, named in names.items()}
 
 
 def _each_initialism(run: tuple[tuple[str, str], ...]) -> Iterator[tuple[str, tuple[str, ...]]]:
