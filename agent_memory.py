@@ -1451,8 +1451,7 @@ _CURRENCY_SIGNS = ("$", "€", "£", "¥", "₹", "₩", "₽", "₺", "₪", "�
 _AFTER_AMOUNT = r"(?:(?<=\d)|(?<=\d[a-zA-Z])|(?<=\d[a-zA-Z]{2})|(?<=\d [a-zA-Z])|(?<=\d [a-zA-Z]{2}))"
 # Numbers in words, where a word of tens or a multiplier says it is one: "eighty-five" is 85, "two hundred and
 # fifty" 250, "forty thousand" 40000, "1.2 million" 1200000, "half a million" 500000, "a quarter of a million"
-# 250000, "a dozen" 12 (no "one", a
-# pronoun as often; no "three fifty", a price or two numbers; no "Thousand Oaks")
+# 250000, "a dozen" 12 (no "one", a pronoun as often; no "three fifty", a price or two numbers; no "Thousand Oaks")
 _SHARES = {"half": 0.5, "a quarter": 0.25, "three quarters": 0.75}  # of a million, of a dozen
 _ONES = "one two three four five six seven eight nine".split()
 _TEENS = "ten eleven twelve thirteen fourteen fifteen sixteen seventeen eighteen nineteen".split()
@@ -3869,9 +3868,9 @@ def _ranks(text: _Analysis) -> dict[str, str]:
     for at, part in enumerate(_RANK_PART.split(text.folded)):
         words = _CLAUSE_WORD.findall(part)
         named_words = words[1:] if at == 0 else words  # (the text's first word is no name of _name_keys)
-        words, alone = alone + words, (
-            [*alone, *words, "and"] if named_words and all(map(names.__contains__, map(_word_key, named_words)))
-            else [])
+        only_names = bool(named_words) and all(_word_key(word) in names for word in named_words)
+        words = alone + words
+        alone = [*words, "and"] if only_names else []
         named = {run[-1] for run in _name_runs(words, names)}  # "Shona Reid" as "reid"
         if "i" in words or "me" in words:
             named.add("user")
