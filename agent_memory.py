@@ -2097,6 +2097,18 @@ _CLOCK_SAID = _Regex(rf"\b(at|by|until|till|before|after|around|from|than) (?:(h
                      rf"(?={_CLOCK_HOUR}(?!{_COUNTED}))", re.IGNORECASE | re.ASCII)  # the word first: quick to skip
 
 
+# and "half" before an hour in words is half past it anywhere ("the half-seven curtain", "half six till nine";
+# not "half 2 weeks", a figure, nor "half one bag"), and an hour "o'clock" is the hour ("six o'clock" is 6:00)
+_HALF_HOUR = _Regex(rf"\bhalf[- ](?=(?:{'|'.join(_HOURS)})\b(?!-|[- ](?:{'|'.join(_HOURS)}|[^\W\d_]+s)\b)(?!{_COUNTED}))",
+                    re.IGNORECASE | re.ASCII)
+_O_CLOCK = _Regex(rf"\b(1[0-2]|[1-9]|{'|'.join(_HOURS)}) o'clock\b", re.IGNORECASE | re.ASCII)
+
+
+def _o_clock(match: re.Match[str]) -> str:
+    hour = match.group(1)
+    return f"{hour if hour.isdigit() else _HOURS.index(hour.lower()) + 1}:00"
+
+
 def _clock_said(match: re.Match[str]) -> str:
     """"at half nine" is "at half past nine", "at ten to five" "at ten minutes to five"; "from ten to
     five" stays, a range maybe."""
@@ -2300,6 +2312,9 @@ def _normalise(text: str) -> str:
     lowered = text.lower()  # (the clock words are read in any case: "At Half Nine")
     if "half " in lowered or " to " in lowered:
         text = _CLOCK_SAID.sub(_clock_said, text)
+        lowered = text.lower()
+    if "half" in lowered or "o'clock" in lowered:
+        text = _O_CLOCK.sub(_o_clock, _HALF_HOUR.sub("half past ", text))
         lowered = text.lower()
     if " past " in lowered or " to " in lowered or " of " in lowered:
         text = _CLOCK_WORDS.sub(_clock_time, text)
