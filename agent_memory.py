@@ -3171,10 +3171,10 @@ def _unmatched(tokens: frozenset[str], one: _Analysis, other: _Analysis) -> set[
     if unmatched & one.acronyms:  # words the acronym's own text holds too do not spell it ("holiday requests": "HR")
         own = set(one.words)
         plain = [word if word not in own else "" for word in other.words]
-        unmatched -= {"".join(word[0] for word in plain[start:end]) for start in range(len(plain))
-                      for end in range(start + 2, min(len(plain), start + _INITIALS_MAX) + 1)
-                      if all(plain[start:end]) and not _ambiguous("".join(word[0] for word in plain[start:end]),
-                                                                    other)} & one.acronyms  # "AB": two names
+        spelled = {"".join(word[0] for word in plain[start:end]) for start in range(len(plain))
+                   for end in range(start + 2, min(len(plain), start + _INITIALS_MAX) + 1)
+                   if all(plain[start:end])} & one.acronyms
+        unmatched -= {initials for initials in spelled if not _ambiguous(initials, other)}  # "AB": two names
     return unmatched
 
 
@@ -4567,9 +4567,9 @@ def _someone_else(old: _Analysis, new: _Analysis) -> bool:
     def of_no_one(text: _Analysis, beside: _Analysis) -> bool:
         # no owner, and no subject but a thing the other text names too ("Standup is at 9")
         return not text.owner and (not text.subject or text.subject in beside.keys)
-    return any(one.about_user and other.subject and other.subject not in one.keys
-               or one.folded.startswith(("user's ", "the user's ")) and other.subject not in one.keys
-               and other.subject and not other.folded.startswith(f"{other.subject} is ")  # "Manager is Dev"
+    return any(other.subject and other.subject not in one.keys and (
+                   one.about_user or one.folded.startswith(("user's ", "the user's "))
+                   and not other.folded.startswith(f"{other.subject} is "))  # "Manager is Dev Patel"
                or of_no_one(one, other) and other.owner and other.owner not in one.keys
                or _named_before(one, other) or _owned_before(one, other) or _named_for_verb(one, other)
                or _named_for_clause(one, other) or _named_for_pronoun(one, other)
