@@ -1175,6 +1175,7 @@ _RATE_AFTER_TIMES = _Regex(rf"\s*(?:/|(?:a|an|per|each)\s)\s*{_TIME_UNIT}s?\b|\s
 _CLOCK_END = _Regex(r"\d:\d\d$")  # "at 15:00 daily" is "daily at 15:00", no rate of 15:00 a day
 _PRICE_AFTER = _Regex(r"\s+(?:rates?|wages?|pay|fees?|prices?|costs?|salary|budgets?|allowance)\b",
                       re.IGNORECASE)  # "an hourly rate" is no "every hour"
+_TILL_YEAR = _Regex(r"\s*(?:till|until)\s*(?:19|20)\d\d", re.IGNORECASE)  # "until 2027": a date, no range's end
 _RANGE_BETWEEN = _Regex(r"\s*(?:[-–—]|\.\.|to|or|through|till|until)\s*", re.IGNORECASE)  # "1 and 7 days" is no range
 _INITIALS_MAX = 8  # the longest initialism looked for: a long run of names costs no more than a short one
 _NAME_JOINERS = frozenset({"of", "for", "and", "the", "de"})  # "Royal Society for the Protection of Birds"
@@ -2627,7 +2628,9 @@ def _template_fields(text: str, code_spans: list[tuple[int, int]], atoms: list[_
             slots.append(tuple(sorted(slot)))
             slot = []
         if kind == "number":  # "2-3 weeks" is one value, "2-3 week"; "the 20th monthly" none
-            in_range = last_kind == "number" and _RANGE_BETWEEN.fullmatch(text, numbers_end, start)
+            in_range = (last_kind == "number" and _RANGE_BETWEEN.fullmatch(text, numbers_end, start)
+                        and (not _TILL_YEAR.fullmatch(text, numbers_end, end)  # "Saved 500 until 2027"
+                             or _TILL_YEAR.fullmatch(" till " + numbers[-1])))  # ("2019 till 2023": a range)
             number = f"#{key}" if _ORDINAL.search(atom) else key  # "the 2nd week" is no "2 weeks"
             if in_range and numbers:
                 numbers.append(number)

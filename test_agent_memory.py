@@ -2510,6 +2510,13 @@ class FeaturesReadValuesOneWay(unittest.TestCase):
                                  ("Open 9 until 5:30.", {"5:30": "17:30", "9-5:30": "9-17:30"})):  # no 21:00-17:30
             with self.subTest(said=said):
                 self.assertEqual(am._analyse(said).afternoon, after_noon)
+        # a year after "till" or "until" is a date, no range's end: "Saved 500 until 2027" is no "500-2027"
+        # (review of 8db265e), but "2019 until 2023" and "500 to 2027" are ranges
+        for said, numbers in (("Saved 500 until 2027.", {"500", "2027"}), ("Saved 500 till 2027.", {"500", "2027"}),
+                              ("Worked there 2019 until 2023.", {"2019", "2023", "2019-2023"}),
+                              ("Between 500 to 2027 words.", {"500", "2027", "500-2027"})):
+            with self.subTest(said=said):
+                self.assertEqual({key for key in am._analyse(said).keys if key[0].isdigit()}, numbers)
         # a digit int() cannot read ("\u1369", Ethiopic one: str.isdigit, no decimal) is no hour (review of 1a210df:
         # ValueError)
         self.assertEqual(am._analyse("Trains \u1369 till 8:30.").afternoon,
