@@ -1082,7 +1082,8 @@ _SYNONYM_GROUPS = [
     "m metre meter", "mi mile", "mg milligram", "ml millilitre milliliter", "gib gibibyte",
     "reply answer response",
     "british uk", "american us usa",
-    "street st", "road rd", "avenue ave", "grey gray",
+    "street st", "road rd", "avenue ave", "boulevard blvd", "grey gray",
+    "firmware fw",
     "email mail",
     "message dm",
     "deploy deployment",
@@ -1208,6 +1209,7 @@ _CURRENCIES = {"$": "USD", "US$": "USD", "A$": "AUD", "AU$": "AUD", "C$": "CAD",
 _CURRENCY = r"(?:US|AU?|CA?|NZ|HK|SG?)?\$|[€£¥₹₩₽₺₪₫฿]"
 _CURRENCY_NAMES = {"us": "USD", "australian": "AUD", "canadian": "CAD", "new zealand": "NZD", "hong kong": "HKD",
                    "singapore": "SGD", "euro": "EUR"}
+_DOT_GROUPED = "EUR|CHF|DKK|NOK|ISK|PLN|CZK|HUF|RON|TRY|RUB|BRL|ARS|CLP|COP|IDR|VND"  # "EUR 1.250" is 1250
 _AMOUNT_MARK = _Regex(r"(?:[~≈]|\b(?:%s) )$" % "|".join(sorted(set(_CURRENCIES.values()))))  # "~180", "USD 150"
 
 
@@ -1470,6 +1472,10 @@ _NUMBER_IN_WORDS = _Regex(rf"\b(half an? |(?:a|three) quarters? of an? |an? |(?<
                           rf"{'|'.join(_MULTIPLIERS)})\b){_NUMBER_WORD}(?:(?: and)?{_NUMBER_SPACE}{_NUMBER_WORD})*)\b(?![-.]\d)"
                           rf"(?![- ](?:{'|'.join(_ORDINAL_ONES)})\b)",  # no "20-first": an ordinal (``_ordinal_in_words``)
                           re.IGNORECASE)  # (a word of tens or a multiplier in it, as the phrase's cheap test needs)
+# "five grand" is "five thousand", "£5 grand" "£5 thousand"; not "two grand pianos", "the Grand Hotel"
+_GRAND = _Regex(rf"\b(\d{{1,3}}(?:\.\d)?|{'|'.join(_TENS + _TEENS + _ONES)}) grand\b"
+                r"(?=\s*(?:$|[^\w\s]|(?:a|an|per|for|each|in|on|of|to|and|or|plus|off|up|down|more|less|over|under|"
+                r"from|this|that|the|last|next|every|at|by|with|into|upfront|deposit|cash)\b))", re.IGNORECASE)
 # "twenty-first" is "21st", "the thirty-first" "the 31st"; but "twenty-second" only after "the" or before "of"
 # (no "a twenty-second delay", of 20 seconds)
 _ORDINAL_IN_WORDS = _Regex(rf"\b(the )?({'|'.join(_TENS)})[- ]({'|'.join(_ORDINAL_ONES)})\b(?!-)( of\b)?", re.IGNORECASE)
@@ -1525,6 +1531,7 @@ def _number_in_words(match: re.Match[str]) -> str:
 
 
 _PHRASES: list[tuple[_Regex, Any, tuple[str, ...]]] = [
+    (_GRAND, r"\1 thousand", ("grand",)),
     (_ORDINAL_IN_WORDS, _ordinal_in_words, tuple(_TENS)),
     (_NUMBER_IN_WORDS, _number_in_words, (*_TENS, *_MULTIPLIERS)),
     # One spelling per date, one atom: "2026-03-31", "31.03.2026", "March 31st, 2026" are "2026.03.31".
@@ -1640,6 +1647,12 @@ _PHRASES: list[tuple[_Regex, Any, tuple[str, ...]]] = [
      ("hour", "day", "week", "fortnight", "month", "year")),
     # "2,500" is 2500 (and "1,500g" 1500g), so "2,500-3,500" is a range of two numbers
     (_Regex(r"(?<=\d),(?=\d{3}(?!\d))"), "", (",",)),
+    # and so are "18'500" (Swiss) and, beside a currency that groups its thousands with dots, "EUR 142.000",
+    # "EUR 1.250,50" and "142.000 €" (no "USD 3.459", a price per gallon)
+    (_Regex(r"(?<=\d)'(?=\d{3}(?!\d))"), "", ("'",)),
+    (_Regex(rf"(?<=\b(?:{_DOT_GROUPED}) )\d{{1,3}}(?:\.\d{{3}})+(?!\d|\.\d|,\d{{3}})|"
+            rf"(?<![\w.,])\d{{1,3}}(?:\.\d{{3}})+(?=(?:,\d\d)? ?(?:€|(?:{_DOT_GROUPED}|euros?)\b))"),
+     lambda match: match.group().replace(".", ""), (".",)),
     # a decimal comma before a unit or after a currency: "1,5 kg" is 1.5 kg (no "1" beside "5 kg"), "EUR 12,50" 12.50
     (_Regex(r"(?<![\d,.])(\d{1,4}),(\d{1,2})(?=\s?(?:[kmcdμ]?[gl]|mcg|[kmc]?m|mi|ft|kwh|kw|[kmgt]b|lbs?|oz|h|hrs?|"
             r"hours?|mins?|minutes?|s|secs?|seconds?|days?|weeks?|months?|years?|percent|[A-Z]{3})\b|\s?[%°])|"
@@ -1677,6 +1690,8 @@ _PHRASES: list[tuple[_Regex, Any, tuple[str, ...]]] = [
     # and "13kwh" / "13kw" would differ by a plain word only
     (_Regex(rf"\b(\d+(?:\.\d+)?)({_GLUED_UNITS})\b", re.IGNORECASE), r"\1 \2",
      _after_number("wpymikotgvdn\u0131")),
+    # and watts, watt-hours and amp-hours in capitals only: "10W" is "10 W", "20Ah" "20 Ah" ("6w" is 6 weeks)
+    (_Regex(r"\b(\d+(?:\.\d+)?)(W|Wh|Wp|Ah)\b"), r"\1 \2", _after_number("wa")),
     (_Regex(r"\b(\d+) ?yrs?\b"), r"\1 years", _after_number("y")),  # "5yrs"
     (_Regex(r"\b(\d+) ?wks?\b"), r"\1 weeks", _after_number("w")),  # "12 wks"
     # A year is 12 months, half a year 6.
@@ -1872,6 +1887,7 @@ _SAME_MARKER = {"anymore": "no longer", "any more": "no longer",  # "doesn't ...
                 "is replacing": "replacing"}
 _UNITS = frozenset("ms millisecond s second sec minute min hour day workday week month year time kb mb gb tb px fps "
                    "mcg iu mpg psi kw kwh kva oz tsp tbsp "  # "500 mcg" is no "500 mg", "13 kwh" no "13 kw"
+                   "w wh wp ah mah mw mwh gw gwh va "  # "20 Ah ... 10 W" is no "10 Ah ... 10 W"
                    "hz rpm gram kg km cm mm m mi ft inch lb mg ml l dl cl mph gib kbit mbit gbit tbit "
                    "percent thousand million billion trillion bn"
                    .split())
@@ -2084,10 +2100,17 @@ def _number_key(number: str) -> str:
 
 _HOURS = "one two three four five six seven eight nine ten eleven twelve".split()
 _CLOCK_MINUTES = {"quarter": 15, "half": 30, "five": 5, "ten": 10, "twenty": 20, "twenty-five": 25, "twenty five": 25}
+# and any other count of minutes in words, "minutes" said: "two minutes past seven" is 7:02
+_MINUTE_WORDS = dict(zip(_ONES + _TEENS, range(1, 20)))
+_MINUTE_WORDS.update({f"twenty{gap}{one}": 21 + at for at, one in enumerate(_ONES) for gap in "- "})
+_CLOCK_MINUTES.update({word: count for word, count in _MINUTE_WORDS.items() if word not in _CLOCK_MINUTES})
+_OTHER_MINUTES = "|".join(sorted(set(_MINUTE_WORDS) - {"five", "ten", "twenty five", "twenty-five"}, key=len,
+                                 reverse=True))
 _CLOCK_HOUR = rf"(1[0-2]|[1-9]|{'|'.join(_HOURS)})(?![\w:]|\.\d)"
 # "quarter past 7" is 7:15, "quarter to 7" 6:45, "20 minutes past 9" 9:20; a bare "ten to 9" may be a range
-_CLOCK_WORDS = _Regex(rf"\b(?:a )?(?:(quarter|half|five|ten|twenty(?:[- ]five)?|[1-5]?\d)(?: minutes?)? past|"
-                      rf"(quarter) (?:to|of)|(five|ten|twenty(?:[- ]five)?|[1-5]?\d) minutes? to) {_CLOCK_HOUR}",
+_CLOCK_WORDS = _Regex(rf"\b(?:a )?(?:(quarter|half|five|ten|twenty(?:[- ]five)?|[1-5]?\d|(?:{_OTHER_MINUTES})(?= minute))"
+                      rf"(?: minutes?)? past|(quarter) (?:to|of)|(five|ten|twenty(?:[- ]five)?|[1-5]?\d|{_OTHER_MINUTES}) "
+                      rf"minutes? to) {_CLOCK_HOUR}",
                       re.IGNORECASE | re.ASCII)  # IGNORECASE alone reads "fıve" (a dotless i), no word of _HOURS
 
 # and said short after a preposition, where it can be nothing but a time: "at half nine" is half past nine, "at
