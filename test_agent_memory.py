@@ -2527,6 +2527,15 @@ class FeaturesReadValuesOneWay(unittest.TestCase):
         self.assertTrue(am._conflict("Standup is at 9.45 am.", "Standup is at 9.21 am."))  # (review: merged at 1.0)
         self.assertFalse(am._conflict("Standup is at 9.45 am.", "Standup is at 9:45."))
 
+    def test_a_range_ending_after_noon_starts_after_noon_only_before_its_end(self):  # held-out 164, 293
+        for said, normalised in (("Mobs from 2 to 4pm.", "Mobs from 14:00 to 16:00."),  # " to ", as "-"
+                                 ("Calls 4-6 pm.", "Calls 16:00-18:00."), ("Open 3:30-4:30pm.", "Open 15:30-16:30."),
+                                 ("Open 9-5pm.", "Open 09:00-17:00."),  # no 21:00 to 17:00
+                                 ("Open 9 to 5pm.", "Open 09:00 to 17:00."), ("Lunch 11-1pm.", "Lunch 11:00-13:00."),
+                                 ("Lunch 12-2pm.", "Lunch 12:00-14:00."), ("Desk 10-11am.", "Desk 10:00-11:00.")):
+            with self.subTest(said=said):
+                self.assertEqual(am._normalise(said), normalised)
+
     def test_a_time_on_a_twelve_hour_clock_may_be_after_noon(self):  # 23 restatements added in 22 sets
         projections = am.RandomProjections()
         for said, told, other_times, after_noon in (
