@@ -4521,7 +4521,8 @@ def _conflicting(old: _Analysis, new: _Analysis) -> bool:
             or _owner_moved(old, new)
             or _condition_turned(old, new)
             or _relatives_differ(old, new)
-            or _someone_else(old, new) or _exception_added(old, new) or _exception_added(new, old)
+            or _someone_else(old, new) or _user_replaced(old, new)
+            or _exception_added(old, new) or _exception_added(new, old)
             or _environment_named(old, new) or _settings_differ(old, new)
             or _duration_unmeasured(old, new) or _duration_unmeasured(new, old)
             or _day_part_unlike(old, new) or _day_part_unlike(new, old))
@@ -4664,6 +4665,26 @@ def _named_before(one: _Analysis, other: _Analysis) -> bool:
     label = extra == 1 and not other.subject and first.endswith(":")  # "Note: allergic to ..."
     return (bool(told) and not _adverb(first) and not label
             and _PRONOUNS.sub("·", one.folded.rstrip(_CLOSING)) in (told, told[small.end():] if small else told))
+
+
+def _user_replaced(a: _Analysis, b: _Analysis) -> bool:
+    """Does the user do something in one text, and in the other a name it alone holds, the verb word
+    for word ("At the Saturday Vigil Mass the user reads the first reading" / "At the Saturday Vigil
+    Mass Pádraig reads the psalm")? Another's turn. Only where the other text names no user: "Sam
+    cooks and the user washes up" may be told again either way round."""
+    for one, other in ((a, b), (b, a)):
+        if "user " not in one.folded or "user" in other.folded:
+            continue  # (cheap first: most pairs tell of the user in both texts or neither)
+        for verb in _USER_VERB.findall(one.folded):
+            if verb in _STOP_WORDS:
+                continue
+            for doer in re.findall(rf"([\w'-]+) {re.escape(verb)}\b", other.folded):
+                if (name := _word_key(doer)) in other.names and name not in one.keys:
+                    return True
+    return False
+
+
+_USER_VERB = _Regex(r"\buser ([a-z]+s)\b")  # "the user reads", "user drives"
 
 
 def _named_for_verb(one: _Analysis, other: _Analysis) -> bool:
