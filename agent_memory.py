@@ -1722,9 +1722,11 @@ _PHRASES: list[tuple[_Regex, Any, tuple[str, ...]]] = [
      lambda match: f"{6 if match.group().lower().startswith('half') else 12}{match.group(1) or ' '}month"
                    f"{'s' if (match.group(1) or ' ') == ' ' else ''}", ("year",)),
     (_Regex(r"(?<![\w.,–-])1 fortnight\b"), "14 days", ("fortnight",)),  # "a fortnight" as "two weeks"
-    # and "24 months" is 2 years, "36 months" 3, to ten ("18 months" stays)
+    # and "24 months" is 2 years, "36 months" 3, to ten ("18 months" stays); not a range's end ("12 to 36 months",
+    # "between 24 and 36 months": no "12 to 3 years")
     (_Regex(r"(?<![\w.,–-])(24|36|48|60|72|84|96|108|120)([- ])months?\b(?![-–]?\s?\d)"),
-     lambda match: f"{int(match.group(1)) // 12}{match.group(2)}year{'s' if match.group(2) == ' ' else ''}",
+     lambda match: match.group() if _part_of_more(match) else
+     f"{int(match.group(1)) // 12}{match.group(2)}year{'s' if match.group(2) == ' ' else ''}",
      _after_number("m")),
     # "2 inches", "2-inch", "2 in." and 27" are "2 inch"; "2 in the box" is no length
     # (IGNORECASE reads "5 ınch", a dotless i, as "5 inch" too: it needs "#ı" as well as "#i")

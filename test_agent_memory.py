@@ -1912,6 +1912,11 @@ class FeaturesReadValuesOneWay(unittest.TestCase):
         for one, other in (("Kept 18 months.", "Kept 1.5 years."), ("Kept 36 months.", "Kept 4 years.")):
             with self.subTest(one=one):
                 self.assertNotEqual(am._analyse(one).specific, am._analyse(other).specific)
+        # a range's end stays in months, as its start does (review of 4fb2a5f: "12 to 3 years", "24-3 years")
+        for one, other in (("Kept 12 to 36 months.", "Kept 12-36 months."),
+                           ("Kept between 24 and 36 months.", "Kept 24-36 months.")):
+            with self.subTest(one=one):
+                self.assertEqual(am._analyse(one).keys, am._analyse(other).keys)
 
     def test_a_rate_after_a_slash_is_per(self):  # held-out 22, 61 and 91: sent to the LLM
         for text, normalised in (("Makes ~180/day.", "Makes ~180 per day."),
