@@ -1487,10 +1487,17 @@ _GRAND_NOUNS = frozenset("piano slam prix total jury master tour hotel opening f
 _NOT_PLURAL = frozenset("towards less plus minus unless across besides afterwards".split())
 
 
+def _plural(word: Optional[str]) -> bool:
+    """Is ``word`` (the word after a count, or None) a plural noun, as far as its "s" tells: "pianos", "cities";
+    not "is", "this", "towards"."""
+    word = (word or "").lower()
+    return word.endswith("s") and word not in _STOP_WORDS and word not in _NOT_PLURAL
+
+
 def _grand(match: re.Match[str]) -> str:
     """"five grand" is "five thousand"; but not before a noun: "two grand pianos", "one grand piano"."""
     after = (match.group(2) or "").lower()
-    if after in _GRAND_NOUNS or after.endswith("s") and after not in _STOP_WORDS and after not in _NOT_PLURAL:
+    if after in _GRAND_NOUNS or _plural(after):
         return match.group()
     return f"{match.group(1)} thousand"
 # "twenty-first" is "21st", "the thirty-first" "the 31st"; but "twenty-second" only after "the" or before "of"
@@ -1649,10 +1656,11 @@ _PHRASES: list[tuple[_Regex, Any, tuple[str, ...]]] = [
     (_Regex(r"\bweekends?\b", re.IGNORECASE), "Saturday–Sunday", ("weekend",)),
     (_Regex(r"\bweekdays?\b", re.IGNORECASE), "Monday–Tuesday–Wednesday–Thursday–Friday", ("weekday",)),
     # "one week in four" and "1 (on-call) week in every 4" are every 4 weeks (so 28 days), "one week in two" every
-    # other week
-    (_Regex(r"\b(?:one|1)( on-call)? week (?:in|out of) (?:every )?(two|three|four|five|six|[2-6])\b",
-            re.IGNORECASE | re.ASCII),
-     lambda match: f"{(match.group(1) or '').lstrip()} every {_WEEK_COUNTS[match.group(2).lower()]} weeks".lstrip(),
+    # other week; not before a plural ("one week in three cities" is one trip)
+    (_Regex(r"\b(?:one|1)( on-call)? week (?:in|out of) (?:every )?(two|three|four|five|six|[2-6])\b"
+            r"(?=(?:\s+([^\W\d_]+))?)", re.IGNORECASE | re.ASCII),
+     lambda match: match.group() if _plural(match.group(3)) else
+     f"{(match.group(1) or '').lstrip()} every {_WEEK_COUNTS[match.group(2).lower()]} weeks".lstrip(),
      ("week",)),
     (_Regex(r"\bevery (?:other|second)\b|\b(?:alternate|fortnightly)\b|\b(?:every|once a) fortnight\b|"
             r"\bevery (?:two|2) weeks\b|\b(?:two|2)-weekly\b", re.IGNORECASE), "biweekly",

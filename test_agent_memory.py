@@ -1912,6 +1912,11 @@ class FeaturesReadValuesOneWay(unittest.TestCase):
         for one, other in (("Kept 18 months.", "Kept 1.5 years."), ("Kept 36 months.", "Kept 4 years.")):
             with self.subTest(one=one):
                 self.assertNotEqual(am._analyse(one).specific, am._analyse(other).specific)
+        # but one week in a count of things is no rota (review of 4fb2a5f: "every 21 days cities")
+        for text in ("Spent one week in three cities.", "Spent 1 week in 2 hotels."):
+            with self.subTest(text=text):
+                self.assertNotIn("every", am._normalise(text))
+                self.assertNotIn("biweekly", am._normalise(text))
         # a range's end stays in months, as its start does (review of 4fb2a5f: "12 to 3 years", "24-3 years")
         for one, other in (("Kept 12 to 36 months.", "Kept 12-36 months."),
                            ("Kept between 24 and 36 months.", "Kept 24-36 months.")):
