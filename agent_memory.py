@@ -1483,7 +1483,8 @@ _NUMBER_IN_WORDS = _Regex(rf"\b(half an? |(?:a|three) quarters? of an? |an? |(?<
 _GRAND = _Regex(rf"\b(\d{{1,3}}(?:\.\d)?|{'|'.join(_TENS + _TEENS + _ONES)}) grand\b(?!-)(?=(?:\s+([^\W\d_]+))?)",
                 re.IGNORECASE)
 _GRAND_NOUNS = frozenset("piano slam prix total jury master tour hotel opening finale prize old design theft union "
-                         "national central".split())  # "one grand piano", "two grand old ladies"
+                         "national central child children street st avenue ave road rd"
+                         .split())  # "one grand piano", "two grand old ladies", "two grand children"
 _NOT_PLURAL = frozenset("towards less plus minus unless across besides afterwards".split())
 
 
@@ -1495,9 +1496,10 @@ def _plural(word: Optional[str]) -> bool:
 
 
 def _grand(match: re.Match[str]) -> str:
-    """"five grand" is "five thousand"; but not before a noun: "two grand pianos", "one grand piano"."""
+    """"five grand" is "five thousand"; but not before a noun ("two grand pianos", "one grand piano"), nor in a
+    name: "12 Grand Avenue", "a 2 Grand Cherokee"."""
     after = (match.group(2) or "").lower()
-    if after in _GRAND_NOUNS or _plural(after):
+    if after in _GRAND_NOUNS or _plural(after) or match.group()[-5] == "G" and (match.group(2) or "")[:1].isupper():
         return match.group()
     return f"{match.group(1)} thousand"
 # "twenty-first" is "21st", "the thirty-first" "the 31st"; but "twenty-second" only after "the" or before "of"

@@ -2017,7 +2017,10 @@ class FeaturesReadValuesOneWay(unittest.TestCase):
             with self.subTest(text=text):
                 self.assertEqual(am._normalise(text), normalised)
         for text in ("Tunes two grand pianos.", "Tunes one grand piano.", "Stays at the Grand Hotel.", "A grand total.",
-                     "Won three grand slams."):
+                     "Won three grand slams.",
+                     # a name, a street, a child (review of 4fb2a5f: "12000 Avenue", "2000 Cherokee", "2000 children")
+                     "Lives at 12 Grand Avenue.", "Lives at 45 grand street.", "Drives a 2 Grand Cherokee.",
+                     "Has two grand children."):
             with self.subTest(text=text):
                 self.assertEqual(am._normalise(text), text)
         # thousands grouped by an apostrophe (Swiss) or, beside a currency that groups them so, by dots
