@@ -1847,7 +1847,7 @@ _ASCII_DIGIT = _Regex(r"[0-9]")
 # "3:30-4:30pm" is "15:30-16:30"; "7pm" is "19:00".
 # "9.45 am" is "9:45"; no hour starts inside a number ("1.5 pm" is left alone, not "1.17:00")
 _TIME_RANGE_12H = _Regex(r"(?<![\d.:])\b(\d{1,2})(?:[:.](\d\d))?(\s?[–-]\s?|\sto\s)"
-                         r"(?=(\d{1,2})(?:[:.]\d\d)?\s?([ap])\.?m\b)", re.IGNORECASE)
+                         r"(?=(\d{1,2})(?:[:.](\d\d))?\s?([ap])\.?m\b)", re.IGNORECASE)
 # ("7 p.m." takes its last dot, but "7pm." ends a sentence)
 _TIME_12H = _Regex(r"(?<![\d.:])\b(\d{1,2})(?:[:.](\d\d))?\s?([ap])(?:m\b|\.m\b\.?)", re.IGNORECASE)
 _AM_PM = _Regex(r"\d\s?[ap]\.?m\b", re.IGNORECASE)
@@ -2238,9 +2238,10 @@ def _twenty_four_hour(match: re.Match[str]) -> str:
 
 def _range_start(match: re.Match[str]) -> str:
     """The start of a range takes the end's am/pm if it stays before the end: "3:30–4:30pm" starts at
-    15:30, "6 to 10pm" at 18:00; but "9-5pm" at 09:00 and "11-1pm" at 11:00."""
-    start, end = int(match.group(1)) % 12, int(match.group(4)) % 12
-    hour = start + (12 if match.group(5).lower() == "p" and start <= end else 0)
+    15:30, "6 to 10pm" at 18:00; but "9-5pm" at 09:00, "11-1pm" at 11:00 and "11:30-11pm" at 11:30."""
+    start = int(match.group(1)) % 12 * 60 + int(match.group(2) or 0)
+    end = int(match.group(4)) % 12 * 60 + int(match.group(5) or 0)
+    hour = int(match.group(1)) % 12 + (12 if match.group(6).lower() == "p" and start <= end else 0)
     return f"{hour:02d}:{match.group(2) or '00'}{match.group(3)}"
 
 

@@ -2545,7 +2545,10 @@ class FeaturesReadValuesOneWay(unittest.TestCase):
                                  ("Calls 4-6 pm.", "Calls 16:00-18:00."), ("Open 3:30-4:30pm.", "Open 15:30-16:30."),
                                  ("Open 9-5pm.", "Open 09:00-17:00."),  # no 21:00 to 17:00
                                  ("Open 9 to 5pm.", "Open 09:00 to 17:00."), ("Lunch 11-1pm.", "Lunch 11:00-13:00."),
-                                 ("Lunch 12-2pm.", "Lunch 12:00-14:00."), ("Desk 10-11am.", "Desk 10:00-11:00.")):
+                                 ("Lunch 12-2pm.", "Lunch 12:00-14:00."), ("Desk 10-11am.", "Desk 10:00-11:00."),
+                                 # its minutes too (review of 4fb2a5f: "23:30-23:00")
+                                 ("Kitchen 11:30-11pm.", "Kitchen 11:30-23:00."),
+                                 ("Call 4:30-4:45pm.", "Call 16:30-16:45.")):
             with self.subTest(said=said):
                 self.assertEqual(am._normalise(said), normalised)
 
