@@ -2238,10 +2238,13 @@ def _twenty_four_hour(match: re.Match[str]) -> str:
 
 def _range_start(match: re.Match[str]) -> str:
     """The start of a range takes the end's am/pm if it stays before the end: "3:30–4:30pm" starts at
-    15:30, "6 to 10pm" at 18:00; but "9-5pm" at 09:00, "11-1pm" at 11:00 and "11:30-11pm" at 11:30."""
+    15:30, "6 to 10pm" at 18:00; but "9-5pm" at 09:00, "11-1pm" at 11:00 and "11:30-11pm" at 11:30. And
+    one past its end in the morning starts the evening before: "10-2am" is 22:00-02:00 (no "10am-2am"; but
+    "11-12am", often said of noon, stays)."""
     start = int(match.group(1)) % 12 * 60 + int(match.group(2) or 0)
     end = int(match.group(4)) % 12 * 60 + int(match.group(5) or 0)
-    hour = int(match.group(1)) % 12 + (12 if match.group(6).lower() == "p" and start <= end else 0)
+    after_noon = start <= end if match.group(6).lower() == "p" else start > end and int(match.group(4)) != 12
+    hour = int(match.group(1)) % 12 + (12 if after_noon else 0)
     return f"{hour:02d}:{match.group(2) or '00'}{match.group(3)}"
 
 

@@ -2548,7 +2548,11 @@ class FeaturesReadValuesOneWay(unittest.TestCase):
                                  ("Lunch 12-2pm.", "Lunch 12:00-14:00."), ("Desk 10-11am.", "Desk 10:00-11:00."),
                                  # its minutes too (review of 4fb2a5f: "23:30-23:00")
                                  ("Kitchen 11:30-11pm.", "Kitchen 11:30-23:00."),
-                                 ("Call 4:30-4:45pm.", "Call 16:30-16:45.")):
+                                 ("Call 4:30-4:45pm.", "Call 16:30-16:45."),
+                                 # and one past its end in the morning starts the evening before (review of
+                                 # 4fb2a5f: "10-2am" read 10:00-02:00 and merged with "10am-2am")
+                                 ("Bar 10-2am.", "Bar 22:00-02:00."), ("Bar 11:30-1:30am.", "Bar 23:30-01:30."),
+                                 ("Bar 12-2am.", "Bar 00:00-02:00."), ("Class 11-12am.", "Class 11:00-00:00.")):
             with self.subTest(said=said):
                 self.assertEqual(am._normalise(said), normalised)
 
