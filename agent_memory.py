@@ -1217,6 +1217,7 @@ _CURRENCY = r"(?:US|AU?|CA?|NZ|HK|SG?)?\$|[€£¥₹₩₽₺₪₫฿]"
 _CURRENCY_NAMES = {"us": "USD", "australian": "AUD", "canadian": "CAD", "new zealand": "NZD", "hong kong": "HKD",
                    "singapore": "SGD", "euro": "EUR"}
 _DOT_GROUPED = "EUR|CHF|DKK|NOK|ISK|PLN|CZK|HUF|RON|TRY|RUB|BRL|ARS|CLP|COP|IDR|VND"  # "EUR 1.250" is 1250
+_DOT_GROUPED_AMOUNT = r"[1-9]\d{0,2}(?:\.\d{3})+"  # "1.250", no "0.285"
 _AMOUNT_MARK = _Regex(r"(?:[~≈]|\b(?:%s) )$" % "|".join(sorted(set(_CURRENCIES.values()))))  # "~180", "USD 150"
 
 
@@ -1681,10 +1682,10 @@ _PHRASES: list[tuple[_Regex, Any, tuple[str, ...]]] = [
     # "2,500" is 2500 (and "1,500g" 1500g), so "2,500-3,500" is a range of two numbers
     (_Regex(r"(?<=\d),(?=\d{3}(?!\d))"), "", (",",)),
     # and so are "18'500" (Swiss) and, beside a currency that groups its thousands with dots, "EUR 142.000",
-    # "EUR 1.250,50" and "142.000 €" (no "USD 3.459", a price per gallon)
+    # "EUR 1.250,50" and "142.000 €" (no "USD 3.459", a price per gallon, nor "0.285 EUR", a price per kWh)
     (_Regex(r"(?<=\d)'(?=\d{3}(?!\d))"), "", ("'",)),
-    (_Regex(rf"(?<=\b(?:{_DOT_GROUPED}) )\d{{1,3}}(?:\.\d{{3}})+(?!\d|\.\d|,\d{{3}})|"
-            rf"(?<![\w.,])\d{{1,3}}(?:\.\d{{3}})+(?=(?:,\d\d)? ?(?:€|(?:{_DOT_GROUPED}|euros?)\b))"),
+    (_Regex(rf"(?<=\b(?:{_DOT_GROUPED}) ){_DOT_GROUPED_AMOUNT}(?!\d|\.\d|,\d{{3}})|"
+            rf"(?<![\w.,]){_DOT_GROUPED_AMOUNT}(?=(?:,\d\d)? ?(?:€|(?:{_DOT_GROUPED}|euros?)\b))"),
      lambda match: match.group().replace(".", ""), (".",)),
     # a decimal comma before a unit or after a currency: "1,5 kg" is 1.5 kg (no "1" beside "5 kg"), "EUR 12,50" 12.50
     (_Regex(r"(?<![\d,.])(\d{1,4}),(\d{1,2})(?=\s?(?:[kmcdμ]?[gl]|mcg|[kmc]?m|mi|ft|kwh|kw|[kmgt]b|lbs?|oz|h|hrs?|"

@@ -2028,6 +2028,7 @@ class FeaturesReadValuesOneWay(unittest.TestCase):
         for text, normalised in (("Costs CHF 18'500.", "Costs CHF 18500."), ("Quote \u20ac142.000.", "Quote EUR 142000."),
                                  ("Sold for \u20ac1.250.000.", "Sold for EUR 1250000."),
                                  ("Paid 3.500 euros.", "Paid 3500 EUR."), ("Paid 1.250,50 \u20ac.", "Paid 1250.50 EUR."),
+                                 ("Tariff is 0.285 EUR/kWh.", "Tariff is EUR 0.285/kWh."),  # (review of 4fb2a5f: "0285")
                                  ("Gas at $3.459 a gallon.", "Gas at USD 3.459 a gallon."),
                                  ("Weighs 2.125 kg.", "Weighs 2.125 kg.")):
             with self.subTest(text=text):
