@@ -1217,7 +1217,8 @@ _CURRENCY = r"(?:US|AU?|CA?|NZ|HK|SG?)?\$|[€£¥₹₩₽₺₪₫฿]"
 _CURRENCY_NAMES = {"us": "USD", "australian": "AUD", "canadian": "CAD", "new zealand": "NZD", "hong kong": "HKD",
                    "singapore": "SGD", "euro": "EUR"}
 _DOT_GROUPED = "EUR|CHF|DKK|NOK|ISK|PLN|CZK|HUF|RON|TRY|RUB|BRL|ARS|CLP|COP|IDR|VND"  # "EUR 1.250" is 1250
-_DOT_GROUPED_AMOUNT = r"[1-9]\d{0,2}(?:\.\d{3})+"  # "1.250", no "0.285"
+# "1.250" and either end of "1.200-1.500" or "1.200 to 1.500" (no "0.285")
+_DOT_GROUPED_AMOUNT = r"[1-9]\d{0,2}(?:\.\d{3})+(?:(?:\s?[-–]\s?|\sto\s)[1-9]\d{0,2}(?:\.\d{3})+)?"
 _AMOUNT_MARK = _Regex(r"(?:[~≈]|\b(?:%s) )$" % "|".join(sorted(set(_CURRENCIES.values()))))  # "~180", "USD 150"
 
 
@@ -1682,7 +1683,8 @@ _PHRASES: list[tuple[_Regex, Any, tuple[str, ...]]] = [
     # "2,500" is 2500 (and "1,500g" 1500g), so "2,500-3,500" is a range of two numbers
     (_Regex(r"(?<=\d),(?=\d{3}(?!\d))"), "", (",",)),
     # and so are "18'500" (Swiss) and, beside a currency that groups its thousands with dots, "EUR 142.000",
-    # "EUR 1.250,50" and "142.000 €" (no "USD 3.459", a price per gallon, nor "0.285 EUR", a price per kWh)
+    # "EUR 1.250,50", "142.000 €" and both ends of "EUR 1.200-1.500" (no "USD 3.459", a price per gallon, nor
+    # "0.285 EUR", a price per kWh)
     (_Regex(r"(?<=\d)'(?=\d{3}(?!\d))"), "", ("'",)),
     (_Regex(rf"(?<=\b(?:{_DOT_GROUPED}) ){_DOT_GROUPED_AMOUNT}(?!\d|\.\d|,\d{{3}})|"
             rf"(?<![\w.,]){_DOT_GROUPED_AMOUNT}(?=(?:,\d\d)? ?(?:€|(?:{_DOT_GROUPED}|euros?)\b))"),

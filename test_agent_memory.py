@@ -2033,6 +2033,11 @@ class FeaturesReadValuesOneWay(unittest.TestCase):
                                  ("Weighs 2.125 kg.", "Weighs 2.125 kg.")):
             with self.subTest(text=text):
                 self.assertEqual(am._normalise(text), normalised)
+        for text, other in (("Rent \u20ac1.200-1.500 a month.", "Rent \u20ac1200-1500 a month."),
+                            ("Rent 1.200-1.500 \u20ac a month.", "Rent 1200-1500 \u20ac a month."),
+                            ("Rent EUR 1.200 to 1.500 a month.", "Rent EUR 1200 to 1500 a month.")):
+            with self.subTest(text=text):  # both ends of a range (review of 4fb2a5f: "1200-1.500")
+                self.assertEqual(am._analyse(text).keys, am._analyse(other).keys)
         self.assertEqual(am._analyse("Package is CHF 18'500 excl. VAT.").specific,
                          am._analyse("Package is CHF 18,500 excl. VAT.").specific)
         self.assertEqual(am._analyse("Quote for the house is \u20ac142.000.").specific,
