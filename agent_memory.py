@@ -1749,9 +1749,10 @@ _PHRASES: list[tuple[_Regex, Any, tuple[str, ...]]] = [
     # "0.72 kg" is "720 gram", "8000 ms" "8 s": a whole number, not the end of "0.0000005 kg"
     (_Regex(r"(?<!\d[.,])\b(\d{1,9}(?:\.\d{1,6})?) ?(kg|kilograms?|g|grams?|ms|milliseconds?)\b"), _metric,
      _after_number("kgm")),
-    # "3000 W", "3,000-watt" and "3 kilowatts" are "3 kW" (a capital "W": "6 w" may be weeks)
-    (_Regex(r"(?<!\d[.,])\b(\d{1,9}(?:\.\d{1,6})?)[- ]?(W|[kK][wW]|(?i:watts?|kilowatts?))\b"), _watts,
-     _after_number("wk")),
+    # "3000 W", "3,000-watt" and "3 kilowatts" are "3 kW" (a capital "W": "6 w" may be weeks); no energy, "3000
+    # watt-hours" (no "3 kW-hours", a power)
+    (_Regex(r"(?<!\d[.,])\b(\d{1,9}(?:\.\d{1,6})?)[- ]?(W|[kK][wW]|(?i:watts?|kilowatts?))\b"
+            r"(?![- ]?(?i:hours?|hrs?)\b)"), _watts, _after_number("wk")),
     (_Regex(r"\bend-to-end\b", re.IGNORECASE), "e2e", ("end-to-end",)),
     (_Regex(r"\bSt\b\.?(?= [A-Z][a-z])"), _saint_or_street, ("st",)),  # "St John Street" is no "John Street"
     # "membership no. BF-118204", "(No. 14)": no negation; an answer ("Allergies? No. 2 EpiPens ...") still is one

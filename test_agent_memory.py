@@ -3224,7 +3224,10 @@ class MergeDetectorClassifies(unittest.TestCase):
         # a power in its everyday unit (held-out 132, 438): "3000 W", "3,000-watt", "3 kilowatts" are "3 kW"
         for text, normalised in (("A 3000 W immersion.", "A 3 kW immersion."), ("A 24,000 W pump.", "A 24 kW pump."),
                                  ("A 4,000-watt generator.", "A 4 kW generator."), ("A 0.5 kW heater.", "A 500 W heater."),
-                                 ("Draws 3 kilowatts.", "Draws 3 kW."), ("Rides at 3.14 W/kg.", "Rides at 3.14 W per kg.")):
+                                 ("Draws 3 kilowatts.", "Draws 3 kW."), ("Rides at 3.14 W/kg.", "Rides at 3.14 W per kg."),
+                                 # no energy (review of 4fb2a5f: "3 kW-hour", and "a 3 kW battery" merged)
+                                 ("A 3000 watt-hour battery.", "A 3000 watt-hour battery."),
+                                 ("Used 2 kilowatt hours.", "Used 2 kilowatt hours.")):
             with self.subTest(text=text):
                 self.assertEqual(am._normalise(text), normalised)
         for entry, new in [("Network: scanners on a dedicated 10 GbE link to the storage",
@@ -3239,6 +3242,9 @@ class MergeDetectorClassifies(unittest.TestCase):
                 self.assertEqual(detector.classify(new)[:2], ("merge", 0))
                 self.assertNotEqual(detector.classify(new.replace("5kVA", "3kVA").replace("10GbE", "25GbE")
                                                       .replace("20Ah", "10Ah"))[0], "merge")
+        detector = am.MergeDetector()
+        detector.fit(["A 3000 watt-hour battery."])
+        self.assertNotEqual(detector.classify("A 3 kW battery.")[0], "merge")  # energy, no power
 
     def test_a_fact_its_entry_already_says_merges_between_the_thresholds(self):
         detector = am.MergeDetector()
