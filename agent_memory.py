@@ -2383,11 +2383,27 @@ def _present(text: str) -> set[str]:
     return present
 
 
+# The user speaking is the user: "I cover Tom's desk" is "user cover Tom's desk", "Kirsty gives me mock
+# interviews" "Kirsty gives user mock interviews", "my flatmate" "user's flatmate"; no "I'm", no numeral
+# ("Type I diabetes", "Phase I trial")
+_FIRST_PERSON = _Regex(r"\b(?:I(?= [a-z])|me\b|[Mm]y(?= [a-z]))")  # ("Find My Device", "My Music Staff")
+_NUMERAL_BEFORE = _Regex(r"\b(?:type|phase|class|stage|grade|level|part|tier|war) $", re.IGNORECASE)
+
+
+def _first_person(match: re.Match[str]) -> str:
+    said = match.group()
+    if said == "I" and _NUMERAL_BEFORE.search(match.string, 0, match.start()):
+        return said
+    return "user's" if said in ("my", "My") else "user"
+
+
 def _normalise(text: str) -> str:
     """NFKC, and one spelling for times and a few phrases: "3:30-4:30pm" is "15:30-16:30"."""
     if "\u00bd" in text or "\u00bc" in text or "\u00be" in text:  # NFKC would make "2½" "21⁄2"
         text = _VULGAR_FRACTION.sub(lambda match: (match.group(1) or "0") + _VULGAR_DECIMALS[match.group(2)], text)
     text = unicodedata.normalize("NFKC", text).replace("\u2019", "'")  # "don’t" is "don't"
+    if "I " in text or "me" in text or "my" in text or "My" in text:
+        text = _FIRST_PERSON.sub(_first_person, text)
     lowered = text.lower()  # (the clock words are read in any case: "At Half Nine")
     if "half " in lowered or " to " in lowered:
         text = _CLOCK_SAID.sub(_clock_said, text)
