@@ -1685,10 +1685,10 @@ _PHRASES: list[tuple[_Regex, Any, tuple[str, ...]]] = [
     # and so are "18'500" (Swiss) and, beside a currency that groups its thousands with dots, "EUR 142.000",
     # "EUR 1.250,50", "142.000 €" and both ends of "EUR 1.200-1.500" (no "USD 3.459", a price per gallon, nor
     # "0.285 EUR", a price per kWh)
-    (_Regex(r"(?<=\d)'(?=\d{3}(?!\d))"), "", ("'",)),
+    (_Regex(r"(?<=\d)'(?=\d{3}(?!\d))"), "", _after_number("'")),
     (_Regex(rf"(?<=\b(?:{_DOT_GROUPED}) ){_DOT_GROUPED_AMOUNT}(?!\d|\.\d|,\d{{3}})|"
             rf"(?<![\w.,]){_DOT_GROUPED_AMOUNT}(?=(?:,\d\d)? ?(?:€|(?:{_DOT_GROUPED}|euros?)\b))"),
-     lambda match: match.group().replace(".", ""), (".",)),
+     lambda match: match.group().replace(".", ""), ("€", *_DOT_GROUPED.lower().split("|"))),  # ("euro" holds "eur")
     # a decimal comma before a unit or after a currency: "1,5 kg" is 1.5 kg (no "1" beside "5 kg"), "EUR 12,50" 12.50
     (_Regex(r"(?<![\d,.])(\d{1,4}),(\d{1,2})(?=\s?(?:[kmcdμ]?[gl]|mcg|[kmc]?m|mi|ft|kwh|kw|[kmgt]b|lbs?|oz|h|hrs?|"
             r"hours?|mins?|minutes?|s|secs?|seconds?|days?|weeks?|months?|years?|percent|[A-Z]{3})\b|\s?[%°])|"
