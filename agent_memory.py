@@ -1084,6 +1084,7 @@ _SYNONYM_GROUPS = [
     "british uk", "american us usa",
     "street st", "road rd", "avenue ave", "boulevard blvd", "grey gray",
     "firmware fw",
+    "vat btw mwst tva",  # value-added tax in Dutch, German and French ("iva" is also a name)
     "email mail",
     "message dm",
     "deploy deployment",

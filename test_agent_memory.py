@@ -3204,16 +3204,20 @@ class MergeDetectorClassifies(unittest.TestCase):
         self.assertLess(similarity, 0.999)
         self.assertEqual(action, "judge")
 
-    def test_firmware_and_boulevard_shortened_are_the_words(self):  # held-out 433, 435: restatements added
+    def test_firmware_boulevard_and_vat_otherwise_are_the_words(self):  # held-out 433, 435, 462: restatements added
         for entry, new in (("Takes the S62 bus from Victory Blvd to the St. George terminal, leaving at 7:02 am",
                             "Bus to the terminal: S62 from Victory Boulevard, departs two minutes past seven"),
                            ("Original Prusa MK4 in the garage, firmware 6.1.3, inside an IKEA Lack enclosure.",
-                            "MK4 runs FW 6.1.3; it lives in the garage in an IKEA Lack enclosure")):
+                            "MK4 runs FW 6.1.3; it lives in the garage in an IKEA Lack enclosure"),
+                           # and value-added tax in Dutch (held-out 462)
+                           ("Her boekhouder is Ruud van Dijk, who does her quarterly BTW return.",
+                            "Ruud van Dijk (boekhouder) handles her quarterly VAT return")):
             one, other = am._analyse(entry), am._analyse(new)
             with self.subTest(new=new):
                 self.assertEqual(am._unmatched(other.specific, other, one), set())
                 self.assertFalse(am._conflict(entry, new))
-                self.assertTrue(am._conflict(entry, new.replace("6.1.3", "6.1.4").replace("seven", "eight")))
+                self.assertTrue(am._conflict(entry, new.replace("6.1.3", "6.1.4").replace("seven", "eight")
+                                             .replace("quarterly", "monthly")))
 
     def test_a_unit_glued_to_its_number_is_the_unit_spaced(self):  # held-out 45, 64: sent to the LLM, added
         self.assertEqual(am._normalise("50MW/100MWh at 132kV; 24dBm, 500mA, 10GbE, 7nm; RTX 4070Ti"),
