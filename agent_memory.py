@@ -1666,7 +1666,7 @@ _PHRASES: list[tuple[_Regex, Any, tuple[str, ...]]] = [
             r"(?=(?:\s+([^\W\d_]+))?)", re.IGNORECASE | re.ASCII),
      lambda match: match.group() if _plural(match.group(3)) else
      f"{(match.group(1) or '').lstrip()} every {_WEEK_COUNTS[match.group(2).lower()]} weeks".lstrip(),
-     ("week",)),
+     ("one week", "one on-call week", "#week", "#on-call week")),  # ("1 week" is "#week" after a number)
     (_Regex(r"\bevery (?:other|second)\b|\b(?:alternate|fortnightly)\b|\b(?:every|once a) fortnight\b|"
             r"\bevery (?:two|2) weeks\b|\b(?:two|2)-weekly\b", re.IGNORECASE), "biweekly",
      ("every", "alternate", "fortnight", "2-weekly", "two-weekly")),
@@ -1741,7 +1741,7 @@ _PHRASES: list[tuple[_Regex, Any, tuple[str, ...]]] = [
     (_Regex(r"(?<![\w.,–-])(24|36|48|60|72|84|96|108|120)([- ])months?\b(?![-–]?\s?\d)"),
      lambda match: match.group() if _part_of_more(match) else
      f"{int(match.group(1)) // 12}{match.group(2)}year{'s' if match.group(2) == ' ' else ''}",
-     _after_number("m")),
+     ("#month",)),
     # "2 inches", "2-inch", "2 in." and 27" are "2 inch"; "2 in the box" is no length
     # (IGNORECASE reads "5 ınch", a dotless i, as "5 inch" too: it needs "#ı" as well as "#i")
     (_Regex(r"(?<![\w\".])(\d+(?:\.\d+)?)(?:[- ]?inch(?:es)?\b| in\b(?=\.?\s*$|[.,;:)]| (?:wide|long|tall|high|deep|thick)\b)|"
@@ -1753,7 +1753,7 @@ _PHRASES: list[tuple[_Regex, Any, tuple[str, ...]]] = [
     # "3000 W", "3,000-watt" and "3 kilowatts" are "3 kW" (a capital "W": "6 w" may be weeks); no energy, "3000
     # watt-hours" (no "3 kW-hours", a power)
     (_Regex(r"(?<!\d[.,])\b(\d{1,9}(?:\.\d{1,6})?)[- ]?(W|[kK][wW]|(?i:watts?|kilowatts?))\b"
-            r"(?![- ]?(?i:hours?|hrs?)\b)"), _watts, _after_number("wk")),
+            r"(?![- ]?(?i:hours?|hrs?)\b)"), _watts, ("#w", "#kw", "#kilowatt")),
     (_Regex(r"\bend-to-end\b", re.IGNORECASE), "e2e", ("end-to-end",)),
     (_Regex(r"\bSt\b\.?(?= [A-Z][a-z])"), _saint_or_street, ("st",)),  # "St John Street" is no "John Street"
     # "membership no. BF-118204", "(No. 14)": no negation; an answer ("Allergies? No. 2 EpiPens ...") still is one
@@ -2386,8 +2386,8 @@ def _present(text: str) -> set[str]:
 
 # The user speaking is the user: "I cover Tom's desk" is "user cover Tom's desk", "Kirsty gives me mock
 # interviews" "Kirsty gives user mock interviews", "my flatmate" "user's flatmate"; no "I'm", no numeral
-# ("Type I diabetes", "Phase I trial")
-_FIRST_PERSON = _Regex(r"\b(?:I(?= [a-z])|me\b|[Mm]y(?= [a-z]))")  # ("Find My Device", "My Music Staff")
+# ("Type I diabetes", "Phase I trial"), no part of a path or an address ("/me/calendar.ics", "me@example.com")
+_FIRST_PERSON = _Regex(r"(?<![/.@-])\b(?:I(?= [a-z])|me\b(?![/@-]|\.\w)|[Mm]y(?= [a-z]))")  # ("Find My Device", "My Music Staff")
 _NUMERAL_BEFORE = _Regex(r"\b(?:type|phase|class|stage|grade|level|part|tier|war) $", re.IGNORECASE)
 
 
@@ -2403,7 +2403,7 @@ def _normalise(text: str) -> str:
     if "\u00bd" in text or "\u00bc" in text or "\u00be" in text:  # NFKC would make "2½" "21⁄2"
         text = _VULGAR_FRACTION.sub(lambda match: (match.group(1) or "0") + _VULGAR_DECIMALS[match.group(2)], text)
     text = unicodedata.normalize("NFKC", text).replace("\u2019", "'")  # "don’t" is "don't"
-    if "I " in text or "me" in text or "my" in text or "My" in text:
+    if "I " in text or "me" in text or "my " in text or "My " in text:  # (what the pattern needs, a quick test)
         text = _FIRST_PERSON.sub(_first_person, text)
     lowered = text.lower()  # (the clock words are read in any case: "At Half Nine")
     if "half " in lowered or " to " in lowered:

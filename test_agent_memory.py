@@ -5352,7 +5352,9 @@ class ContradictionsAreNeverMerged(unittest.TestCase):
                                   "user's flatmate Kirsty gives user mock interviews."),
                                  ("Has Type I diabetes; Phase I trial.", "Has Type I diabetes; Phase I trial."),
                                  ("Uses Find My Device and My Music Staff.", "Uses Find My Device and My Music Staff."),
-                                 ("I'm off on Fridays.", "I'm off on Fridays.")):
+                                 ("I'm off on Fridays.", "I'm off on Fridays."), ("Call me.", "Call user."),
+                                 ("Feed at /me/calendar.ics; mail me@example.com.",
+                                  "Feed at /me/calendar.ics; mail me@example.com.")):
             with self.subTest(said=said):
                 self.assertEqual(am._normalise(said), normalised)
         for old, new in (("Colleague Tom Breen covers my desk when I'm on annual leave.",
