@@ -1502,9 +1502,12 @@ def _grand(match: re.Match[str]) -> str:
     """"five grand" is "five thousand"; but not before a noun ("two grand pianos", "one grand piano"), nor in a
     name: "12 Grand Avenue", "a 2 Grand Cherokee"."""
     after = (match.group(2) or "").lower()
-    if after in _GRAND_NOUNS or _plural(after) or match.group()[-5] == "G" and (match.group(2) or "")[:1].isupper():
+    named = match.group()[-5] == "G" and (match.group(2) or "")[:1].isupper()  # "Grand" before a capital
+    if after in _GRAND_NOUNS or _plural(after) or named:
         return match.group()
     return f"{match.group(1)} thousand"
+
+
 # "twenty-first" is "21st", "the thirty-first" "the 31st"; but "twenty-second" only after "the" or before "of"
 # (no "a twenty-second delay", of 20 seconds)
 _ORDINAL_IN_WORDS = _Regex(rf"\b(the )?({'|'.join(_TENS)})[- ]({'|'.join(_ORDINAL_ONES)})\b(?!-)( of\b)?", re.IGNORECASE)
@@ -2386,12 +2389,14 @@ def _present(text: str) -> set[str]:
 
 # The user speaking is the user: "I cover Tom's desk" is "user cover Tom's desk", "Kirsty gives me mock
 # interviews" "Kirsty gives user mock interviews", "my flatmate" "user's flatmate"; no "I'm", no numeral
-# ("Type I diabetes", "Phase I trial"), no part of a path or an address ("/me/calendar.ics", "me@example.com")
-_FIRST_PERSON = _Regex(r"(?<![/.@-])\b(?:I(?= [a-z])|me\b(?![/@-]|\.\w)|[Mm]y(?= [a-z]))")  # ("Find My Device", "My Music Staff")
+# ("Type I diabetes", "Phase I trial"), no part of a path or an address ("/me/calendar.ics", "me@example.com"),
+# and "my" only before a word in lower case ("Find My Device", "My Music Staff" are names)
+_FIRST_PERSON = _Regex(r"(?<![/.@-])\b(?:I(?= [a-z])|me\b(?![/@-]|\.\w)|[Mm]y(?= [a-z]))")
 _NUMERAL_BEFORE = _Regex(r"\b(?:type|phase|class|stage|grade|level|part|tier|war) $", re.IGNORECASE)
 
 
 def _first_person(match: re.Match[str]) -> str:
+    """"I" and "me" are "user", "my" "user's"; but "I" after "Type", "Phase" ... is a numeral."""
     said = match.group()
     if said == "I" and _NUMERAL_BEFORE.search(match.string, 0, match.start()):
         return said
