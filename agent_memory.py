@@ -416,7 +416,7 @@ _RULE_TABLE: list[tuple[Any, ...]] = [
      r"|\b(?:ignore|disregard|forget) (?:the |all |everything )?above\b"
      r"|\b(?:ignore|disregard|forget) (?:everything|anything|all|what) (?:above|before|previously|so far|"
      r"(?:you (?:were|have been|ve been)|i) (?:told|said|instructed|wrote))\b"),
-    ("prompt_injection", "an attempt to change the assistant's role", "words", ("now", "longer", "pretend", "act"),
+    ("prompt_injection", "an attempt to change the assistant's role", "words", ("you", "pretend", "act"),
      r"\byou are now (?:a |an |in )?(?:different|unrestricted|unfiltered|uncensored|jailbroken|evil|rogue|dan|"
      r"god mode)\b"
      r"|\bfrom now on,? you (?:must|will|shall|should|are to) (?:obey|ignore|only|follow|act|answer|respond)\b"
@@ -424,7 +424,9 @@ _RULE_TABLE: list[tuple[Any, ...]] = [
      r"|\byou are no longer (?:an? )?(?:ai|assistant|bound|restricted|limited|claude|chatgpt)\b"
      r"|\bpretend (?:that )?(?:you are|to be|you have) (?:an? )?(?:different|unrestricted|unfiltered|"
      r"jailbroken|no rules|no restrictions|no guidelines|no limits)\b"
-     r"|\bact as (?:an? )?(?:unrestricted|unfiltered|jailbroken|uncensored|dan)\b"),
+     r"|\bact as (?:an? )?(?:unrestricted|unfiltered|jailbroken|uncensored|dan)\b",
+     ("now", "longer", "different", "unrestricted", "unfiltered", "jailbroken", "uncensored", "dan", "rules",
+      "restrictions", "guidelines", "limits")),  # "act" and "now" alone are common: "React", "now listens"
     ("prompt_injection", "new instructions for the assistant", "words",
      ("instructions", "rules", "orders", "directives", "prompt"),
      r"\b(?:follow|obey|execute) (?:these|the following|my|this) new (?:instructions|rules|orders|directives)\b"
@@ -445,7 +447,7 @@ _RULE_TABLE: list[tuple[Any, ...]] = [
      r"\b(?:do not|don t|never) (?:tell|inform|mention (?:this |it )?to|reveal (?:this |it )?to) the user\b(?! s\b)"
      r"|\b(?:do not|don t|never) let the user (?:know|see|find out|notice)\b"
      r"|\b(?:keep|hide) (?:this|it|that) (?:secret |hidden )?from the user\b"
-     r"|\bwithout (?:telling|informing) the user\b(?! s\b)"),
+     r"|\bwithout (?:telling|informing) the user\b(?! s\b)", ("not", "don", "never", "keep", "hide", "without")),
     ("prompt_injection", "a chat-template role marker", "folded", ("<", "[inst", "[/inst", "human", "assistant"),
      r"<\|(?:im_start|im_end|system|user|assistant|endoftext|eot_id|start_header_id|end_header_id)\|>"
      r"|<(?:start|end)_of_turn>|\[/?inst\]|<</?sys>>|<\s{0,3}/\s{0,3}system\s{0,3}>"

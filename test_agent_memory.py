@@ -581,28 +581,41 @@ class ScanTriggersAreInEveryMatch(unittest.TestCase):
               "pastebin ", "ngrok ", "attacker@evil.example ", "@", "bob:", "pa55word", "host ", "postgres://",
               "redis://:", "db.internal:5432 ", "/", " ", "\n", "curl ", "$API_TOKEN ", "ok "]
 
+    # The role and hiding rules: "act" ("React") and "user" are in many facts, "now" in many updates
+    ROLE_PIECES = ["you are ", "now ", "no longer ", "a ", "different ", "unrestricted ", "new ", "assistant ",
+                   "from ", "now on, ", "you must ", "obey ", "pretend ", "to be ", "no rules ", "no limits ", "act as ", "DAN ",
+                   "React ", "do not ", "don't ", "never ", "tell ", "let the ", "know ", "keep this ", "hide it ",
+                   "from the ", "without telling ", "user ", "user's ", "the  user ", ". "]
+
     def verdict(self, text):
         try:
             am.scan_content(text)
         except am.ScanError as error:
-            return error.threat
+            return str(error).split(":")[0].split(";")[0]  # the threat and what it looks like
         return None
 
-    def test_second_triggers_are_in_every_match(self):
+    def assert_same_verdicts(self, pieces, expected):
+        """Random texts of ``pieces`` get the same verdicts with the second triggers as without;
+        ``expected`` names the rules that must catch at least 100 of them."""
         import random
 
-        rules = am._scan_rules()
-        self.assertGreaterEqual(sum(bool(rule[6]) for rule in rules), 2)
-        without = [rule[:6] + ((),) for rule in rules]
+        without = [rule[:6] + ((),) for rule in am._scan_rules()]
         rng = random.Random(5)
-        caught = 0
+        caught: collections.Counter = collections.Counter()
         for _ in range(20_000):
-            text = "".join(rng.choice(self.PIECES) for _ in range(rng.randint(2, 12)))
-            threat = self.verdict(text)
+            text = "".join(rng.choice(pieces) for _ in range(rng.randint(2, 12)))
+            verdict = self.verdict(text)
             with mock.patch.object(am, "_scan_rules", lambda: without):
-                self.assertEqual(self.verdict(text), threat, repr(text))
-            caught += threat is not None
-        self.assertGreater(caught, 1000)
+                self.assertEqual(self.verdict(text), verdict, repr(text))
+            caught[verdict] += 1
+        for what in expected:
+            self.assertGreater(caught[f"content looks like {what}"], 100, what)
+
+    def test_second_triggers_are_in_every_match(self):
+        self.assertGreaterEqual(sum(bool(rule[6]) for rule in am._scan_rules()), 4)
+        self.assert_same_verdicts(self.PIECES, ["an instruction to send secrets somewhere"])
+        self.assert_same_verdicts(self.ROLE_PIECES, ["an attempt to change the assistant's role",
+                                                     "an instruction to hide something from the user"])
 
 
 class ScanReadsTheEntrySeparatorAsPunctuation(unittest.TestCase):
