@@ -1084,7 +1084,8 @@ _SYNONYM_GROUPS = [
     "m metre meter", "mi mile", "mg milligram", "ml millilitre milliliter", "gib gibibyte",
     "reply answer response",
     "british uk", "american us usa",
-    "street st", "road rd", "avenue ave", "boulevard blvd", "grey gray",
+    "street st", "road rd", "avenue ave", "boulevard blvd", "terrace tce", "crescent cres", "lane ln", "square sq",
+    "highway hwy", "parkway pkwy", "grey gray", "christmas xmas",
     "firmware fw",
     "vat btw mwst tva",  # value-added tax in Dutch, German and French ("iva" is also a name)
     "email mail",
@@ -1218,7 +1219,9 @@ _CURRENCIES = {"$": "USD", "US$": "USD", "A$": "AUD", "AU$": "AUD", "C$": "CAD",
                "¥": "JPY", "₹": "INR", "₩": "KRW", "₽": "RUB", "₺": "TRY", "₪": "ILS", "₫": "VND", "฿": "THB"}
 _CURRENCY = r"(?:US|AU?|CA?|NZ|HK|SG?)?\$|[€£¥₹₩₽₺₪₫฿]"
 _CURRENCY_NAMES = {"us": "USD", "australian": "AUD", "canadian": "CAD", "new zealand": "NZD", "hong kong": "HKD",
-                   "singapore": "SGD", "euro": "EUR"}
+                   "singapore": "SGD", "euro": "EUR", "swiss": "CHF", "danish": "DKK", "norwegian": "NOK",
+                   "swedish": "SEK", "japanese": "JPY", "indian": "INR", "south african": "ZAR", "british": "GBP",
+                   "sterling": "GBP"}
 _DOT_GROUPED = "EUR|CHF|DKK|NOK|ISK|PLN|CZK|HUF|RON|TRY|RUB|BRL|ARS|CLP|COP|IDR|VND"  # "EUR 1.250" is 1250
 # "1.250" and either end of "1.200-1.500" or "1.200 to 1.500" (no "0.285")
 _DOT_GROUPED_AMOUNT = r"[1-9]\d{0,2}(?:\.\d{3})+(?:(?:\s?[-–]\s?|\sto\s)[1-9]\d{0,2}(?:\.\d{3})+)?"
@@ -1459,6 +1462,7 @@ def _after_number(starts: str) -> tuple[str, ...]:
     return tuple("#" + start for start in starts)
 
 
+_DATA_PREFIXES = {"kilo": "k", "mega": "M", "giga": "G", "tera": "T"}
 _PER_UNITS = {"mo": "month", "mos": "month", "yr": "year", "yrs": "year", "wk": "week", "wks": "week", "d": "day"}
 _GLUED_UNITS = r"wt|pt|yo|mcg|iu|psi|[kmg]wh|[kmg]w|[km]?va|mah|ma|[km]?v|dbm|dbi|db|gbe|nm|mpg|oz|tsp|tbsp"
 _GLUED_UNIT = _Regex(_GLUED_UNITS)
@@ -1498,6 +1502,29 @@ def _plural(word: Optional[str]) -> bool:
     not "is", "this", "towards"."""
     word = (word or "").lower()
     return word.endswith("s") and word not in _STOP_WORDS and word not in _NOT_PLURAL
+
+
+# "fourteen and a half grand" is "14.5 grand", "two and a half thousand" "2.5 thousand", as figures write them
+_AND_A_HALF = _Regex(rf"\b(\d{{1,3}}|{'|'.join(_TEENS + _ONES)}) and a half (thousand|million|billion|grand|dozen)\b",
+                     re.IGNORECASE)
+
+
+def _and_a_half(match: re.Match[str]) -> str:
+    count = match.group(1).lower()
+    if not count.isdigit():
+        count = str(_TEENS.index(count) + 10 if count in _TEENS else _ONES.index(count) + 1)
+    return f"{count}.5 {match.group(2)}"
+
+
+def _full_year(year: str) -> str:
+    """A year in two digits in four: "25" is 2025, "62" 1962."""
+    return ("19" if int(year) > 40 else "20") + year
+
+
+def _phone_number(match: re.Match[str]) -> str:
+    """A phone number written in groups, in one: 8 to 15 digits, as the numbering plan allows."""
+    digits = "".join(filter(str.isdigit, match.group()))
+    return "+" + digits if 8 <= len(digits) <= 15 else match.group()
 
 
 def _grand(match: re.Match[str]) -> str:
@@ -1565,9 +1592,17 @@ def _number_in_words(match: re.Match[str]) -> str:
 
 
 _PHRASES: list[tuple[_Regex, Any, tuple[str, ...]]] = [
+    (_AND_A_HALF, _and_a_half, ("and a half",)),
     (_GRAND, _grand, ("grand",)),
     (_ORDINAL_IN_WORDS, _ordinal_in_words, tuple(_TENS)),
     (_NUMBER_IN_WORDS, _number_in_words, (*_TENS, *_MULTIPLIERS)),
+    # A phone number in groups is one number: "+1 941 555 0142" is "+19415550142" (after a "+" and a country code)
+    (_Regex(r"(?<![\w+])\+\d{1,3}(?:[ .-]\d{1,4}){2,5}(?![\w.-]?\d)"),
+     _phone_number, ("+",)),
+    # A year in two digits after a word: "Xmas '25" is "Xmas 2025", "pre-'62" "pre-1962" (no decade, "the '90s"; no
+    # quoted number, "is '25 minutes'")
+    (_Regex(r"(?<=[^\W\d_] |[^\W\d_]-)'(\d\d)(?![\w'])(?![^'\n]*'(?!\w))"),
+     lambda match: _full_year(match.group(1)), ("'",)),
     # One spelling per date, one atom: "2026-03-31", "31.03.2026", "March 31st, 2026" are "2026.03.31".
     (_Regex(rf"\b(\d{{1,2}})(?:st|nd|rd|th)? ?(?:[-–]|to) ?(\d{{1,2}})(?:st|nd|rd|th)?(?: of)? {_MONTH},? "
             r"((?:19|20)\d\d)\b", re.IGNORECASE),
@@ -1598,7 +1633,7 @@ _PHRASES: list[tuple[_Regex, Any, tuple[str, ...]]] = [
     (_Regex(rf"\b{_MONTH},? (?:of )?((?:19|20)\d\d)\b", re.IGNORECASE),
      lambda match: _month_of_year(match.group(2), str(_MONTH_NUMBERS[match.group(1).lower()]), match.group()), _YEAR),
     (_Regex(rf"\b{_MONTH} ['’](\d\d)\b", re.IGNORECASE),  # "Mar '26"
-     lambda match: _month_of_year(("19" if int(match.group(2)) > 40 else "20") + match.group(2),  # "Sep '98"
+     lambda match: _month_of_year(_full_year(match.group(2)),  # "Sep '98"
                                   str(_MONTH_NUMBERS[match.group(1).lower()]), match.group()), ("'",)),
     (_Regex(rf"{_DATE_START}(\d{{1,2}})/((?:19|20)\d\d){_DATE_END}"),
      lambda match: _month_of_year(match.group(2), match.group(1), match.group()), _YEAR),
@@ -1639,6 +1674,12 @@ _PHRASES: list[tuple[_Regex, Any, tuple[str, ...]]] = [
     (_Regex(r"\b((?-i:US)|Australian|Canadian|New Zealand|Hong Kong|Singapore) dollars?\b|\beuros\b|(?<=\d )euro\b",
             re.IGNORECASE),
      lambda match: _CURRENCY_NAMES[(match.group(1) or "euro").casefold()], ("dollar", "euro")),
+    # and so are other currencies named with their country: "in Swiss francs" is "in CHF", "Danish kroner" "DKK",
+    # "pounds sterling" "GBP" (not "francs", "kroner" or "pounds" alone)
+    (_Regex(r"\b(?:(Swiss) francs?|(Danish|Norwegian) kron(?:er|e)|(Swedish) kron(?:or|a)|(Japanese) yen|"
+            r"(Indian) rupees?|(South African) rand|(British) pounds?|pounds? (sterling))\b", re.IGNORECASE),
+     lambda match: _CURRENCY_NAMES[next(filter(None, match.groups())).casefold()],
+     ("franc", "kron", " yen", "rupee", " rand", "pound")),
     (_Regex(rf"(?<=\b[Ii]n )({_CURRENCY})(?![\w$])"), lambda match: _CURRENCIES[match.group(1)],  # "in US$"
      _CURRENCY_SIGNS),
     # pence are pounds: "45p a mile" and "45 pence a mile" are "GBP 0.45 a mile" (one or two digits: "1080p" is a
@@ -1712,6 +1753,10 @@ _PHRASES: list[tuple[_Regex, Any, tuple[str, ...]]] = [
     (_Regex(r"(?<=\b[A-Z]{3} )(\d{1,9}(?:\.\d{1,6})?) ?(?:m|M|mn|million)\b"),  # "£1m" is 1000000, as "£1,000,000"
      lambda match: _point_moved(match.group(1), 6), _after_number("m")),
     (_Regex(r"(?<![\w.])(\d{1,9}(?:\.\d{1,6})?)(M|B)(?!\w|[.,-]\w)"), _millions, _after_number("mb")),  # "120M trades"
+    # "20 gigabytes" is "20 GB", "5 megabits per second" "5 Mbit", as "5 Mbps" is (after a number, as that is)
+    (_Regex(r"\b(kilo|mega|giga|tera)bytes?\b|(?<=\d )(kilo|mega|giga|tera)bits?(?: per second|/s)\b", re.IGNORECASE),
+     lambda match: _DATA_PREFIXES[(match.group(1) or match.group(2)).lower()] + ("B" if match.group(1) else "bit"),
+     ("obyte", "abyte", "obit", "abit")),
     (_Regex(r"\b(\d+(?:\.\d+)?)(fps|ms|[kmgt]b|px|[kmg]?hz|rpm|kg|km|cm|mm|mi|mg|ml|mph|gib|ft|lbs?|m|[dc]?l)\b",
             re.IGNORECASE), r"\1 \2", _after_number("fmkgtphrcld")),
     (_Regex(r"(?<=\d)\s?(?:μg|ug)\b"), " mcg", ("μg", "ug")),  # "5 µg" (NFKC's "μg") is "5 mcg", no "5 g"
@@ -1751,7 +1796,7 @@ _PHRASES: list[tuple[_Regex, Any, tuple[str, ...]]] = [
     # (IGNORECASE reads "5 ınch", a dotless i, as "5 inch" too: it needs "#ı" as well as "#i")
     (_Regex(r"(?<![\w\".])(\d+(?:\.\d+)?)(?:[- ]?inch(?:es)?\b| in\b(?=\.?\s*$|[.,;:)]| (?:wide|long|tall|high|deep|thick)\b)|"
             r"\"(?=\s|$|[.,;:)]))", re.IGNORECASE), r"\1 inch", _after_number("i\"ı")),
-    (_Regex(r"\b(\d{1,3}(?:\.\d+)?)s\b"), r"\1 s", _after_number("s")),  # "30s" is "30 s"; "1990s" stays
+    (_Regex(r"(?<!')\b(\d{1,3}(?:\.\d+)?)s\b"), r"\1 s", _after_number("s")),  # "30s" is "30 s"; "1990s", "'90s" stay
     # "0.72 kg" is "720 gram", "8000 ms" "8 s": a whole number, not the end of "0.0000005 kg"
     (_Regex(r"(?<!\d[.,])\b(\d{1,9}(?:\.\d{1,6})?) ?(kg|kilograms?|g|grams?|ms|milliseconds?)\b"), _metric,
      _after_number("kgm")),
@@ -1817,8 +1862,8 @@ _PHRASES: list[tuple[_Regex, Any, tuple[str, ...]]] = [
     # name, its slot and port ("Gi0/1", "Ethernet1/2"), and so is a year of two ("FY23/24", "AY23/24")
     (_Regex(r"(?<![\w/.-])(?!(?i:gi|fa|te|fo|hu|tw|eth?|\w*ethernet|\w*gige)\d|[FAS]Y\d)"
             r"([A-Za-z][\w-]*?)(\d+)/(\d+)\b(?![/\w-]|\.\w)"), _numbered_pair, ("/",)),
-    # "60 s" and "60-second" are "1 minutes"; "the 60s" and "her 60s" are decades
-    (_Regex(r"(?<!the )(?<!her )(?<!his )(?<!their )(?<!mid-)\b(\d{1,9})[- ]?(s|secs?|seconds?)\b"), _in_larger_unit,
+    # "60 s" and "60-second" are "1 minutes"; "the 60s", "her 60s" and "'90s" are decades
+    (_Regex(r"(?<!the )(?<!her )(?<!his )(?<!their )(?<!mid-)(?<!')\b(\d{1,9})[- ]?(s|secs?|seconds?)\b"), _in_larger_unit,
      _after_number("s")),
     (_Regex(r"(?<![\w.,])(\d*\.\d+)\s?-?(?:h|hrs?|hours?)\b", re.IGNORECASE), _hours_in_minutes,
      _after_number("h")),  # "1.5 hours" is "90 minutes", as people write both
