@@ -1504,16 +1504,18 @@ def _plural(word: Optional[str]) -> bool:
     return word.endswith("s") and word not in _STOP_WORDS and word not in _NOT_PLURAL
 
 
-# "fourteen and a half grand" is "14.5 grand", "two and a half thousand" "2.5 thousand", as figures write them
-_AND_A_HALF = _Regex(rf"\b(\d{{1,3}}|{'|'.join(_TEENS + _ONES)}) and a half (thousand|million|billion|grand|dozen)\b",
-                     re.IGNORECASE)
+# "fourteen and a half grand" is "14.5 grand", "two and a half thousand" "2.5 thousand", as figures write them;
+# a word of tens before the ones is of the count: "twenty-two and a half thousand" is "22.5 thousand" (no "twenty-2.5")
+_AND_A_HALF = _Regex(rf"\b(?:({'|'.join(_TENS)})[- ](?=(?:{'|'.join(_ONES)}) ))?(\d{{1,3}}|{'|'.join(_TEENS + _ONES)}) "
+                     r"and a half (thousand|million|billion|grand|dozen)\b", re.IGNORECASE)
 
 
 def _and_a_half(match: re.Match[str]) -> str:
-    count = match.group(1).lower()
+    tens, count = (match.group(1) or "").lower(), match.group(2).lower()
     if not count.isdigit():
-        count = str(_TEENS.index(count) + 10 if count in _TEENS else _ONES.index(count) + 1)
-    return f"{count}.5 {match.group(2)}"
+        count = str(((_TENS.index(tens) + 2) * 10 if tens else 0)
+                    + (_TEENS.index(count) + 10 if count in _TEENS else _ONES.index(count) + 1))
+    return f"{count}.5 {match.group(3)}"
 
 
 def _full_year(year: str) -> str:

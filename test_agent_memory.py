@@ -1888,6 +1888,15 @@ class FeaturesReadValuesOneWay(unittest.TestCase):
             with self.subTest(text=short):
                 self.assertEqual(am._analyse(short).keys, am._analyse(full).keys)
 
+    def test_a_word_of_tens_before_and_a_half_is_of_the_count(self):
+        """"twenty-two and a half thousand" is 22500, not "twenty" and 2500 (which merged with a budget of 2500)."""
+        self.assert_normalised((("Budget is twenty-two and a half thousand.", "Budget is 22500."),
+                                ("Salary forty five and a half grand.", "Salary 45500."),
+                                ("Needs twenty-one and a half dozen eggs.", "Needs 258 eggs.")))
+        detector = am.MergeDetector()
+        detector.fit(["Our budget for the kitchen is twenty-two and a half thousand."])
+        self.assertNotEqual(detector.classify("Our budget for the kitchen is 2500.")[0], "merge")
+
     def test_the_fields_read_on_first_use_are_those_the_later_reading_gives(self):
         read = am._analyse_text("Sam is off on Fridays.")
         self.assertEqual(am._TEMPLATE_FIELDS, set(am._template_fields(*read._later)))
