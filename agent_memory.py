@@ -1798,7 +1798,8 @@ _PHRASES: list[tuple[_Regex, Any, tuple[str, ...]]] = [
     # (IGNORECASE reads "5 ınch", a dotless i, as "5 inch" too: it needs "#ı" as well as "#i")
     (_Regex(r"(?<![\w\".])(\d+(?:\.\d+)?)(?:[- ]?inch(?:es)?\b| in\b(?=\.?\s*$|[.,;:)]| (?:wide|long|tall|high|deep|thick)\b)|"
             r"\"(?=\s|$|[.,;:)]))", re.IGNORECASE), r"\1 inch", _after_number("i\"ı")),
-    (_Regex(r"(?<!')\b(\d{1,3}(?:\.\d+)?)s\b"), r"\1 s", _after_number("s")),  # "30s" is "30 s"; "1990s", "'90s" stay
+    # "30s" is "30 s"; "1990s" and "'90s" stay, but a quoted "'30s'" is a time too (a decade is "'" and two digits)
+    (_Regex(r"(?<!'(?=\d\ds\b(?!')))\b(\d{1,3}(?:\.\d+)?)s\b"), r"\1 s", _after_number("s")),
     # "0.72 kg" is "720 gram", "8000 ms" "8 s": a whole number, not the end of "0.0000005 kg"
     (_Regex(r"(?<!\d[.,])\b(\d{1,9}(?:\.\d{1,6})?) ?(kg|kilograms?|g|grams?|ms|milliseconds?)\b"), _metric,
      _after_number("kgm")),
@@ -1864,9 +1865,10 @@ _PHRASES: list[tuple[_Regex, Any, tuple[str, ...]]] = [
     # name, its slot and port ("Gi0/1", "Ethernet1/2"), and so is a year of two ("FY23/24", "AY23/24")
     (_Regex(r"(?<![\w/.-])(?!(?i:gi|fa|te|fo|hu|tw|eth?|\w*ethernet|\w*gige)\d|[FAS]Y\d)"
             r"([A-Za-z][\w-]*?)(\d+)/(\d+)\b(?![/\w-]|\.\w)"), _numbered_pair, ("/",)),
-    # "60 s" and "60-second" are "1 minutes"; "the 60s", "her 60s" and "'90s" are decades
-    (_Regex(r"(?<!the )(?<!her )(?<!his )(?<!their )(?<!mid-)(?<!')\b(\d{1,9})[- ]?(s|secs?|seconds?)\b"), _in_larger_unit,
-     _after_number("s")),
+    # "60 s" and "60-second" are "1 minutes"; "the 60s", "her 60s" and "'90s" are decades ("'60s'" and "'60 seconds'"
+    # in quotes are not)
+    (_Regex(r"(?<!the )(?<!her )(?<!his )(?<!their )(?<!mid-)(?<!'(?=\d\ds\b(?!')))\b(\d{1,9})[- ]?(s|secs?|seconds?)\b"),
+     _in_larger_unit, _after_number("s")),
     (_Regex(r"(?<![\w.,])(\d*\.\d+)\s?-?(?:h|hrs?|hours?)\b", re.IGNORECASE), _hours_in_minutes,
      _after_number("h")),  # "1.5 hours" is "90 minutes", as people write both
     (_Regex(r"\b(\d+)\s?-?(?:h|hrs?|hours?)\b", re.IGNORECASE), r"\1 hours", _after_number("h")),  # "12h", "12-hour"

@@ -1897,6 +1897,15 @@ class FeaturesReadValuesOneWay(unittest.TestCase):
         detector.fit(["Our budget for the kitchen is twenty-two and a half thousand."])
         self.assertNotEqual(detector.classify("Our budget for the kitchen is 2500.")[0], "merge")
 
+    def test_a_quoted_time_in_seconds_is_no_decade(self):
+        """"'90s" is a decade, but "'30s'" and "'60 seconds'" in quotes are times (a setting's value), as before."""
+        self.assert_normalised((("The healthcheck interval is '30s'.", "The healthcheck interval is '30 s'."),
+                                ("The lock timeout is '60 seconds'.", "The lock timeout is '1 minutes'."),
+                                ("Liked the '90s.", "Liked the '90s.")))
+        detector = am.MergeDetector()
+        detector.fit(["The healthcheck interval is '30s'."])
+        self.assertEqual(detector.classify("The healthcheck interval is 30 seconds.")[0], "merge")
+
     def test_the_fields_read_on_first_use_are_those_the_later_reading_gives(self):
         read = am._analyse_text("Sam is off on Fridays.")
         self.assertEqual(am._TEMPLATE_FIELDS, set(am._template_fields(*read._later)))
