@@ -1523,12 +1523,6 @@ def _full_year(year: str) -> str:
     return ("19" if int(year) > 40 else "20") + year
 
 
-def _phone_number(match: re.Match[str]) -> str:
-    """A phone number written in groups, in one: 8 to 15 digits, as the numbering plan allows."""
-    digits = "".join(filter(str.isdigit, match.group()))
-    return "+" + digits if 8 <= len(digits) <= 15 else match.group()
-
-
 def _grand(match: re.Match[str]) -> str:
     """"five grand" is "five thousand"; but not before a noun ("two grand pianos", "one grand piano"), nor in a
     name: "12 Grand Avenue", "a 2 Grand Cherokee"."""
@@ -1598,9 +1592,6 @@ _PHRASES: list[tuple[_Regex, Any, tuple[str, ...]]] = [
     (_GRAND, _grand, ("grand",)),
     (_ORDINAL_IN_WORDS, _ordinal_in_words, tuple(_TENS)),
     (_NUMBER_IN_WORDS, _number_in_words, (*_TENS, *_MULTIPLIERS)),
-    # A phone number in groups is one number: "+1 941 555 0142" is "+19415550142" (after a "+" and a country code)
-    (_Regex(r"(?<![\w+])\+\d{1,3}(?:[ .-]\d{1,4}){2,5}(?![\w.-]?\d)"),
-     _phone_number, ("+",)),
     # A year in two digits after a word: "Xmas '25" is "Xmas 2025", "pre-'62" "pre-1962" (no decade, "the '90s"; no
     # quoted number, "is '25 minutes'")
     (_Regex(r"(?<=[^\W\d_] |[^\W\d_]-)'(\d\d)(?![\w'])(?![^'\n]*'(?!\w))"),
@@ -1679,7 +1670,7 @@ _PHRASES: list[tuple[_Regex, Any, tuple[str, ...]]] = [
     # and so are other currencies named with their country: "in Swiss francs" is "in CHF", "Danish kroner" "DKK",
     # "pounds sterling" "GBP" (not "francs", "kroner" or "pounds" alone)
     (_Regex(r"\b(?:(Swiss) francs?|(Danish|Norwegian) kron(?:er|e)|(Swedish) kron(?:or|a)|(Japanese) yen|"
-            r"(Indian) rupees?|(South African) rand|(British) pounds?|pounds? (sterling))\b", re.IGNORECASE),
+            r"(Indian) rupees?|(South African) rand|(British) pounds?(?: sterling)?|pounds? (sterling))\b", re.IGNORECASE),
      lambda match: _CURRENCY_NAMES[next(filter(None, match.groups())).casefold()],
      ("franc", "kron", " yen", "rupee", " rand", "pound")),
     (_Regex(rf"(?<=\b[Ii]n )({_CURRENCY})(?![\w$])"), lambda match: _CURRENCIES[match.group(1)],  # "in US$"
@@ -1755,9 +1746,12 @@ _PHRASES: list[tuple[_Regex, Any, tuple[str, ...]]] = [
     (_Regex(r"(?<=\b[A-Z]{3} )(\d{1,9}(?:\.\d{1,6})?) ?(?:m|M|mn|million)\b"),  # "£1m" is 1000000, as "£1,000,000"
      lambda match: _point_moved(match.group(1), 6), _after_number("m")),
     (_Regex(r"(?<![\w.])(\d{1,9}(?:\.\d{1,6})?)(M|B)(?!\w|[.,-]\w)"), _millions, _after_number("mb")),  # "120M trades"
-    # "20 gigabytes" is "20 GB", "5 megabits per second" "5 Mbit", as "5 Mbps" is (after a number, as that is)
-    (_Regex(r"\b(kilo|mega|giga|tera)bytes?\b|(?<=\d )(kilo|mega|giga|tera)bits?(?: per second|/s)\b", re.IGNORECASE),
-     lambda match: _DATA_PREFIXES[(match.group(1) or match.group(2)).lower()] + ("B" if match.group(1) else "bit"),
+    # "20 gigabytes" and "a 64-gigabyte card" are "20 GB" and "a 64-GB card"; "5 megabits per second" is "5 Mbit", as
+    # "5 Mbps" is (after a number, as that is); no brand, "a Gigabyte B550 board"
+    (_Regex(r"\b(?:(kilo|mega|giga|tera)bytes|(?<=\d[ -])(kilo|mega|giga|tera)byte)\b|"
+            r"(?<=\d )(kilo|mega|giga|tera)bits?(?: per second|/s)\b", re.IGNORECASE),
+     lambda match: (_DATA_PREFIXES[next(filter(None, match.groups())).lower()]
+                    + ("bit" if match.group(3) else "B")),
      ("obyte", "abyte", "obit", "abit")),
     (_Regex(r"\b(\d+(?:\.\d+)?)(fps|ms|[kmgt]b|px|[kmg]?hz|rpm|kg|km|cm|mm|mi|mg|ml|mph|gib|ft|lbs?|m|[dc]?l)\b",
             re.IGNORECASE), r"\1 \2", _after_number("fmkgtphrcld")),

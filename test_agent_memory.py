@@ -1870,18 +1870,17 @@ class FeaturesReadValuesOneWay(unittest.TestCase):
 
     def test_amounts_currencies_units_numbers_and_years_written_out(self):
         """Held-out 469 to 476: "fourteen and a half grand" for "\u00a314,500", "Swiss francs" for "CHF",
-        "gigabytes" for "GB", a phone number spaced or not, "Xmas '25" for "Christmas 2025"."""
+        "gigabytes" for "GB", "Xmas '25" for "Christmas 2025"."""
         self.assert_normalised((("Agreed value: fourteen and a half grand.", "Agreed value: 14500."),
                                 ("About 2 and a half million rows.", "About 2500000 rows."),
                                 ("Prices in Swiss francs and Danish kroner.", "Prices in CHF and DKK."),
                                 ("Billed in pounds sterling, or Japanese yen.", "Billed in GBP, or JPY."),
                                 ("Cap is 20 gigabytes, then 5 megabits per second.", "Cap is 20 GB, then 5 Mbit."),
-                                ("Texts from +1 941 555 0142.", "Texts from +19415550142."),
-                                ("Office +44 20 7946 0958 or +49-30-1234-5678.", "Office +442079460958 or +493012345678."),
+                                ("In British pounds sterling.", "In GBP."),  # (review of 6d9d931: "GBP sterling")
                                 ("Garage back by Xmas '25; a pre-'62 engine.", "Garage back by Xmas 2025; a pre-1962 engine.")))
-        for text in ("Liked the '90s.", "Set the limit to '25 minutes'.", "Is 5'10 tall.", "Scored +5 10 20.",
+        for text in ("Liked the '90s.", "Set the limit to '25 minutes'.", "Is 5'10 tall.", "Has a Gigabyte B550 board.",
                      "Wants speeds in megabits per second.", "Paid in francs.", "Runs Gigabit Ethernet."):
-            with self.subTest(text=text):  # a decade, a quoted number, feet and inches, no phone; no number, no country
+            with self.subTest(text=text):  # a decade, a quoted number, feet and inches, a brand; no number, no country
                 self.assertEqual(am._normalise(text), text)
         for short, full in (("Lives on Mowbray Tce.", "Lives on Mowbray Terrace."), ("Back by Xmas.", "Back by Christmas."),
                             ("Data plan: 20 gigabytes.", "Data plan: 20 GB.")):
@@ -2546,7 +2545,7 @@ class FeaturesReadValuesOneWay(unittest.TestCase):
             "Eighty-five cows, two hundred and fifty sheep, half a million, a dozen eggs.", "On the twenty-first.",
             "Pays 7 euro cents a word, 11 cents a line.", "Quoted five grand; CHF 18'500 or \u20ac142.000, 3.500 euros.",
             "A 3000 W heater; kept 36 months; on call one week in four; 75 EUR/h; 1.0 bar.",
-            "Fourteen and a half grand; call +1 941 555 0142; since Xmas '25; in Swiss francs; 20 gigabytes."]
+            "Fourteen and a half grand; since Xmas '25; in Swiss francs; 20 gigabytes."]
         # and a number before each unit, glued, spaced or hyphenated ("#s" is a need for what follows a number)
         units = ("s secs seconds h hrs hours mins minutes m mn million k kg kilograms g grams ms ml dl l yrs wks d w y "
                  "in inch inches fps kb px khz rpm km cm mm mi mg mph gib ft lbs wt pt yo mcg iu psi kwh kw kva mpg oz "
