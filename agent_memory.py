@@ -4757,7 +4757,8 @@ def _named_before(one: _Analysis, other: _Analysis) -> bool:
 def _user_replaced(a: _Analysis, b: _Analysis) -> bool:
     """Does the user do something in one text, and in the other a name it alone holds, the verb word
     for word ("At the Saturday Vigil Mass the user reads the first reading" / "At the Saturday Vigil
-    Mass Pádraig reads the psalm")? Another's turn. Only where the other text names no user: "Sam
+    Mass Pádraig reads the psalm"), or did ("User completed ... training" / "Ffion Rees completed ...
+    training")? Another's turn. Only where the other text names no user: "Sam
     cooks and the user washes up" may be told again either way round."""
     for one, other in ((a, b), (b, a)):
         if "user " not in one.folded or "user" in other.folded:
@@ -4771,7 +4772,7 @@ def _user_replaced(a: _Analysis, b: _Analysis) -> bool:
     return False
 
 
-_USER_VERB = _Regex(r"\buser ([a-z]+s)\b")  # "the user reads", "user drives"
+_USER_VERB = _Regex(r"\buser ([a-z]+(?:s|ed))\b")  # "the user reads", "user drives", "user completed"
 
 
 def _named_for_verb(one: _Analysis, other: _Analysis) -> bool:

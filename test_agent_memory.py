@@ -5407,6 +5407,18 @@ class ContradictionsAreNeverMerged(unittest.TestCase):
         self.assertFalse(am._user_replaced(am._analyse("At the Vigil Mass the user reads; P\u00e1draig sings."),
                                            am._analyse("At the Vigil Mass P\u00e1draig reads the psalm.")))
         self.assertTrue(am._conflict(entry, "At the Saturday 18:30 Vigil Mass P\u00e1draig reads the first reading."))
+        # and what the user did, in the past tense (held-out 483: merged at 0.92)
+        done = "User completed Girlguiding First Response training in March 2024; it needs renewing every 3 years."
+        for new, replaced in (("Ffion Rees completed Girlguiding First Response training in March 2024; renew every 3 "
+                               "years.", True),
+                              ("Completed Girlguiding First Response training in March 2024, renewed every 3 years.",
+                               False)):
+            with self.subTest(new=new):
+                self.assertIs(am._user_replaced(am._analyse(done), am._analyse(new)), replaced)
+        detector = am.MergeDetector()
+        detector.fit([done])
+        self.assertEqual(detector.classify("Ffion Rees completed Girlguiding First Response training in March 2024; "
+                                           "renew every 3 years.")[0], "judge")
 
     def test_ranks_are_read_for_each_name_in_its_part_of_a_clause(self):  # held-out 414: 5 merged at 0.75 to 0.88
         for text, ranks in (
