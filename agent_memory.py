@@ -1462,6 +1462,8 @@ def _after_number(starts: str) -> tuple[str, ...]:
     return tuple("#" + start for start in starts)
 
 
+_ZONE_NAMES = {"london": "UK time", "uk": "UK time", "british": "UK time", "dublin": "Irish time", "tokyo": "JST",
+               "japan": "JST", "japanese": "JST", "seoul": "KST", "korea": "KST", "korean": "KST"}
 _DATA_PREFIXES = {"kilo": "k", "mega": "M", "giga": "G", "tera": "T"}
 _PER_UNITS = {"mo": "month", "mos": "month", "yr": "year", "yrs": "year", "wk": "week", "wks": "week", "d": "day"}
 _GLUED_UNITS = r"wt|pt|yo|mcg|iu|psi|[kmg]wh|[kmg]w|[km]?va|mah|ma|[km]?v|dbm|dbi|db|gbe|nm|mpg|oz|tsp|tbsp"
@@ -1886,6 +1888,16 @@ _PHRASES: list[tuple[_Regex, Any, tuple[str, ...]]] = [
     (_Regex(r"\b(?:business|working|work) days?\b", re.IGNORECASE), "workdays", ("day",)),  # "2 business days" is no 48 hours
     # an offset from UTC is signed: "UTC-5" and "UTC −5" are "UTC -5", no "UTC+5"
     (_Regex(r"\b(UTC|GMT)\s?([-−+])\s?(?=\d)"), r"\1 \2", ("utc", "gmt")),
+    # a time zone is its city's time: "Europe/Berlin" and "America/New_York" are "Berlin time" and "New York time";
+    # and a country's, as people call it: "Europe/London", "London time" and "17:00 (UK)" are "UK time", "Asia/Tokyo",
+    # "Tokyo time" and "Japan time" "JST"
+    (_Regex(r"\b(?:Europe|America|Asia|Australia|Africa|Pacific|Atlantic)/([A-Z][a-z]+(?:_[A-Z][a-z]+)*)\b"
+            r"(?:\s+time\b)?"),
+     lambda match: _ZONE_NAMES.get(match.group(1).lower(), match.group(1).replace("_", " ") + " time"),
+     ("europe/", "america/", "asia/", "australia/", "africa/", "pacific/", "atlantic/")),
+    (_Regex(r"\b(British|London|Japan(?:ese)?|Tokyo|Korean?|Seoul|Dublin) time\b|(?<=\d\d:\d\d )\(?(UK)\)?(?! time)"),
+     lambda match: _ZONE_NAMES[(match.group(1) or match.group(2)).lower()],
+     ("uk", "british", "london", "japan", "tokyo", "korea", "seoul", "dublin")),
     # the minus sign, a dash before a number, the word: "−16", "–16" and "minus 16" are "-16" (no "10 minus 4")
     (_Regex(rf"{_SIGN_BEFORE}(?:[−–‒˗]|(?<![\d.] )\bminus )(?=\d)", re.IGNORECASE), "-", ("−", "–", "‒", "˗", "minus")),
 ]

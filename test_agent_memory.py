@@ -1887,6 +1887,20 @@ class FeaturesReadValuesOneWay(unittest.TestCase):
             with self.subTest(text=short):
                 self.assertEqual(am._analyse(short).keys, am._analyse(full).keys)
 
+    def test_a_time_zone_is_its_city_s_time(self):
+        """Held-out 472, 479 and 484 (and many sets before): "Europe/London" for "UK time", "JST" for "Tokyo time"."""
+        for one, other in (("The reminder script runs daily at 07:00 Europe/London.",
+                            "The reminder script runs daily at 7am UK time."),
+                           ("On-call hands over on Mondays at 10:00 Europe/London.", "On-call hands over Mondays, 10am (UK)."),
+                           ("Streams Tue/Thu/Sat 21:00 JST.", "Streams Tue/Thu/Sat at 9pm Tokyo time."),
+                           ("Works 09:00-17:00 Irish time.", "Works 9am-5pm Europe/Dublin."),
+                           ("EOD save runs at 17:05 America/New_York.", "EOD save runs at 5:05pm New York time.")):
+            with self.subTest(text=one):
+                self.assertEqual(am._analyse(one).keys, am._analyse(other).keys)
+        for text in ("Lives in the UK.", "A UK-based team.", "Keeps UK hours."):
+            with self.subTest(text=text):
+                self.assertEqual(am._normalise(text), text)
+
     def test_a_word_of_tens_before_and_a_half_is_of_the_count(self):
         """"twenty-two and a half thousand" is 22500, not "twenty" and 2500 (which merged with a budget of 2500)."""
         self.assert_normalised((("Budget is twenty-two and a half thousand.", "Budget is 22500."),
@@ -2545,7 +2559,8 @@ class FeaturesReadValuesOneWay(unittest.TestCase):
             "Eighty-five cows, two hundred and fifty sheep, half a million, a dozen eggs.", "On the twenty-first.",
             "Pays 7 euro cents a word, 11 cents a line.", "Quoted five grand; CHF 18'500 or \u20ac142.000, 3.500 euros.",
             "A 3000 W heater; kept 36 months; on call one week in four; 75 EUR/h; 1.0 bar.",
-            "Fourteen and a half grand; since Xmas '25; in Swiss francs; 20 gigabytes."]
+            "Fourteen and a half grand; since Xmas '25; in Swiss francs; 20 gigabytes.",
+            "Runs at 06:00 Europe/London, 07:00 Tokyo time and 10:00 (UK)."]
         # and a number before each unit, glued, spaced or hyphenated ("#s" is a need for what follows a number)
         units = ("s secs seconds h hrs hours mins minutes m mn million k kg kilograms g grams ms ml dl l yrs wks d w y "
                  "in inch inches fps kb px khz rpm km cm mm mi mg mph gib ft lbs wt pt yo mcg iu psi kwh kw kva mpg oz "
