@@ -2254,16 +2254,21 @@ def _clock_said(match: re.Match[str]) -> str:
 
 # "after 2 in the afternoon" is "after 2pm in the afternoon", "at 3 each afternoon" "at 3pm each afternoon" (else 15:00
 # and 3 are two values); the part of the day stays for its opposites: "at 7 in the morning" is 7:00, which is 7, and no
-# "at 7 in the evenings". "Takes 2 in the morning" (pills) is no time: a time follows a preposition
+# "at 7 in the evenings". "Takes 2 in the morning" (pills) is no time: a time follows a preposition, or has its
+# minutes ("runs 7:30 in the morning"). And "to eight at night" is to 8pm (a night from six to eleven; "2 at night" 2am)
 _DAY_PART = _Regex(r"(?:(?<=\bat )|(?<=\bafter )|(?<=\bpast )|(?<=\bbefore )|(?<=\bby )|(?<=\buntil )|(?<=\btill )|"
-                   rf"(?<=\bfrom )|(?<=\bto )|(?<=\baround ))(1[0-2]|[1-9]|{'|'.join(_HOURS)})(:\d\d)?(?: o'clock)? "
-                   r"((?:in the|each|every) (morning|afternoon|evening)\b)", re.IGNORECASE)
+                   r"(?<=\bfrom )|(?<=\bto )|(?<=\baround )|(?<![\w:.])(?=(?:1[0-2]|[1-9]):\d\d ))"
+                   rf"(1[0-2]|[1-9]|{'|'.join(_HOURS)})(:\d\d)?(?: o'clock)? "
+                   r"((?:in the|each|every) (morning|afternoon|evening)|at (night))\b", re.IGNORECASE)
 
 
 def _day_part_time(match: re.Match[str]) -> str:
-    hour, minutes, said, part = match.groups()
+    hour, minutes, said, part, night = match.groups()
     hour = hour if hour.isdigit() else str(_HOURS.index(hour.lower()) + 1)
-    return f"{hour}{minutes or ''}{'am' if part.lower() == 'morning' else 'pm'} {said}"
+    if night and hour == "12":
+        return match.group()  # midnight, or noon: unsure
+    morning = part.lower() == "morning" if part else int(hour) < 6
+    return f"{hour}{minutes or ''}{'am' if morning else 'pm'} {said}"
 
 
 # and the part of the day first: "every Thursday evening at seven" is at 7pm, "weekday mornings at 6:30" at 6:30am,
@@ -2476,7 +2481,7 @@ def _normalise(text: str) -> str:
         lowered = text.lower()
     if " past " in lowered or " to " in lowered or " of " in lowered:
         text = _CLOCK_WORDS.sub(_clock_time, text)
-    if " in the " in text or " each " in text or " every " in text:
+    if " in the " in text or " each " in text or " every " in text or " at night" in text:
         text = _DAY_PART.sub(_day_part_time, text)
     if " at " in lowered and ("morning" in lowered or "afternoon" in lowered or "evening" in lowered
                               or "night" in lowered):

@@ -2676,6 +2676,14 @@ class FeaturesReadValuesOneWay(unittest.TestCase):
         self.assertEqual(am._normalise("Meets at 9:30 in the morning"), "Meets at 09:30 in the morning")
         self.assertEqual(am._normalise("Nothing earlier than half eight."), "Nothing earlier than 8:30.")  # held-out 427
         self.assertEqual(am._normalise("Takes 2 in the morning."), "Takes 2 in the morning.")  # two pills, no time
+        # a time with its minutes needs no preposition, and "at night" is a part of the day too (held-out 485)
+        self.assertEqual(am._normalise("Outreach runs half seven in the morning to eight at night."),
+                         "Outreach runs 07:30 in the morning to 20:00 at night.")
+        self.assertEqual(am._normalise("Leaves at half eleven at night, back by 2 at night."),
+                         "Leaves at 23:30 at night, back by 02:00 at night.")
+        for text in ("Takes 2 at night.", "Lights out at 12 at night.", "Logged 17:30 in the morning report."):
+            with self.subTest(text=text):  # pills; midnight or noon, unsure; no hour inside "17:30"
+                self.assertEqual(am._normalise(text), text)
         self.assertEqual(am._analyse("Does not drink caffeine after 2pm.").specific,
                          am._analyse("Avoids caffeine after 2 in the afternoon.").specific)
 
