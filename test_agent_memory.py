@@ -1906,18 +1906,15 @@ class FeaturesReadValuesOneWay(unittest.TestCase):
         self.assert_normalised((("Budget is twenty-two and a half thousand.", "Budget is 22500."),
                                 ("Salary forty five and a half grand.", "Salary 45500."),
                                 ("Needs twenty-one and a half dozen eggs.", "Needs 258 eggs.")))
-        detector = am.MergeDetector()
-        detector.fit(["Our budget for the kitchen is twenty-two and a half thousand."])
-        self.assertNotEqual(detector.classify("Our budget for the kitchen is 2500.")[0], "merge")
+        self.assertNotEqual(action("Our budget for the kitchen is twenty-two and a half thousand.",
+                                   "Our budget for the kitchen is 2500."), "merge")
 
     def test_a_quoted_time_in_seconds_is_no_decade(self):
         """"'90s" is a decade, but "'30s'" and "'60 seconds'" in quotes are times (a setting's value), as before."""
         self.assert_normalised((("The healthcheck interval is '30s'.", "The healthcheck interval is '30 s'."),
                                 ("The lock timeout is '60 seconds'.", "The lock timeout is '1 minutes'."),
                                 ("Liked the '90s.", "Liked the '90s.")))
-        detector = am.MergeDetector()
-        detector.fit(["The healthcheck interval is '30s'."])
-        self.assertEqual(detector.classify("The healthcheck interval is 30 seconds.")[0], "merge")
+        self.assertEqual(action("The healthcheck interval is '30s'.", "The healthcheck interval is 30 seconds."), "merge")
 
     def test_the_fields_read_on_first_use_are_those_the_later_reading_gives(self):
         read = am._analyse_text("Sam is off on Fridays.")
@@ -5438,10 +5435,8 @@ class ContradictionsAreNeverMerged(unittest.TestCase):
                                False)):
             with self.subTest(new=new):
                 self.assertIs(am._user_replaced(am._analyse(done), am._analyse(new)), replaced)
-        detector = am.MergeDetector()
-        detector.fit([done])
-        self.assertEqual(detector.classify("Ffion Rees completed Girlguiding First Response training in March 2024; "
-                                           "renew every 3 years.")[0], "judge")
+        self.assertEqual(action(done, "Ffion Rees completed Girlguiding First Response training in March 2024; "
+                                      "renew every 3 years."), "judge")
 
     def test_ranks_are_read_for_each_name_in_its_part_of_a_clause(self):  # held-out 414: 5 merged at 0.75 to 0.88
         for text, ranks in (
@@ -5855,6 +5850,13 @@ def counting_analyses():
 
     with mock.patch.object(am, "_analyse_text", counting):
         yield analysed
+
+
+def action(old, new):
+    """What ``classify`` does with ``new`` against ``old`` alone."""
+    detector = am.MergeDetector()
+    detector.fit([old])
+    return detector.classify(new)[0]
 
 
 def action_beside(old, new):
