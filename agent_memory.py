@@ -1890,8 +1890,10 @@ _PHRASES: list[tuple[_Regex, Any, tuple[str, ...]]] = [
     (_Regex(r"\b(UTC|GMT)\s?([-−+])\s?(?=\d)"), r"\1 \2", ("utc", "gmt")),
     # a time zone is its city's time: "Europe/Berlin" and "America/New_York" are "Berlin time" and "New York time";
     # and a country's, as people call it: "Europe/London", "London time" and "17:00 (UK)" are "UK time", "Asia/Tokyo",
-    # "Tokyo time" and "Japan time" "JST"
-    (_Regex(r"\b(?:Europe|America|Asia|Australia|Africa|Pacific|Atlantic)/([A-Z][a-z]+(?:_[A-Z][a-z]+)*)\b"
+    # "Tokyo time" and "Japan time" "JST". No region after the slash, nor a part of the world: "Europe/Asia accounts"
+    # and "Africa/Asia accounts", "Europe/Middle East" and "Africa/Middle East" are two markets, no "Asia time" (merged)
+    (_Regex(r"\b(?:Europe|America|Asia|Australia|Africa|Pacific|Atlantic)/(?!(?:Europe|Americas?|Asia|Australia|Africa|"
+            r"Pacific|Atlantic|Oceania|Middle|North|South|East|West|Central|Latin)\b)([A-Z][a-z]+(?:_[A-Z][a-z]+)*)\b"
             r"(?:\s+time\b)?"),
      lambda match: _ZONE_NAMES.get(match.group(1).lower(), match.group(1).replace("_", " ") + " time"),
      ("/",)),

@@ -1900,6 +1900,17 @@ class FeaturesReadValuesOneWay(unittest.TestCase):
         for text in ("Lives in the UK.", "A UK-based team.", "Keeps UK hours."):
             with self.subTest(text=text):
                 self.assertEqual(am._normalise(text), text)
+        # two regions, or a region and a part of the world, are markets, no zone (review: merged at 1.0)
+        for one, other in (("Covers the Europe/Asia sales accounts for Acme.",
+                            "Covers the Africa/Asia sales accounts for Acme."),
+                           ("Leads sales for Europe/Middle East at Acme.", "Leads sales for Africa/Middle East at Acme."),
+                           ("User manages the Europe/Americas support rota.",
+                            "User manages the Asia/Americas support rota.")):
+            with self.subTest(text=one):
+                self.assertEqual(am._normalise(one), one)
+                detector = am.MergeDetector()
+                detector.fit([one])
+                self.assertNotEqual(detector.classify(other)[0], "merge")
 
     def test_a_word_of_tens_before_and_a_half_is_of_the_count(self):
         """"twenty-two and a half thousand" is 22500, not "twenty" and 2500 (which merged with a budget of 2500)."""
