@@ -1897,7 +1897,9 @@ _PHRASES: list[tuple[_Regex, Any, tuple[str, ...]]] = [
             r"(?:\s+time\b)?"),
      lambda match: _ZONE_NAMES.get(match.group(1).lower(), match.group(1).replace("_", " ") + " time"),
      ("/",)),
-    (_Regex(r"\b(British|London|Japan(?:ese)?|Tokyo|Korean?|Seoul|Dublin) time\b|(?<=\d\d:\d\d )\(?(UK)\)?(?! time)"),
+    # ("UK" a word: no "UK time-based" of "09:30 UK-based", no "UK time) time" of "09:30 (UK) time")
+    (_Regex(r"\b(British|London|Japan(?:ese)?|Tokyo|Korean?|Seoul|Dublin) time\b|"
+            r"(?<=\d\d:\d\d )\(?(UK)(?![\w-])\)?(?!\)? time)"),
      lambda match: _ZONE_NAMES[(match.group(1) or match.group(2)).lower()],
      (" time", "uk")),
     # the minus sign, a dash before a number, the word: "−16", "–16" and "minus 16" are "-16" (no "10 minus 4")

@@ -1900,6 +1900,12 @@ class FeaturesReadValuesOneWay(unittest.TestCase):
         for text in ("Lives in the UK.", "A UK-based team.", "Keeps UK hours."):
             with self.subTest(text=text):
                 self.assertEqual(am._normalise(text), text)
+        for text, read in (("Call at 14:00 UK-based suppliers.", "Call at 14:00 UK-based suppliers."),
+                           ("Sits the 09:30 UKMT paper.", "Sits the 09:30 UKMT paper."),
+                           ("Standup at 09:30 (UK) time.", "Standup at 09:30 (UK) time."),
+                           ("Standup at 09:30 UK/10:30 CET.", "Standup at 09:30 UK time/10:30 CET.")):
+            with self.subTest(text=text):  # "UK" a word of its own
+                self.assertEqual(am._normalise(text), read)
         # two regions, or a region and a part of the world, are markets, no zone (review: merged at 1.0)
         for one, other in (("Covers the Europe/Asia sales accounts for Acme.",
                             "Covers the Africa/Asia sales accounts for Acme."),
