@@ -1894,7 +1894,7 @@ _PHRASES: list[tuple[_Regex, Any, tuple[str, ...]]] = [
     # and "Africa/Asia accounts", "Europe/Middle East" and "Africa/Middle East" are two markets, no "Asia time" (merged)
     (_Regex(r"\b(?:Europe|America|Asia|Australia|Africa|Pacific|Atlantic)/(?!(?:Europe|Americas?|Asia|Australia|Africa|"
             r"Pacific|Atlantic|Oceania|Middle|North|South|East|West|Central|Latin)\b)([A-Z][a-z]+(?:_[A-Z][a-z]+)*)\b"
-            r"(?:\s+time\b)?"),
+            r"(?!/)(?:\s+time\b)?"),  # (no "America/Argentina/Buenos_Aires", a zone within a country)
      lambda match: _ZONE_NAMES.get(match.group(1).lower(), match.group(1).replace("_", " ") + " time"),
      ("/",)),
     # ("UK" a word: no "UK time-based" of "09:30 UK-based", no "UK time) time" of "09:30 (UK) time")
@@ -2259,7 +2259,8 @@ def _clock_said(match: re.Match[str]) -> str:
 # "after 2 in the afternoon" is "after 2pm in the afternoon", "at 3 each afternoon" "at 3pm each afternoon" (else 15:00
 # and 3 are two values); the part of the day stays for its opposites: "at 7 in the morning" is 7:00, which is 7, and no
 # "at 7 in the evenings". "Takes 2 in the morning" (pills) is no time: a time follows a preposition, or has its
-# minutes ("runs 7:30 in the morning"). And "to eight at night" is to 8pm (a night from six to eleven; "2 at night" 2am)
+# minutes ("runs 7:30 in the morning"). And "to eight at night" is to 8pm (a night from six to eleven: "increased to
+# 2 at night" is a dose)
 _DAY_PART = _Regex(r"(?:(?<=\bat )|(?<=\bafter )|(?<=\bpast )|(?<=\bbefore )|(?<=\bby )|(?<=\buntil )|(?<=\btill )|"
                    r"(?<=\bfrom )|(?<=\bto )|(?<=\baround )|(?<![\w:.])(?=(?:1[0-2]|[1-9]):\d\d ))"
                    rf"(1[0-2]|[1-9]|{'|'.join(_HOURS)})(:\d\d)?(?: o'clock)? "
@@ -2269,9 +2270,9 @@ _DAY_PART = _Regex(r"(?:(?<=\bat )|(?<=\bafter )|(?<=\bpast )|(?<=\bbefore )|(?<
 def _day_part_time(match: re.Match[str]) -> str:
     hour, minutes, said, part, night = match.groups()
     hour = hour if hour.isdigit() else str(_HOURS.index(hour.lower()) + 1)
-    if night and hour == "12":
-        return match.group()  # midnight, or noon: unsure
-    morning = part.lower() == "morning" if part else int(hour) < 6
+    if night and not 6 <= int(hour) <= 11:
+        return match.group()  # a night from six to eleven: "2 at night" may be a dose ("increased to 2 at night")
+    morning = part.lower() == "morning" if part else False
     return f"{hour}{minutes or ''}{'am' if morning else 'pm'} {said}"
 
 
