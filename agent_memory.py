@@ -2272,7 +2272,7 @@ def _day_part_time(match: re.Match[str]) -> str:
     hour = hour if hour.isdigit() else str(_HOURS.index(hour.lower()) + 1)
     if night and not 6 <= int(hour) <= 11:
         return match.group()  # a night from six to eleven: "2 at night" may be a dose ("increased to 2 at night")
-    morning = part.lower() == "morning" if part else False
+    morning = bool(part) and part.lower() == "morning"  # (a night is in the evening: six to eleven)
     return f"{hour}{minutes or ''}{'am' if morning else 'pm'} {said}"
 
 
@@ -4779,9 +4779,9 @@ def _named_before(one: _Analysis, other: _Analysis) -> bool:
 def _user_replaced(a: _Analysis, b: _Analysis) -> bool:
     """Does the user do something in one text, and in the other a name it alone holds, the verb word
     for word ("At the Saturday Vigil Mass the user reads the first reading" / "At the Saturday Vigil
-    Mass Pádraig reads the psalm"), or did ("User completed ... training" / "Ffion Rees completed ...
-    training")? Another's turn. Only where the other text names no user: "Sam
-    cooks and the user washes up" may be told again either way round."""
+    Mass Pádraig reads the psalm"), or did ("User completed ... training" / "Ffion Rees completed
+    ... training")? Another's turn. Only where the other text names no user: "Sam cooks and the
+    user washes up" may be told again either way round."""
     for one, other in ((a, b), (b, a)):
         if "user " not in one.folded or "user" in other.folded:
             continue  # (cheap first: most pairs tell of the user in both texts or neither)
