@@ -1664,17 +1664,15 @@ _PHRASES: list[tuple[_Regex, Any, tuple[str, ...]]] = [
     (_Regex(rf"(?<=\d)\s?({_CURRENCY})(?![\w$])"), lambda match: " " + _CURRENCIES[match.group(1)],  # "90 €"
      _CURRENCY_SIGNS),
     # a currency named is its code, in any case: "in Australian dollars" is "in AUD", "12 euros" and "12 Euros"
-    # "12 EUR" (not "Euro 2024", nor "us" in lower case, a pronoun: "pays us dollars"; nor bare "dollars" or
-    # "pounds", which may be of another country, or a weight)
-    (_Regex(r"\b((?-i:US)|Australian|Canadian|New Zealand|Hong Kong|Singapore) dollars?\b|\beuros\b|(?<=\d )euro\b",
+    # "12 EUR", "in Swiss francs" "in CHF", "Danish kroner" "DKK", "pounds sterling" "GBP" (not "Euro 2024", nor "us"
+    # in lower case, a pronoun: "pays us dollars"; nor bare "dollars", "francs", "kroner" or "pounds", which may be
+    # of another country, or a weight)
+    (_Regex(r"\b(?:((?-i:US)|Australian|Canadian|New Zealand|Hong Kong|Singapore) dollars?|(euro)s|(Swiss) francs?|"
+            r"(Danish|Norwegian) kron(?:er|e)|(Swedish) kron(?:or|a)|(Japanese) yen|(Indian) rupees?|"
+            r"(South African) rand|(British) pounds?(?: sterling)?|pounds? (sterling))\b|(?<=\d )(euro)\b",
             re.IGNORECASE),
-     lambda match: _CURRENCY_NAMES[(match.group(1) or "euro").casefold()], ("dollar", "euro")),
-    # and so are other currencies named with their country: "in Swiss francs" is "in CHF", "Danish kroner" "DKK",
-    # "pounds sterling" "GBP" (not "francs", "kroner" or "pounds" alone)
-    (_Regex(r"\b(?:(Swiss) francs?|(Danish|Norwegian) kron(?:er|e)|(Swedish) kron(?:or|a)|(Japanese) yen|"
-            r"(Indian) rupees?|(South African) rand|(British) pounds?(?: sterling)?|pounds? (sterling))\b", re.IGNORECASE),
      lambda match: _CURRENCY_NAMES[next(filter(None, match.groups())).casefold()],
-     ("franc", "kron", " yen", "rupee", " rand", "pound")),
+     ("dollar", "euro", "franc", "kron", " yen", "rupee", " rand", "pound")),
     (_Regex(rf"(?<=\b[Ii]n )({_CURRENCY})(?![\w$])"), lambda match: _CURRENCIES[match.group(1)],  # "in US$"
      _CURRENCY_SIGNS),
     # pence are pounds: "45p a mile" and "45 pence a mile" are "GBP 0.45 a mile" (one or two digits: "1080p" is a
