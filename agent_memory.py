@@ -1380,12 +1380,17 @@ def _year_last_date(match: re.Match[str]) -> str:
     is 4 April either way. A year of two digits below 70 is of this century: "19/11/25" is 19 November
     2025, "25/12/98" 25 December 1998."""
     first, separator, second, year = match.groups()
-    year = year if len(year) == 4 else str(int(year) + (2000 if int(year) < 70 else 1900))  # "98" is 1998
+    year = _slashed_year(year)
     if int(first) > 12 or (separator == "." and int(second) <= 12) or int(first) == int(second):
         return _iso_date(year, second, first, match.group())
     if int(second) > 12:
         return _iso_date(year, first, second, match.group())
     return match.group()
+
+
+def _slashed_year(year: str) -> str:
+    """The year of a date written with slashes, in four digits: "25" is 2025, "98" 1998."""
+    return year if len(year) == 4 else str(int(year) + (2000 if int(year) < 70 else 1900))
 
 
 def _date_range(year: str, month: str, first: str, last: str, written: str) -> str:
@@ -2693,11 +2698,15 @@ def _analyse_text(text: str) -> _Analysis:
         sentence_start = False
         if kind == "stop" or kind != "name" and (key in _STOP_WORDS or key in _NEGATIONS):
             continue
-        # A date weighs as its day, month and year did before they were one atom; a range as its two ends.
+        # A date weighs as its day, month and year did before they were one atom; a range as its two ends; a
+        # date either way round ("6/2/2028") as the two it may be, half each ("6 February 2028", "2 June 2028").
         dated = kind == "number" and _DATE_ATOM.fullmatch(key)
         weight = _KIND_WEIGHTS[kind] * (3 * (key.count("/") + 1) if dated else 1)
-        feature = "w:" + key
-        counts[feature] = counts.get(feature, 0) + weight
+        features = ["w:" + key]
+        if kind == "number" and (key.count("/") == 2 or key.count("-") == 2) and (readings := _date_readings(key)):
+            features, weight = ["w:" + reading for reading in sorted(readings)], _KIND_WEIGHTS[kind] * 3 // 2
+        for feature in features:
+            counts[feature] = counts.get(feature, 0) + weight
         if kind == "number" and ":" in atom and twelve_hour and (after_noon := _after_noon(atom)):
             afternoon[key] = after_noon  # and weighs as both times: "18:45" is near "quarter to seven"
             counts["w:" + after_noon] = counts.get("w:" + after_noon, 0) + weight * 2 // 3
@@ -3385,15 +3394,16 @@ def _same_date(key: str, other: str) -> bool:
 
 
 def _date_readings(key: str) -> set[str]:
-    """The two dates "4/5/2026" may be, as ``_iso_date`` writes them; none for any other key."""
+    """The two dates "4/5/2026" or "4/5/26" may be, as ``_iso_date`` writes them; none for any other key."""
     match = _AMBIGUOUS_DATE.fullmatch(key)
     if not match:
         return set()
-    first, second, year = match.groups()
+    first, _, second, year = match.groups()
+    year = _slashed_year(year)
     return {_iso_date(year, first, second, ""), _iso_date(year, second, first, "")}
 
 
-_AMBIGUOUS_DATE = _Regex(r"(0?[1-9]|1[0-2])[-/.](0?[1-9]|1[0-2])[-/.]((?:19|20)\d\d)")
+_AMBIGUOUS_DATE = _Regex(r"(0?[1-9]|1[0-2])([-/.])(0?[1-9]|1[0-2])\2((?:19|20)\d\d|(?<=/)\d\d)")
 
 
 def _parts_named(key: str, other: _Analysis) -> bool:
@@ -4632,7 +4642,8 @@ def _conflicting(old: _Analysis, new: _Analysis) -> bool:
             or _exception_added(old, new) or _exception_added(new, old)
             or _environment_named(old, new) or _settings_differ(old, new)
             or _duration_unmeasured(old, new) or _duration_unmeasured(new, old)
-            or _day_part_unlike(old, new) or _day_part_unlike(new, old))
+            or _day_part_unlike(old, new) or _day_part_unlike(new, old)
+            or _date_read_one_way(old, new) or _date_read_one_way(new, old))
 
 
 # The hours of each time of day in words, from one hour up to another, past midnight for the night
@@ -4642,6 +4653,14 @@ _DAY_PARTS = {part: frozenset(hour % 24 for hour in range(start, end + 24 * (end
 _DAY_PART_WORD = _Regex(rf"\b({'|'.join(_DAY_PARTS)})s?\b")
 # an hour on the clock: "9:00-13:00" for "9am-1pm", "21:00", "noon" as the text is normalised
 _HOUR_OF_CLOCK = _Regex(r"(?<![\d.:])(\d{1,2}):\d\d\b")
+
+
+def _date_read_one_way(one: _Analysis, other: _Analysis) -> bool:
+    """Does ``one`` write a date either way round ("Card expires 12/08/2027") that ``other`` writes as
+    one of its readings ("Card expires 8 December 2027")? The same date month first, another day
+    first: what may restate may as well update, and the LLM knows the user's convention."""
+    return any(reading in other.keys for key in one.keys if key.count("/") == 2 or key.count("-") == 2
+               for reading in _date_readings(key))
 
 
 def _day_part_unlike(one: _Analysis, other: _Analysis) -> bool:
