@@ -1935,6 +1935,8 @@ _AMERICAN_SPELLING = {"our": "or", "is": "iz", "ise": "ize", "ys": "yz", "yse": 
 _BRITISH_ENDINGS = tuple(_AMERICAN_SPELLING)
 _AMERICAN = _Regex(r"(?<=[a-z]{3})(?:our|ise|is|yse|ys|ence|tre)$")  # "colour", "organis(ed)", "defence", "centre"
 _HYPHENATED = _Regex(r"(?<![\w.-])[^\W\d_]+(?:-[^\W\d_]+)+(?![\w-])")  # "acme-io", "read-only"
+# a name of parts joined by colons, each with a letter: "e2e:visual", "test:unit" (no "10:30", "postgres:16", URL)
+_COLON_JOINED = _Regex(r"(?<![\w:/.@-])[^\W_]*[^\W\d_][^\W_]*(?::[^\W_]*[^\W\d_][^\W_]*)+(?![\w:/@-])")
 _EXCEPTED = _Regex(r"\b(?:except|excluding|but not|other than|apart from)\s+(?:on\s+|for\s+)?(\w+)",
                    re.IGNORECASE)
 # Who a fact is about, where its first words say: the user ("User's" is no subject), or a name before a verb
@@ -2390,7 +2392,8 @@ class _Analysis:
     polar: frozenset[str]  # words with an opposite: "before", "after", "enabled", …
     polar_places: tuple[tuple[str, str, str], ...]  # each of them with the words before and after it
     negated: bool
-    hyphenated: frozenset[tuple[str, ...]]  # the keys of its hyphenated words: ("acme", "io") for "acme-io"
+    hyphenated: frozenset[tuple[str, ...]]  # the keys of its hyphenated words: ("acme", "io") for "acme-io"; and
+    # of its words joined by colons: ("e2e", "visual") for "e2e:visual"
     hyphen_openers: frozenset[int]  # where in ``words`` a hyphenated word opens: 1 for "Any write-off ..."
     code_words: frozenset[str]  # its identifiers in backticks: "analytics" for "`analytics`"
     contrasted: tuple[str, ...]  # its words in order, "not", "than", "over", "instead" as "¬": "use ruff ¬ black"
@@ -2928,7 +2931,9 @@ def _word_fields(text: str) -> dict[str, Any]:
         polar_places=_polar_places(polar_words) if polar else (),
         negated=(negations > 0 and negations > 2 * len(_NEGATED_NEGATION.findall(folded))  # "doesn't avoid": none
                  or bool(_CONTRAST.search(folded))),
-        hyphenated=frozenset(tuple(_word_key(part) for part in match.group().split("-")) for match in compounds),
+        hyphenated=frozenset(tuple(_word_key(part) for part in match.group().split("-")) for match in compounds)
+        | (frozenset(tuple(_word_key(part) for part in match.group().split(":"))
+                     for match in _COLON_JOINED.finditer(folded)) if ":" in folded else frozenset()),
         hyphen_openers=frozenset(index for index, at in enumerate(kept) if found[at].start() in compound_starts),
         code_words=frozenset(span.casefold() for span in _BACKTICKED_WORD.findall(text)),
         contrasted=_contrasted(_WORD_OR_MARK.findall(folded)) if _CONTRAST_CUE.search(folded) else (),
