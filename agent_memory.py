@@ -3785,8 +3785,10 @@ def _doer_turned(a: _Analysis, b: _Analysis) -> bool:
     neighbour Montse" / "Neighbour Montse swaps cuttings with her"). The verb's forms may differ
     ("lend" / "lends"). Two names are such a pair only if each text sends something to the other's
     ("Paper Lanterns lend their PA speakers to Ewan" / "Ewan lends his PA speakers to support act
-    Paper Lanterns"): names of apps and languages trade places in restatements ("Chromium runs on
-    the Pi" / "The Pi runs Chromium"), and names turned round with all else kept are ``_roles_turned``."""
+    Paper Lanterns"), or the verb takes the other on or oversees it (``_HIRING_VERBS``: "Freja hires
+    assistant Sofie Brandt" / "Sofie Brandt hires Freja as assistant"): names of apps and languages
+    trade places in restatements ("Chromium runs on the Pi" / "The Pi runs Chromium"), and names
+    turned round with all else kept are ``_roles_turned``."""
     if a.folded.partition(" ")[0] == b.folded.partition(" ")[0]:
         return False  # (cheap first: the same word opens most pairs, and the same one then acts in both)
     for (words_a, one), (words_b, two) in itertools.product(_readings(a, b), _readings(b, a)):
@@ -3803,7 +3805,7 @@ def _doer_turned(a: _Analysis, b: _Analysis) -> bool:
         rest = said[said.index(verb) + 1:]
         if any(word in ("to", "for") and who in map(_unowned, rest[at + 1:at + 6]) for at, word in enumerate(rest)):
             return True  # "... to the committee", "Covers for B2 avionics engineer Siobhán Doyle ...", "to user's page"
-        if not with_user or "with" in rest[:3]:
+        if not (with_user or _word_key(verb) in _HIRING_VERBS) or "with" in rest[:3]:
             return False
         if who == "user":  # within three words ("Runs PhotoPrism in Docker in her study": a place)
             return any(_unowned(word) in ("user", *_USER_UNNAMED) for word in rest[:3])
@@ -3904,6 +3906,9 @@ def _readings(text: _Analysis, other: _Analysis) -> list[tuple[list[str], Option
 
 # Verbs each side does to the other at once: "User meets Jade ..." is "Jade meets the user ..."
 _MUTUAL_VERBS = frozenset("meets met marries married dates dated sees saw knows knew".split())
+# Verbs of one taking on or overseeing another, a person or a firm, never a program ("Freja hires Sofie" / "Sofie
+# hires Freja")
+_HIRING_VERBS = frozenset(map(_word_key, "hire employ subcontract mentor supervise coach manage".split()))
 _USER_UNNAMED = frozenset("her him his she he".split())  # the user, in a text about someone else
 
 

@@ -4566,6 +4566,15 @@ class ContradictionsAreNeverMerged(unittest.TestCase):
                 ("Uncle Dougie donated \u00a3100 to user's page.", "Uncle Dougie gave \u00a3100 to the user's page.",
                  False),  # the same one acting
                 ("Chromium runs on the Pi in kiosk mode.", "The Pi runs Chromium in kiosk mode.", False),  # no "to"
+                # two names the same verb of taking on, or overseeing, the other (held-out 497: merged at 0.83)
+                ("Freja hires assistant Sofie Brandt at 2,200 DKK per day, paid as B-honorar.",
+                 "Sofie Brandt hires Freja as assistant at 2,200 DKK per day on her own shoots.", True),
+                ("Dr Amira Haddad supervises Tom Reyes's PhD.", "Tom Reyes supervises Dr Amira Haddad's MSc students.",
+                 True),
+                ("Freja hires assistant Sofie Brandt at 2,200 DKK per day.",
+                 "Freja hires Sofie Brandt as her assistant at 2,200 DKK a day.", False),  # the same one hiring
+                ("Freja coaches with Sofie Brandt on Saturdays.", "Sofie Brandt coaches with Freja on Saturdays.",
+                 False),  # each with the other
                 ("Ewan lends his PA speakers to Paper Lanterns.",  # to the same one in both
                  "Paper Lanterns borrow PA speakers from Ewan.", False),
                 ("Paper Lanterns lend their PA speakers to Ewan.", "Ewan lends the PA speakers to Jade.", False),
