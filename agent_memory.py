@@ -996,7 +996,7 @@ _KINDS = {name: tuple(words.split()) for name, words in (
                 "officiating officiated refereeing refereed umpiring umpired"),  # ("referee": a noun too)
     ("running", "run runs running ran organise organises organised organize organizes organized host hosts hosted "
                 "hosting"),
-    ("giving", "give gives giving gave given"),
+    ("giving", "give gives giving gave given pays paying"),  # no "pay": "from pay", "sick pay"
     ("receiving", "receive receives receiving received"),
     ("dropping", "drop drops dropping dropped dropoff deliver delivers delivering delivered delivery deliveries"),
     ("picking", "pick picks picking picked pickup pickups collect collects collecting collected collection "

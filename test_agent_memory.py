@@ -4940,6 +4940,18 @@ class ContradictionsAreNeverMerged(unittest.TestCase):
         self.assertFalse(am._opposed(am._analyse("Email the team when a deploy fails."),
                                      am._analyse("Email the team on deploy failure.")))  # one side of the pair
 
+    def test_paying_is_giving_opposite_taking_and_receiving(self):  # held-out 258, 497: merged at 0.86, 0.80
+        for old, new in (("Jonah pays the Octopus Energy bill by direct debit; the other three owe him a quarter each",
+                          "Jonah receives the Octopus Energy saving-session credits; he owes the other three a quarter "
+                          "each"),
+                         ("Oulton Hall bookings are commission-free; Weetwood Hall takes a 10% referral fee invoiced "
+                          "to me.", "Weetwood Hall pays me a 10% referral fee for couples I send to them.")):
+            with self.subTest(new=new):
+                self.assertTrue(am._opposed(am._analyse(old), am._analyse(new)))
+                self.assertEqual(action_beside(old, new), "judge")
+        self.assertFalse(am._opposed(am._analyse("Staff flat over the yard office, rent deducted from pay."),
+                                     am._analyse("Lives in the staff flat; rent is taken from wages.")))  # a noun
+
     def test_start_and_end_are_opposites(self):  # held-out 127: merged at 0.93
         old = "Car-share rides home are matched by home postcode district and shift end time, within 15 minutes."
         new = "Car-share rides in are matched by home postcode district and shift start time, within 15 minutes."
