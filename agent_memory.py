@@ -3771,7 +3771,7 @@ def _doer_turned(a: _Analysis, b: _Analysis) -> bool:
     Jade a lift to the yard when Jade's car is in the garage" / "Jade gives the user a lift ... when
     the user's car is in the garage", "User collects his sister Katrin from Vienna airport" /
     "User's sister Katrin collects the user from Vienna airport")? Who does it for whom, turned
-    round. The user may go unnamed (``_user_named``), and be "her" or "him" in the other text
+    round. The user may go unnamed (``_user_named``), and be "her", "him", "me" or "us" in the other text
     ("Borrows sister Femke's bakfiets on Saturdays" / "Sister Femke borrows her bakfiets on
     Saturdays", "Sends the quarterly accounts to the committee" / "The committee sends her its
     spending requests").
@@ -3909,14 +3909,15 @@ _MUTUAL_VERBS = frozenset("meets met marries married dates dated sees saw knows 
 # Verbs of one taking on or overseeing another, a person or a firm, never a program ("Freja hires Sofie" / "Sofie
 # hires Freja")
 _HIRING_VERBS = frozenset(map(_word_key, "hire employ subcontract mentor supervise coach manage".split()))
-_USER_UNNAMED = frozenset("her him his she he".split())  # the user, in a text about someone else
+_USER_UNNAMED = frozenset("her him his she he me my us our".split())  # the user, in a text about someone else
 
 
 def _user_named(text: _Analysis, words: list[str]) -> list[str]:
     """The ``words`` of ``text``, "user" first where the user acts unnamed: before a verb in -s
     opening it ("Borrows sister Femke's bakfiets ...", "Does daughter-in-law Camille's shop ..."), or
-    for "she" or "he" opening it ("She clears neighbour Gerry's gutters ...")."""
-    if words[:1] in (["she"], ["he"]):
+    for "she" or "he" opening it ("She clears neighbour Gerry's gutters ..."), or "I" or "we", the
+    user speaking ("We subcontract Tinsley Creative's crew ...")."""
+    if words[:1] in (["she"], ["he"], ["i"], ["we"]):
         return ["user", *words[1:]]
     if (words and words[0].endswith("s") and words[0].isalpha() and (words[0] not in _STOP_WORDS or words[0] == "does")
             and not text.subject and not text.about_user):

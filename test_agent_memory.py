@@ -4575,6 +4575,13 @@ class ContradictionsAreNeverMerged(unittest.TestCase):
                  "Freja hires Sofie Brandt as her assistant at 2,200 DKK a day.", False),  # the same one hiring
                 ("Freja coaches with Sofie Brandt on Saturdays.", "Sofie Brandt coaches with Freja on Saturdays.",
                  False),  # each with the other
+                # the user speaking, "I" or "we" and "me" or "us" (held-out 497: merged at 0.70)
+                ("Tinsley Creative subcontracts us: they bill the end brand and pay us \u00a3450 a shoot day.",
+                 "We subcontract Tinsley Creative's crew at \u00a3450 a shoot day for the Hallam jobs.", True),
+                ("I give Jade a lift to the yard on Mondays.", "Jade gives me a lift to the yard on Mondays.", True),
+                ("We pay Tinsley Creative \u00a3450 a shoot day.", "We pay Tinsley Creative's crew \u00a3450 per shoot day.",
+                 False),  # the same one paying
+                ("I drive Lotte to school.", "Lotte is driven to school by me.", False),
                 ("Ewan lends his PA speakers to Paper Lanterns.",  # to the same one in both
                  "Paper Lanterns borrow PA speakers from Ewan.", False),
                 ("Paper Lanterns lend their PA speakers to Ewan.", "Ewan lends the PA speakers to Jade.", False),
