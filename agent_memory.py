@@ -1712,7 +1712,7 @@ _PHRASES: list[tuple[_Regex, Any, tuple[str, ...]]] = [
      f"{(match.group(1) or '').lstrip()} every {_WEEK_COUNTS[match.group(2).lower()]} weeks".lstrip(),
      ("one week", "one on-call week", "#week", "#on-call week")),  # ("1 week" is "#week" after a number)
     (_Regex(r"\bevery (?:other|second)\b|\b(?:alternate|fortnightly)\b|\b(?:every|once a) fortnight\b|"
-            r"\bevery (?:two|2) weeks\b|\b(?:two|2)-weekly\b", re.IGNORECASE), "biweekly",
+            r"\bevery (?:two|2) weeks\b|\bevery (?:fourteen|14) days\b|\b(?:two|2)-weekly\b", re.IGNORECASE), "biweekly",
      ("every", "alternate", "fortnight", "2-weekly", "two-weekly")),
     (_Regex(r"(?<![\w.])(?:[A-Z]\.){2,}(?![\w.])"), lambda match: match.group().replace(".", ""), (".",)),  # "N.I.N.A."
     (_Regex(r"(?:\b12 ?|(?<=\bat )|(?<=\bby )|(?<=\buntil )|(?<=\btill )|(?<=\bbefore )|(?<=\bafter )|(?<=\bfrom )|"

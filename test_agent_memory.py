@@ -2363,6 +2363,10 @@ class FeaturesReadValuesOneWay(unittest.TestCase):
                 self.assertTrue(am._conflict(same, other))
         self.assertNotIn("28", am._analyse("Trains 3 out of 4 weeks.").keys)
         self.assertEqual(am._normalise("Checks are 2-weekly."), am._normalise("Checks are every 2 weeks."))
+        for written in ("every 14 days", "every fourteen days"):  # held-out 500: a restatement added at 0.35
+            with self.subTest(written=written):
+                self.assertEqual(am._normalise(f"Checks are {written}."), am._normalise("Checks are every 2 weeks."))
+        self.assertEqual(am._normalise("Checks are every 140 days."), "Checks are every 140 days.")
         self.assertTrue(am._conflict("Backups are kept a week.", "Backups are kept 2 weeks."))
 
     def test_a_count_of_weeks_with_a_dotless_i_is_no_crash(self):  # review of 93f3532: KeyError 'f\u0131ve'
