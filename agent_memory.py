@@ -4179,6 +4179,27 @@ def _passive_turned(a: _Analysis, b: _Analysis) -> bool:
                for subject, verb, doer in one for subject_too, verb_too, doer_too in other)
 
 
+def _hired_turned(a: _Analysis, b: _Analysis) -> bool:
+    """Is a name taken on or overseen in one text and the one doing it in the other, in the same verb
+    ("Colourist Mia Krüger is subcontracted at 35 € per hour" / "Mia Krüger subcontracts cover
+    lettering to me at 35 € per hour")? ``_HIRING_VERBS``, as ``_doer_turned``; the doer after
+    "by" is the other name ("Mia is mentored by Tom" / "Tom mentors Mia")."""
+    if not (_HIRING_STEM.search(a.folded) and _HIRING_STEM.search(b.folded)):
+        return False  # (cheap first: most texts hire no one)
+    def voices(text: _Analysis) -> set[tuple[str, str, bool]]:  # (name, verb, passive)
+        return {(_word_key(name), _word_key(verb), bool(passive)) for name, passive, verb in _HIRED.findall(text.folded)
+                if _word_key(verb) in _HIRING_VERBS and _word_key(name) in text.names
+                and verb.endswith("ed" if passive else "s")}
+    one, other = voices(a), voices(b)
+    return any((name, verb, not passive) in other for name, verb, passive in one)
+
+
+# A word and a verb of hiring right after it, or after "is" ("Mia Krüger subcontracts", "Mia Krüger is subcontracted")
+_HIRING_STEMS = r"(?:hire|employ|subcontract|mentor|supervis|coach|manag)"
+_HIRING_STEM = _Regex(_HIRING_STEMS)
+_HIRED = _Regex(rf"([^\W\d_]+) ((?:is|are|was|were|gets|got) )?([^\W\d_]*{_HIRING_STEMS}[^\W\d_]*)")
+
+
 def _done_by(text: _Analysis) -> list[tuple[set[str], str, set[str]]]:
     """Each name done something to by another in ``text``: the name up to five words before a verb
     and "by" (``_BY_DOER``), the verb's key and the name in the four words after."""
@@ -4643,7 +4664,7 @@ def _conflicting(old: _Analysis, new: _Analysis) -> bool:
             or _direction_turned(old, new) or _to_turned(old, new) or _arrow_turned(old, new)
             or _from_to_swapped(old, new)
             or _duties_exchanged(old, new) or _order_turned(old, new) or _passive_turned(old, new)
-            or _ranks_turned(old, new)
+            or _ranks_turned(old, new) or _hired_turned(old, new)
             or _agent_differs(old, new)
             or _owner_stressed(old, new)
             or _owner_moved(old, new)

@@ -4596,6 +4596,18 @@ class ContradictionsAreNeverMerged(unittest.TestCase):
                 self.assertEqual(am._doer_turned(am._analyse(old), am._analyse(new)), turned)
                 self.assertEqual(am._doer_turned(am._analyse(new), am._analyse(old)), turned)
 
+    def test_one_hired_in_one_text_and_hiring_in_the_other_is_another_fact(self):  # held-out 497: merged at 0.71
+        for old, new, turned in (
+                ("Colourist Mia Kr\u00fcger is subcontracted at 35 \u20ac per hour and invoices as a Kleinunternehmerin.",
+                 "Mia Kr\u00fcger subcontracts cover lettering to me at 35 \u20ac per hour.", True),
+                ("Dev Patel is mentored by Tom Hale.", "Dev Patel mentors Tom Hale.", True),
+                ("Dev Patel is mentored by Tom Hale.", "Tom Hale mentors Dev Patel.", False),  # the same, turned round
+                ("Dev Patel is a mentor on the scheme.", "Dev Patel mentors on the scheme.", False),  # no "is" and verb
+                ("Dev Patel was hired in May.", "Dev Patel hired two juniors in May.", False)):  # no verb in -s
+            with self.subTest(new=new):
+                self.assertEqual(am._hired_turned(am._analyse(old), am._analyse(new)), turned)
+                self.assertEqual(am._hired_turned(am._analyse(new), am._analyse(old)), turned)
+
     def test_a_way_back_from_where_the_other_goes_is_another_fact(self):  # held-out 127 to 251: merged
         for old, new, turned in (
                 ("Drives Nana Joan from Headingley to the ceremony.", "Drives Nana Joan from the reception back to "
