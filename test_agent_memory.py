@@ -4598,8 +4598,8 @@ class ContradictionsAreNeverMerged(unittest.TestCase):
 
     def test_one_hired_in_one_text_and_hiring_in_the_other_is_another_fact(self):  # held-out 497: merged at 0.71
         for old, new, turned in (
-                ("Colourist Mia Kr\u00fcger is subcontracted at 35 \u20ac per hour and invoices as a Kleinunternehmerin.",
-                 "Mia Kr\u00fcger subcontracts cover lettering to me at 35 \u20ac per hour.", True),
+                ("Colourist Mia Kr\u00fcger is subcontracted at 35 \u20ac per hour and invoices as a "
+                 "Kleinunternehmerin.", "Mia Kr\u00fcger subcontracts cover lettering to me at 35 \u20ac per hour.", True),
                 ("Dev Patel is mentored by Tom Hale.", "Dev Patel mentors Tom Hale.", True),
                 ("Dev Patel is mentored by Tom Hale.", "Tom Hale mentors Dev Patel.", False),  # the same, turned round
                 ("Dev Patel is a mentor on the scheme.", "Dev Patel mentors on the scheme.", False),  # no "is" and verb
