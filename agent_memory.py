@@ -3803,8 +3803,10 @@ def _doer_turned(a: _Analysis, b: _Analysis) -> bool:
         return False
     def told_after(who: str, said: list[str], verb: str) -> bool:
         rest = said[said.index(verb) + 1:]
-        if any(word in ("to", "for") and who in map(_unowned, rest[at + 1:at + 6]) for at, word in enumerate(rest)):
-            return True  # "... to the committee", "Covers for B2 avionics engineer Siobhán Doyle ...", "to user's page"
+        if any(word in ("to", "for", "from") and any(_unowned(after) == who or who == "user" and after in ("me", "us")
+                                                     for after in rest[at + 1:at + 6]) for at, word in enumerate(rest)):
+            return True  # "... to the committee", "Covers for B2 avionics engineer Siobhán Doyle ...", "to user's page",
+            # "48 hours' notice from us"
         if not (with_user or _word_key(verb) in _HIRING_VERBS) or "with" in rest[:3]:
             return False
         if who == "user":  # within three words ("Runs PhotoPrism in Docker in her study": a place)

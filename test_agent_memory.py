@@ -4586,6 +4586,10 @@ class ContradictionsAreNeverMerged(unittest.TestCase):
                 ("We pay Tinsley Creative \u00a3450 a shoot day.", "We pay Tinsley Creative's crew \u00a3450 per shoot day.",
                  False),  # the same one paying
                 ("I drive Lotte to school.", "Lotte is driven to school by me.", False),
+                # after "from" as after "to" (held-out 456: merged at 0.91)
+                ("Kier requires 48 hours' notice from us if we pull an operative off their site.",
+                 "We require 48 hours' notice from Kier if they stand an operative down from site.", True),
+                ("Kier requires 48 hours' notice from us.", "Kier needs 48 hours' notice from us.", False),
                 ("Ewan lends his PA speakers to Paper Lanterns.",  # to the same one in both
                  "Paper Lanterns borrow PA speakers from Ewan.", False),
                 ("Paper Lanterns lend their PA speakers to Ewan.", "Ewan lends the PA speakers to Jade.", False),
