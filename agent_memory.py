@@ -1746,8 +1746,13 @@ _PHRASES: list[tuple[_Regex, Any, tuple[str, ...]]] = [
             r"percent|bar|psi)\b|\s?[%°]))"), r"\1", (".0",)),
     (_Regex(r"(?<![\w.#])(\d{1,9}(?:\.\d{1,9})?)([eE])([-+]?)(0?\d|1[0-2])\b(?![.-]\d)"),  # "1e-3" is 0.001, "2.5e6"
      _power_of_ten, _after_number("e")),  # 2500000; no colour "#1e3"
+    # "135–165K" is "135K–165K", its first number the smaller (no "2019-20k")
+    (_Regex(r"(?<![\w.,-])(\d{1,15}(?:\.\d{1,3})?)(?=(?: ?[-–] ?| to )(\d{1,15}(?:\.\d{1,3})?)[kK]\b)"),
+     lambda match: match.group(1) + ("k" if float(match.group(1)) < float(match.group(2)) else ""), _after_number("k")),
     (_Regex(r"\b(\d{1,15}(?:\.\d{1,3})?)[kK]\b"), _thousands,  # int() refuses 4,300 digits and more
      _after_number("k")),
+    (_Regex(r"(?<![\w.])(\d{1,9}(?:\.\d{1,6})?) ?bn\b"), lambda match: _point_moved(match.group(1), 9),
+     _after_number("b")),  # "1.2bn rows" is "1200000000 rows", as "1.2 billion rows" is
     (_Regex(r"(?<=\b[A-Z]{3} )(\d{1,9}(?:\.\d{1,6})?) ?(?:m|M|mn|million)\b"),  # "£1m" is 1000000, as "£1,000,000"
      lambda match: _point_moved(match.group(1), 6), _after_number("m")),
     (_Regex(r"(?<![\w.])(\d{1,9}(?:\.\d{1,6})?)(M|B)(?!\w|[.,-]\w)"), _millions, _after_number("mb")),  # "120M trades"

