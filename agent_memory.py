@@ -1639,6 +1639,11 @@ _PHRASES: list[tuple[_Regex, Any, tuple[str, ...]]] = [
      lambda match: _month_of_year(match.group(2), match.group(1), match.group()), _YEAR),
     (_Regex(rf"{_DATE_START}((?:19|20)\d\d)-(\d\d){_DATE_END}"),
      lambda match: _month_of_year(match.group(1), match.group(2), match.group()), _YEAR),
+    # A day and month without a year, the day first past 12, as the day and the month's name: "14/03" is "14
+    # March" (no "24/7", no fraction "1/3", network "172.16/12" nor speeds down and up, "30/10 Mbps")
+    (_Regex(rf"{_DATE_START}(1[3-9]|2\d|3[01])/(0?[1-9]|1[0-2]){_DATE_END}(?!\s?(?:%|(?i:[kmgt]?(?:bps|bit|b/s|b)\b)))"),
+     lambda match: match.group() if match.group() == "24/7" else f"{int(match.group(1))} {_MONTHS[int(match.group(2)) - 1]}",
+     ("/",)),
     # "2026-07-01 to 2026-07-14", one value like "1-14 July 2026"
     (_Regex(rf"\b({_ISO_DATE}) ?(?:[-–]|\.\.|to|until|through) ?({_ISO_DATE})\b", re.IGNORECASE), r"\1/\2", _YEAR),
     # "800 × 600" and "800 by 600" are "800x600"; "3 × 12h" and "Node 22 by 2026" stay

@@ -2582,7 +2582,8 @@ class FeaturesReadValuesOneWay(unittest.TestCase):
             "Pays 7 euro cents a word, 11 cents a line.", "Quoted five grand; CHF 18'500 or \u20ac142.000, 3.500 euros.",
             "A 3000 W heater; kept 36 months; on call one week in four; 75 EUR/h; 1.0 bar.",
             "Fourteen and a half grand; since Xmas '25; in Swiss francs; 20 gigabytes.",
-            "Runs at 06:00 Europe/London, 07:00 Tokyo time and 10:00 (UK).", "Base 135\u2013165K; 1.2bn rows."]
+            "Runs at 06:00 Europe/London, 07:00 Tokyo time and 10:00 (UK).", "Base 135\u2013165K; 1.2bn rows.",
+            "Renews on 14/03."]
         # and a number before each unit, glued, spaced or hyphenated ("#s" is a need for what follows a number)
         units = ("s secs seconds h hrs hours mins minutes m mn million k kg kilograms g grams ms ml dl l yrs wks d w y "
                  "in inch inches fps kb px khz rpm km cm mm mi mg mph gib ft lbs wt pt yo mcg iu psi kwh kw kva mpg oz "
@@ -2796,6 +2797,12 @@ class FeaturesReadValuesOneWay(unittest.TestCase):
                                 ("On 5/13/26.", "On 2026.05.13."), ("On 1/2/25.", "On 1/2/25."),  # either way
                                 ("Tips at 10/15/20% of the bill.", "Tips at 10/15/20 percent of the bill."),
                                 ("Split 40/45/15 by value.", "Split 40/45/15 by value."), ("On 8.0.36.", "On 8.0.36.")))
+        # a day and month without a year, the day first past 12 (held-out 15, 334, 350, 389, 405, 434, 487, 506: each
+        # a restatement added beside "25 March", "30 June" ...)
+        self.assert_normalised((("Renews on 14/03.", "Renews on 14 March."), ("Due back by 30/6.", "Due back by 30 June."),
+                                ("Cian 22/6, Rory 9/1.", "Cian 22 June, Rory 9/1."),  # the second either way round
+                                ("Support is 24/7.", "Support is 24/7."), ("Plan is 30/10 Mbps.", "Plan is 30/10 Mbit."),
+                                ("Routes 172.16/12.", "Routes 172.16/12.")))
         # a date left as written matches either of its readings in the other text, nothing else; but it may
         # restate in one convention and update in the other, so the pair is the LLM's to decide
         for other, apart in (("10 June 2025", False), ("6 October 2025", False), ("11 June 2025", True)):
