@@ -4687,7 +4687,8 @@ def _conflicting(old: _Analysis, new: _Analysis) -> bool:
             or _environment_named(old, new) or _settings_differ(old, new)
             or _duration_unmeasured(old, new) or _duration_unmeasured(new, old)
             or _day_part_unlike(old, new) or _day_part_unlike(new, old)
-            or _date_read_one_way(old, new) or _date_read_one_way(new, old))
+            or _date_read_one_way(old, new) or _date_read_one_way(new, old)
+            or _option_chosen(old, new))
 
 
 # The hours of each time of day in words, from one hour up to another, past midnight for the night
@@ -4697,6 +4698,21 @@ _DAY_PARTS = {part: frozenset(hour % 24 for hour in range(start, end + 24 * (end
 _DAY_PART_WORD = _Regex(rf"\b({'|'.join(_DAY_PARTS)})s?\b")
 # an hour on the clock: "9:00-13:00" for "9am-1pm", "21:00", "noon" as the text is normalised
 _HOUR_OF_CLOCK = _Regex(r"(?<![\d.:])(\d{1,2}):\d\d\b")
+
+
+def _option_chosen(old: _Analysis, new: _Analysis) -> bool:
+    """Does ``old`` give two values as options ("shortlist: Kia EV3 or Skoda Elroq") and ``new`` only one
+    of them, with no "or" of its own ("Priya has picked the Skoda Elroq")? A choice made: an update."""
+    if " or " not in old.folded or " or " in new.folded:
+        return False  # (cheap first: most entries give no options)
+    for match in _ALTERNATIVES.finditer(old.folded):
+        one, other = (_word_key(match.group(n)) for n in (1, 2))
+        if one in old.specific and other in old.specific and (one in new.keys) != (other in new.keys):
+            return True
+    return False
+
+
+_ALTERNATIVES = _Regex(r"([^\W_][\w.-]*) or (?:the |a |an )?([^\W_][\w.-]*)")  # "EV3 or Skoda", "EV3 or the Elroq"
 
 
 def _date_read_one_way(one: _Analysis, other: _Analysis) -> bool:

@@ -4610,6 +4610,18 @@ class ContradictionsAreNeverMerged(unittest.TestCase):
                 self.assertEqual(am._doer_turned(am._analyse(old), am._analyse(new)), turned)
                 self.assertEqual(am._doer_turned(am._analyse(new), am._analyse(old)), turned)
 
+    def test_one_of_two_options_chosen_is_an_update(self):  # held-out 515: an update merged at 0.83
+        old = "Priya's replacement shortlist: Kia EV3 or Skoda Elroq, 10,000 miles a year on a new PCH."
+        new = "Priya has picked the Skoda Elroq on a new PCH, 10k miles a year."
+        self.assertTrue(am._option_chosen(am._analyse(old), am._analyse(new)))
+        self.assertEqual(action_beside(old, new), "judge")
+        for other in ("Priya's shortlist for a new PCH at 10,000 miles a year: the Kia EV3 or the Skoda Elroq.",
+                      "Priya is choosing between the Kia EV3 and the Skoda Elroq on a new PCH."):  # both still named
+            with self.subTest(other=other):
+                self.assertFalse(am._option_chosen(am._analyse(old), am._analyse(other)))
+        self.assertFalse(am._option_chosen(am._analyse("Drinks tea or coffee at breakfast."),
+                                           am._analyse("Drinks coffee at breakfast.")))  # plain words, no values
+
     def test_one_hired_in_one_text_and_hiring_in_the_other_is_another_fact(self):  # held-out 497: merged at 0.71
         for old, new, turned in (
                 ("Colourist Mia Kr\u00fcger is subcontracted at 35 \u20ac per hour and invoices as a "
