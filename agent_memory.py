@@ -4718,9 +4718,11 @@ _ALTERNATIVES = _Regex(r"([^\W_][\w.-]*) or (?:the |a |an )?([^\W_][\w.-]*)")  #
 def _date_read_one_way(one: _Analysis, other: _Analysis) -> bool:
     """Does ``one`` write a date either way round ("Card expires 12/08/2027") that ``other`` writes as
     one of its readings ("Card expires 8 December 2027")? The same date month first, another day
-    first: what may restate may as well update, and the LLM knows the user's convention."""
-    return any(reading in other.keys for key in one.keys if key.count("/") == 2 or key.count("-") == 2
-               for reading in _date_readings(key))
+    first: what may restate may as well update, and the LLM knows the user's convention. A date
+    ``one`` reads itself is no question ("Dentist on 4/3/2027 (3 April 2027)" / "Dentist on 3 April
+    2027")."""
+    return any(readings.isdisjoint(one.keys) and not readings.isdisjoint(other.keys)
+               for readings in (_date_readings(key) for key in one.keys if key.count("/") == 2 or key.count("-") == 2))
 
 
 def _day_part_unlike(one: _Analysis, other: _Analysis) -> bool:

@@ -2837,6 +2837,8 @@ class FeaturesReadValuesOneWay(unittest.TestCase):
             with self.subTest(other=other):
                 self.assertEqual(action("Card expires 12/08/2027.", f"Card expires {other}."), "judge")
         self.assertEqual(action("Card expires 12/08/2027.", "The card expires 12/08/2027."), "merge")  # as written
+        self.assertEqual(action("Dentist appointment on 3 April 2027.",  # read in its own text (review of 2ebcc04)
+                                "Dentist appointment on 4/3/2027 (3 April 2027)."), "merge")
         self.assertEqual(action_beside("Fume cupboard in S3 was last tested on 12 March 2024; LEV test due March 2025.",
                                        "LEV test for the S3 fume cupboard: done 12/03/2024."), "judge")  # (was merged)
         self.assertEqual(am._date_readings("5/11/25"), {"2025.05.11", "2025.11.05"})
