@@ -3811,9 +3811,12 @@ def _doer_turned(a: _Analysis, b: _Analysis) -> bool:
     if (verb in _MUTUAL_VERBS or with_user and "user" not in (doer, other_doer)
             or any(sum(word in (verb, other_verb) for word in said) > 1 for said in words)):  # "lend" or "lends"
         return False
+    # "from" only as both texts tell of it: "rents the flat from Tom" / "Tom rents the flat to her" is one let
+    heads = ("to", "for", "from") if all("from" in said[said.index(done) + 1:]
+                                         for said, done in zip(words, (verb, other_verb))) else ("to", "for")
     def told_after(who: str, said: list[str], verb: str) -> bool:
         rest = said[said.index(verb) + 1:]
-        if any(word in ("to", "for", "from") and any(_unowned(after) == who or who == "user" and after in ("me", "us")
+        if any(word in heads and any(_unowned(after) == who or who == "user" and after in ("me", "us")
                                                      for after in rest[at + 1:at + 6]) for at, word in enumerate(rest)):
             return True  # "... to the committee", "Covers for B2 avionics engineer Siobhán Doyle ...", "to user's page",
             # "48 hours' notice from us"

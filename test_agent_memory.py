@@ -4602,6 +4602,9 @@ class ContradictionsAreNeverMerged(unittest.TestCase):
                 ("Kier requires 48 hours' notice from us if we pull an operative off their site.",
                  "We require 48 hours' notice from Kier if they stand an operative down from site.", True),
                 ("Kier requires 48 hours' notice from us.", "Kier needs 48 hours' notice from us.", False),
+                ("User rents the flat from landlord Tom Hughes.",  # one let told from its two sides
+                 "Landlord Tom Hughes rents the flat to the user.", False),  # (review of 1ae584f: asked)
+                ("User forwards emails from Tom Hughes.", "Tom Hughes forwards emails to the user.", True),
                 ("Ewan lends his PA speakers to Paper Lanterns.",  # to the same one in both
                  "Paper Lanterns borrow PA speakers from Ewan.", False),
                 ("Paper Lanterns lend their PA speakers to Ewan.", "Ewan lends the PA speakers to Jade.", False),
