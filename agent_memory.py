@@ -4198,12 +4198,13 @@ def _hired_turned(a: _Analysis, b: _Analysis) -> bool:
     """Is a name taken on or overseen in one text and the one doing it in the other, in the same verb
     ("Colourist Mia Krüger is subcontracted at 35 € per hour" / "Mia Krüger subcontracts cover
     lettering to me at 35 € per hour")? ``_HIRING_VERBS``, as ``_doer_turned``; the doer after
-    "by" is the other name ("Mia is mentored by Tom" / "Tom mentors Mia")."""
+    "by" is the other name ("Mia is mentored by Tom" / "Tom mentors Mia"). The name may open the text, where
+    a capital tells nothing ("Mia is subcontracted by Tinsley" / "Mia subcontracts lettering to Tinsley")."""
     if not (_HIRING_STEM.search(a.folded) and _HIRING_STEM.search(b.folded)):
         return False  # (cheap first: most texts hire no one)
     def voices(text: _Analysis) -> set[tuple[str, str, bool]]:  # (name, verb, passive)
         return {(_word_key(name), _word_key(verb), bool(passive)) for name, passive, verb in _HIRED.findall(text.folded)
-                if _word_key(verb) in _HIRING_VERBS and _word_key(name) in text.names
+                if _word_key(verb) in _HIRING_VERBS and _word_key(name) in text.specific
                 and verb.endswith("ed" if passive else "s")}
     one, other = voices(a), voices(b)
     return any((name, verb, not passive) in other for name, verb, passive in one)

@@ -4632,6 +4632,8 @@ class ContradictionsAreNeverMerged(unittest.TestCase):
                 ("Colourist Mia Kr\u00fcger is subcontracted at 35 \u20ac per hour and invoices as a "
                  "Kleinunternehmerin.", "Mia Kr\u00fcger subcontracts cover lettering to me at 35 \u20ac per hour.", True),
                 ("Dev Patel is mentored by Tom Hale.", "Dev Patel mentors Tom Hale.", True),
+                ("Mia is subcontracted by Tinsley for lettering.", "Mia subcontracts lettering to Tinsley.",
+                 True),  # a name opening the text, one word (review of 80e6ede: merged at 1.0)
                 ("Dev Patel is mentored by Tom Hale.", "Tom Hale mentors Dev Patel.", False),  # the same, turned round
                 ("Dev Patel is a mentor on the scheme.", "Dev Patel mentors on the scheme.", False),  # no "is" and verb
                 ("Dev Patel was hired in May.", "Dev Patel hired two juniors in May.", False)):  # no verb in -s
