@@ -3922,8 +3922,8 @@ def _readings(text: _Analysis, other: _Analysis) -> list[tuple[list[str], Option
 # Verbs each side does to the other at once: "User meets Jade ..." is "Jade meets the user ..."
 _MUTUAL_VERBS = frozenset("meets met marries married dates dated sees saw knows knew".split())
 # Verbs of one taking on or overseeing another, a person or a firm, never a program ("Freja hires Sofie" / "Sofie
-# hires Freja")
-_HIRING_VERBS = frozenset(map(_word_key, "hire employ subcontract mentor supervise coach manage".split()))
+# hires Freja"; no "employ", a synonym of "use": "Jellyfin uses Tailscale")
+_HIRING_VERBS = frozenset(map(_word_key, "hire subcontract mentor supervise coach manage".split()))
 _USER_UNNAMED = frozenset("her him his she he me my us our".split())  # the user, in a text about someone else
 
 
@@ -4211,7 +4211,7 @@ def _hired_turned(a: _Analysis, b: _Analysis) -> bool:
 
 
 # A word and a verb of hiring right after it, or after "is" ("Mia Krüger subcontracts", "Mia Krüger is subcontracted")
-_HIRING_STEMS = r"(?:hire|employ|subcontract|mentor|supervis|coach|manag)"
+_HIRING_STEMS = r"(?:hire|subcontract|mentor|supervis|coach|manag)"
 _HIRING_STEM = _Regex(_HIRING_STEMS)
 _HIRED = _Regex(rf"([^\W\d_]+) ((?:is|are|was|were|gets|got) )?([^\W\d_]*{_HIRING_STEMS}[^\W\d_]*)")
 

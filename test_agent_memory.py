@@ -4591,6 +4591,8 @@ class ContradictionsAreNeverMerged(unittest.TestCase):
                  "Freja hires Sofie Brandt as her assistant at 2,200 DKK a day.", False),  # the same one hiring
                 ("Freja coaches with Sofie Brandt on Saturdays.", "Sofie Brandt coaches with Freja on Saturdays.",
                  False),  # each with the other
+                ("Jellyfin uses Tailscale for remote access.", "Tailscale uses Jellyfin for remote access.",
+                 False),  # programs: "employs" is a form of "uses", so no verb of hiring (review of de9c599)
                 # the user speaking, "I" or "we" and "me" or "us" (held-out 497: merged at 0.70)
                 ("Tinsley Creative subcontracts us: they bill the end brand and pay us \u00a3450 a shoot day.",
                  "We subcontract Tinsley Creative's crew at \u00a3450 a shoot day for the Hallam jobs.", True),
