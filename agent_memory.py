@@ -1641,9 +1641,10 @@ _PHRASES: list[tuple[_Regex, Any, tuple[str, ...]]] = [
      lambda match: _month_of_year(match.group(1), match.group(2), match.group()), _YEAR),
     # A day and month without a year, the day first past 12, as the day and the month's name: "14/03" is "14
     # March" (no "24/7", no fraction "1/3", network "172.16/12" nor speeds down and up, "30/10 Mbps")
-    (_Regex(rf"{_DATE_START}(1[3-9]|2\d|3[01])/(0?[1-9]|1[0-2]){_DATE_END}(?!\s?(?:%|(?i:[kmgt]?(?:bps|bit|b/s|b)\b)))"),
-     lambda match: match.group() if match.group() == "24/7" else f"{int(match.group(1))} {_MONTHS[int(match.group(2)) - 1]}",
-     ("/",)),
+    (_Regex(rf"{_DATE_START}(1[3-9]|2\d|3[01])/(0?[1-9]|1[0-2]){_DATE_END}"
+            r"(?!\s?(?:%|(?i:[kmgt]?(?:bps|bit|b/s|b)\b)))"),
+     lambda match: (match.group() if match.group() == "24/7"
+                    else f"{int(match.group(1))} {_MONTHS[int(match.group(2)) - 1]}"), ("/",)),
     # "2026-07-01 to 2026-07-14", one value like "1-14 July 2026"
     (_Regex(rf"\b({_ISO_DATE}) ?(?:[-–]|\.\.|to|until|through) ?({_ISO_DATE})\b", re.IGNORECASE), r"\1/\2", _YEAR),
     # "800 × 600" and "800 by 600" are "800x600"; "3 × 12h" and "Node 22 by 2026" stay
@@ -1717,7 +1718,8 @@ _PHRASES: list[tuple[_Regex, Any, tuple[str, ...]]] = [
      f"{(match.group(1) or '').lstrip()} every {_WEEK_COUNTS[match.group(2).lower()]} weeks".lstrip(),
      ("one week", "one on-call week", "#week", "#on-call week")),  # ("1 week" is "#week" after a number)
     (_Regex(r"\bevery (?:other|second)\b|\b(?:alternate|fortnightly)\b|\b(?:every|once a) fortnight\b|"
-            r"\bevery (?:two|2) weeks\b|\bevery (?:fourteen|14) days\b|\b(?:two|2)-weekly\b", re.IGNORECASE), "biweekly",
+            r"\bevery (?:two|2) weeks\b|\bevery (?:fourteen|14) days\b|\b(?:two|2)-weekly\b", re.IGNORECASE),
+     "biweekly",
      ("every", "alternate", "fortnight", "2-weekly", "two-weekly")),
     (_Regex(r"(?<![\w.])(?:[A-Z]\.){2,}(?![\w.])"), lambda match: match.group().replace(".", ""), (".",)),  # "N.I.N.A."
     (_Regex(r"(?:\b12 ?|(?<=\bat )|(?<=\bby )|(?<=\buntil )|(?<=\btill )|(?<=\bbefore )|(?<=\bafter )|(?<=\bfrom )|"
@@ -3817,9 +3819,9 @@ def _doer_turned(a: _Analysis, b: _Analysis) -> bool:
     def told_after(who: str, said: list[str], verb: str) -> bool:
         rest = said[said.index(verb) + 1:]
         if any(word in heads and any(_unowned(after) == who or who == "user" and after in ("me", "us")
-                                                     for after in rest[at + 1:at + 6]) for at, word in enumerate(rest)):
-            return True  # "... to the committee", "Covers for B2 avionics engineer Siobhán Doyle ...", "to user's page",
-            # "48 hours' notice from us"
+                                     for after in rest[at + 1:at + 6]) for at, word in enumerate(rest)):
+            return True  # "... to the committee", "Covers for B2 avionics engineer Siobhán Doyle ...", "to user's
+            # page", "48 hours' notice from us"
         if not (with_user or _word_key(verb) in _HIRING_VERBS) or "with" in rest[:3]:
             return False
         if who == "user":  # within three words ("Runs PhotoPrism in Docker in her study": a place)
@@ -4198,8 +4200,9 @@ def _hired_turned(a: _Analysis, b: _Analysis) -> bool:
     """Is a name taken on or overseen in one text and the one doing it in the other, in the same verb
     ("Colourist Mia Krüger is subcontracted at 35 € per hour" / "Mia Krüger subcontracts cover
     lettering to me at 35 € per hour")? ``_HIRING_VERBS``, as ``_doer_turned``; the doer after
-    "by" is the other name ("Mia is mentored by Tom" / "Tom mentors Mia"). The name may open the text, where
-    a capital tells nothing ("Mia is subcontracted by Tinsley" / "Mia subcontracts lettering to Tinsley")."""
+    "by" is the other name ("Mia is mentored by Tom" / "Tom mentors Mia"). The name may open the
+    text, where a capital tells nothing ("Mia is subcontracted by Tinsley" / "Mia subcontracts
+    lettering to Tinsley")."""
     if not (_HIRING_STEM.search(a.folded) and _HIRING_STEM.search(b.folded)):
         return False  # (cheap first: most texts hire no one)
     def voices(text: _Analysis) -> set[tuple[str, str, bool]]:  # (name, verb, passive)

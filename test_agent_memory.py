@@ -2331,7 +2331,8 @@ class FeaturesReadValuesOneWay(unittest.TestCase):
             with self.subTest(one=one):
                 self.assertIn(key, am._analyse(one).keys)
                 self.assertIn(key, am._analyse(other).keys)
-        self.assertEqual(am._normalise("Pinned v1.2-3k, for 2019-20k."), "Pinned v1.2-3000, for 2019-20000.")  # no range
+        self.assertEqual(am._normalise("Pinned v1.2-3k, for 2019-20k."),
+                         "Pinned v1.2-3000, for 2019-20000.")  # no range
 
     def test_a_rate_is_not_a_duration(self):
         for rate in ("Bills $90 an hour.", "Takes it twice a day.", "Aims for 150 reviews a day.",
@@ -2799,9 +2800,11 @@ class FeaturesReadValuesOneWay(unittest.TestCase):
                                 ("Split 40/45/15 by value.", "Split 40/45/15 by value."), ("On 8.0.36.", "On 8.0.36.")))
         # a day and month without a year, the day first past 12 (held-out 15, 334, 350, 389, 405, 434, 487, 506: each
         # a restatement added beside "25 March", "30 June" ...)
-        self.assert_normalised((("Renews on 14/03.", "Renews on 14 March."), ("Due back by 30/6.", "Due back by 30 June."),
+        self.assert_normalised((("Renews on 14/03.", "Renews on 14 March."),
+                                ("Due back by 30/6.", "Due back by 30 June."),
                                 ("Cian 22/6, Rory 9/1.", "Cian 22 June, Rory 9/1."),  # the second either way round
-                                ("Support is 24/7.", "Support is 24/7."), ("Plan is 30/10 Mbps.", "Plan is 30/10 Mbit."),
+                                ("Support is 24/7.", "Support is 24/7."),
+                                ("Plan is 30/10 Mbps.", "Plan is 30/10 Mbit."),
                                 ("Routes 172.16/12.", "Routes 172.16/12.")))
         # a date left as written matches either of its readings in the other text, nothing else; but it may
         # restate in one convention and update in the other, so the pair is the LLM's to decide
@@ -4597,8 +4600,8 @@ class ContradictionsAreNeverMerged(unittest.TestCase):
                 ("Tinsley Creative subcontracts us: they bill the end brand and pay us \u00a3450 a shoot day.",
                  "We subcontract Tinsley Creative's crew at \u00a3450 a shoot day for the Hallam jobs.", True),
                 ("I give Jade a lift to the yard on Mondays.", "Jade gives me a lift to the yard on Mondays.", True),
-                ("We pay Tinsley Creative \u00a3450 a shoot day.", "We pay Tinsley Creative's crew \u00a3450 per shoot day.",
-                 False),  # the same one paying
+                ("We pay Tinsley Creative \u00a3450 a shoot day.",
+                 "We pay Tinsley Creative's crew \u00a3450 per shoot day.", False),  # the same one paying
                 ("I drive Lotte to school.", "Lotte is driven to school by me.", False),
                 # after "from" as after "to" (held-out 456: merged at 0.91)
                 ("Kier requires 48 hours' notice from us if we pull an operative off their site.",
@@ -4632,7 +4635,8 @@ class ContradictionsAreNeverMerged(unittest.TestCase):
     def test_one_hired_in_one_text_and_hiring_in_the_other_is_another_fact(self):  # held-out 497: merged at 0.71
         for old, new, turned in (
                 ("Colourist Mia Kr\u00fcger is subcontracted at 35 \u20ac per hour and invoices as a "
-                 "Kleinunternehmerin.", "Mia Kr\u00fcger subcontracts cover lettering to me at 35 \u20ac per hour.", True),
+                 "Kleinunternehmerin.",
+                 "Mia Kr\u00fcger subcontracts cover lettering to me at 35 \u20ac per hour.", True),
                 ("Dev Patel is mentored by Tom Hale.", "Dev Patel mentors Tom Hale.", True),
                 ("Mia is subcontracted by Tinsley for lettering.", "Mia subcontracts lettering to Tinsley.",
                  True),  # a name opening the text, one word (review of 80e6ede: merged at 1.0)
