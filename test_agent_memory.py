@@ -4620,6 +4620,13 @@ class ContradictionsAreNeverMerged(unittest.TestCase):
                 self.assertEqual(am._doer_turned(am._analyse(old), am._analyse(new)), turned)
                 self.assertEqual(am._doer_turned(am._analyse(new), am._analyse(old)), turned)
 
+    def test_a_name_joined_by_colons_is_read_as_its_parts(self):  # as a hyphenated name is (held-out 494)
+        self.assertEqual(am._analyse("Job e2e:visual may fail.").hyphenated, {("e2e", "visual")})
+        for text in ("Runs at 10:30 on postgres:16.", "Docs at https://x.io/a:b.", "Mail mailto:bob@x.com.",
+                     "Note: one line.", "Ratio 16:9."):  # a time, a tag, a URL, an address, a label, a ratio
+            with self.subTest(text=text):
+                self.assertEqual(am._analyse(text).hyphenated, frozenset())
+
     def test_one_of_two_options_chosen_is_an_update(self):  # held-out 515: an update merged at 0.83
         old = "Priya's replacement shortlist: Kia EV3 or Skoda Elroq, 10,000 miles a year on a new PCH."
         new = "Priya has picked the Skoda Elroq on a new PCH, 10k miles a year."
