@@ -3783,7 +3783,7 @@ def _doer_turned(a: _Analysis, b: _Analysis) -> bool:
     Jade a lift to the yard when Jade's car is in the garage" / "Jade gives the user a lift ... when
     the user's car is in the garage", "User collects his sister Katrin from Vienna airport" /
     "User's sister Katrin collects the user from Vienna airport")? Who does it for whom, turned
-    round. The user may go unnamed (``_user_named``), and be "her", "him", "me" or "us" in the other text
+    round. The user may go unnamed (``_user_named``), and be "her", "him" or "us" in the other text
     ("Borrows sister Femke's bakfiets on Saturdays" / "Sister Femke borrows her bakfiets on
     Saturdays", "Sends the quarterly accounts to the committee" / "The committee sends her its
     spending requests").
@@ -3818,7 +3818,7 @@ def _doer_turned(a: _Analysis, b: _Analysis) -> bool:
                                          for said, done in zip(words, (verb, other_verb))) else ("to", "for")
     def told_after(who: str, said: list[str], verb: str) -> bool:
         rest = said[said.index(verb) + 1:]
-        if any(word in heads and any(_unowned(after) == who or who == "user" and after in ("me", "us")
+        if any(word in heads and any(_unowned(after) == who or who == "user" and after == "us"
                                      for after in rest[at + 1:at + 6]) for at, word in enumerate(rest)):
             return True  # "... to the committee", "Covers for B2 avionics engineer Siobhán Doyle ...", "to user's
             # page", "48 hours' notice from us"
@@ -3926,15 +3926,16 @@ _MUTUAL_VERBS = frozenset("meets met marries married dates dated sees saw knows 
 # Verbs of one taking on or overseeing another, a person or a firm, never a program ("Freja hires Sofie" / "Sofie
 # hires Freja"; no "employ", a synonym of "use": "Jellyfin uses Tailscale")
 _HIRING_VERBS = frozenset(map(_word_key, "hire subcontract mentor supervise coach manage".split()))
-_USER_UNNAMED = frozenset("her him his she he me my us our".split())  # the user, in a text about someone else
+# the user, in a text about someone else ("I", "me" and "my" are read "user" already: ``_first_person``)
+_USER_UNNAMED = frozenset("her him his she he us our".split())
 
 
 def _user_named(text: _Analysis, words: list[str]) -> list[str]:
     """The ``words`` of ``text``, "user" first where the user acts unnamed: before a verb in -s
     opening it ("Borrows sister Femke's bakfiets ...", "Does daughter-in-law Camille's shop ..."), or
-    for "she" or "he" opening it ("She clears neighbour Gerry's gutters ..."), or "I" or "we", the
-    user speaking ("We subcontract Tinsley Creative's crew ...")."""
-    if words[:1] in (["she"], ["he"], ["i"], ["we"]):
+    for "she", "he" or "we" opening it ("She clears neighbour Gerry's gutters ...", "We subcontract
+    Tinsley Creative's crew ...": "I" is read "user" already)."""
+    if words[:1] in (["she"], ["he"], ["we"]):
         return ["user", *words[1:]]
     if (words and words[0].endswith("s") and words[0].isalpha() and (words[0] not in _STOP_WORDS or words[0] == "does")
             and not text.subject and not text.about_user):
