@@ -2125,7 +2125,8 @@ _WEB_SCHEME = _Regex(r"^https?://(?=[^/])")
 _HOST_PORT = _Regex(r"[^\W\d_][\w-]*(?:\.[\w-]+)*:\d{2,5}")  # "registry.lan:5000"; no "10:30"
 # A hyphenated word standing alone ("rostr-api"), not part of a host, path, channel or version ("ledger-api.dev")
 _PLAIN_COMPOUND = _Regex(r"(?<![\w./#@:-])[^\W\d_]+(?:-[^\W\d_]+)+(?![\w-]|[./:@]\w)")
-_BACKTICKED_WORD = _Regex(r"`([\w.-]+)`")
+# one word in backticks or single quotes ("`analytics`", "the 'IE' tab"; no apostrophe: "Sam's", "the users' tab")
+_CODE_WORD = _Regex(r"(?:`|(?<![\w'’])['‘])([\w.-]+)(?:`|['’](?!\w))")
 _NOT_IDENTIFIER = _Regex(r"[^\w.-]+")
 _NUMBER_NOISE = _Regex(r"^v(?=\d)|(?<![^-])0(?=\d:)|:00$|(?<=\d)(?:st|nd|rd|th)$")
 # The host of a URL or path, no value of its own: "app2.example.com" of "http://app2.example.com/admin"
@@ -2407,7 +2408,7 @@ class _Analysis:
     hyphenated: frozenset[tuple[str, ...]]  # the keys of its hyphenated words: ("acme", "io") for "acme-io"; and
     # of its words joined by colons: ("e2e", "visual") for "e2e:visual"
     hyphen_openers: frozenset[int]  # where in ``words`` a hyphenated word opens: 1 for "Any write-off ..."
-    code_words: frozenset[str]  # its identifiers in backticks: "analytics" for "`analytics`"
+    code_words: frozenset[str]  # its identifiers in backticks or quotes: "analytics" of "`analytics`", "ie" of "'IE'"
     contrasted: tuple[str, ...]  # its words in order, "not", "than", "over", "instead" as "¬": "use ruff ¬ black"
     graded: frozenset[str]  # its small words of obligation, time, quantity or order: "must", "was", "most", "next"
     about_user: bool  # opens with the user as its subject: "User is ...", "The user ...", "I ...", "Is presenting ..."
@@ -2947,7 +2948,7 @@ def _word_fields(text: str) -> dict[str, Any]:
         | (frozenset(tuple(_word_key(part) for part in match.group().split(":"))
                      for match in _COLON_JOINED.finditer(folded)) if ":" in folded else frozenset()),
         hyphen_openers=frozenset(index for index, at in enumerate(kept) if found[at].start() in compound_starts),
-        code_words=frozenset(span.casefold() for span in _BACKTICKED_WORD.findall(text)),
+        code_words=frozenset(span.casefold() for span in _CODE_WORD.findall(text)),
         contrasted=_contrasted(_WORD_OR_MARK.findall(folded)) if _CONTRAST_CUE.search(folded) else (),
         graded=_graded(folded_words),
     )
@@ -3798,7 +3799,9 @@ def _doer_turned(a: _Analysis, b: _Analysis) -> bool:
     ("lend" / "lends"). Two names are such a pair only if each text sends something to the other's
     ("Paper Lanterns lend their PA speakers to Ewan" / "Ewan lends his PA speakers to support act
     Paper Lanterns"), or the verb takes the other on or oversees it (``_HIRING_VERBS``: "Freja hires
-    assistant Sofie Brandt" / "Sofie Brandt hires Freja as assistant"): names of apps and languages
+    assistant Sofie Brandt" / "Sofie Brandt hires Freja as assistant"), or gives to it, the thing given
+    after "with" (``_PROVIDING_VERBS``: "Café Lume supplies Tanka with 40 loaves" / "Tanka supplies
+    40 portions of causa to Café Lume"): names of apps and languages
     trade places in restatements ("Chromium runs on the Pi" / "The Pi runs Chromium"), and names
     turned round with all else kept are ``_roles_turned``."""
     if a.folded.partition(" ")[0] == b.folded.partition(" ")[0]:
@@ -3822,6 +3825,9 @@ def _doer_turned(a: _Analysis, b: _Analysis) -> bool:
                                      for after in rest[at + 1:at + 6]) for at, word in enumerate(rest)):
             return True  # "... to the committee", "Covers for B2 avionics engineer Siobhán Doyle ...", "to user's
             # page", "48 hours' notice from us"
+        if _word_key(verb) in _PROVIDING_VERBS:  # "Café Lume supplies Tanka with ..."
+            return any(rest[at + 1:at + 2] == ["with"] and (_unowned(word) == who or who == "user" and _unowned(
+                word) in ("user", *_USER_UNNAMED)) for at, word in enumerate(rest[:4]))
         if not (with_user or _word_key(verb) in _HIRING_VERBS) or "with" in rest[:3]:
             return False
         if who == "user":  # within three words ("Runs PhotoPrism in Docker in her study": a place)
@@ -3926,6 +3932,9 @@ _MUTUAL_VERBS = frozenset("meets met marries married dates dated sees saw knows 
 # Verbs of one taking on or overseeing another, a person or a firm, never a program ("Freja hires Sofie" / "Sofie
 # hires Freja"; no "employ", a synonym of "use": "Jellyfin uses Tailscale")
 _HIRING_VERBS = frozenset(map(_word_key, "hire subcontract mentor supervise coach manage".split()))
+# Verbs of giving whose object is the one given to, the thing given after "with" ("Café Lume supplies Tanka with 40
+# loaves a week" / "Tanka supplies 40 portions of causa a week to Café Lume")
+_PROVIDING_VERBS = frozenset(map(_word_key, "supply provide furnish equip".split()))
 # the user, in a text about someone else ("I", "me" and "my" are read "user" already: ``_first_person``)
 _USER_UNNAMED = frozenset("her him his she he us our".split())
 
@@ -3952,9 +3961,12 @@ def _acting(text: _Analysis, words: list[str], other: _Analysis) -> Optional[tup
     small verb: "is" has two sides that may trade places ("Dr. Fiona MacLeod is the user's PI" /
     "User's PI is Dr. Fiona MacLeod")."""
     if len(words) > 2 and words[0] == "the" and re.search(rf"\bto (?:the )?{re.escape(words[1])}\b", other.folded):
-        verb = words[2]  # a group the other text sends to: "The committee sends her ..." / "Sends ... to the committee"
+        # a group the other text sends to: "The committee sends her ..." / "Sends ... to the committee"; its
+        # name may run on ("The Kingsbury Gujarati Samaj supplies ...")
+        at = next((at for at in range(1, min(5, len(words) - 1)) if _word_key(words[at + 1]) not in text.names), 1)
+        verb = words[at + 1]
         if verb.isalpha() and verb not in _STOP_WORDS and not _SMALL_VERB.fullmatch(verb + " "):
-            return words[1], verb
+            return words[at], verb
     for at in range(min(5, len(words) - 1)):
         word, verb = words[at], words[at + 1]
         if any(before in _STOP_WORDS for before in words[:at]):
@@ -4532,9 +4544,10 @@ def _hyphenated_siblings(a: _Analysis, b: _Analysis) -> bool:
 
 
 def _identifier_extended(a: _Analysis, b: _Analysis) -> bool:
-    """Does one text name an identifier in backticks that the other names only lengthened, and
-    neither holds the other's ("`analytics`" / "`analytics_stg`", "`deploy`" / "`deploy.prod`")? The
-    longer one holds the shorter one's word, so no other rule tells them apart."""
+    """Does one text name an identifier in backticks or single quotes that the other names only
+    lengthened, and neither holds the other's ("`analytics`" / "`analytics_stg`", "`deploy`" /
+    "`deploy.prod`", "the 'IE' tab" / "the 'IE_div' tab")? The longer one holds the shorter one's
+    word, so no other rule tells them apart."""
     for one, other in ((a.code_words, b.code_words), (b.code_words, a.code_words)):
         # the longer words sorted, and sorted spelt backwards: a binary search finds any that begins
         # (or ends) with a word and a mark, so many words cost n log n, not n squared
