@@ -1081,7 +1081,8 @@ _SYNONYM_GROUPS = [
     "mm millimetre millimeter", "cm centimetre centimeter", "km kilometre kilometer", "kg kilogram kilo",
     "ft foot feet", "second sec secs s", "month mo", "ms millisecond msec", "billion bn", "week wk wks", "day daily",
     "year yr yrs annually",
-    "m metre meter", "mi mile", "mg milligram", "ml millilitre milliliter", "gib gibibyte",
+    "m metre meter", "mi mile", "mg milligram", "ml millilitre milliliter", "gib gibibyte", "tbsp tablespoon",
+    "tsp teaspoon",
     "reply answer response",
     "british uk", "american us usa",
     "street st", "road rd", "avenue ave", "boulevard blvd", "terrace tce", "crescent cres", "lane ln", "square sq",
@@ -1179,7 +1180,8 @@ _ISO_DATE = r"(?:19|20)\d\d\.\d\d\.\d\d"  # what the date phrases write: "2026.0
 _DATE_ATOM = _Regex(rf"{_ISO_DATE}(?:/{_ISO_DATE})?")  # a date, or a range of dates
 _ORDINAL = _Regex(r"\d(?:st|nd|rd|th)$", re.IGNORECASE)
 _UNIT_GAP = _Regex(r"[\s/-]*(?:times\s+)?(?:(?:a|an|per|each)\s+)?", re.IGNORECASE)  # "24 hours", "3 times a day"
-_UNIT_RATE = _Regex(r"(?<![\w.])(\d+(?:\.\d+)?) ?([^\W\d_]+) per ([^\W\d_]+)")  # "7 mg per kg", "1 tb per user"
+# "7 mg per kg", "1 tb per user", "1 tbsp of salt per kg"
+_UNIT_RATE = _Regex(r"(?<![\w.])(\d+(?:\.\d+)?) ?([^\W\d_]+)(?: of ([^\W\d_]+))? per ([^\W\d_]+)")
 _TIME_UNIT = r"(?:sec(?:ond)?|min(?:ute)?|hour|day|night|workday|week|month|quarter|year)"
 _PERIODICAL = r"(?:hour|dai|night|week|month|quarter|year)ly"  # "daily", "weekly"
 # "3 times a day", "3 times/day", "3 times daily": a rate; not "12 Times", "2 times, not 4"
@@ -3754,19 +3756,25 @@ def _owner_moved(a: _Analysis, b: _Analysis) -> bool:
     "Priya is Dev's manager" / "Dev is Priya's direct report"). The thing is the word after the
     owner, found in the two after the other ("Camille's vault" / "Julien's password vault"). The user
     and anyone are such two, the thing the same word ("The groomsmen are chipping in to pay for the
-    user's cufflinks" / "User is paying for the groomsmen's cufflinks")."""
+    user's cufflinks" / "User is paying for the groomsmen's cufflinks"). An owner of two things is read
+    at each ("User's primary on-call weeks start Tuesday; Inês Carvalho is user's secondary" / "Inês
+    Carvalho's primary on-call weeks start Tuesday; user is her secondary")."""
     if "'" not in a.folded or "'" not in b.folded:
         return False  # (cheap first: most texts own nothing)
     def named(key: str, text: _Analysis) -> bool:  # "o'neill'" too
         return key in text.names or key.rsplit("'", 1)[-1] in text.names
-    owned = [{_word_key(key[:-1]): text.word_keys[at + 1:at + 3]  # "rhys'" keyed "rhy", as "Rhys" is
-              for at, key in enumerate(text.word_keys) if key.endswith("'")} for text in (a, b)]
+    owned: list[dict[str, list[tuple[str, ...]]]] = [{}, {}]  # each owner's things, each as the two words after it
+    for things, text in zip(owned, (a, b)):
+        for at, key in enumerate(text.word_keys):
+            if key.endswith("'"):  # "rhys'" keyed "rhy", as "Rhys" is
+                things.setdefault(_word_key(key[:-1]), []).append(text.word_keys[at + 1:at + 3])
     said = [{*text.word_keys, *(["user"] if _USER_WORD.search(text.folded) else [])} for text in (a, b)]
     return any(name in said[1] and other in said[0]
                and (named(name, a) and named(other, b) and (not one or not two or one[0] in two or two[0] in one)
                     or "user" in (name, other) and one and two and one[0] == two[0])  # the same thing
-               for name, one in owned[0].items() if name not in owned[1]
-               for other, two in owned[1].items() if other not in owned[0])
+               for name, ones in owned[0].items() if name not in owned[1]
+               for other, twos in owned[1].items() if other not in owned[0]
+               for one in ones for two in twos)
 
 
 def _unowned(word: str) -> str:
@@ -5795,14 +5803,15 @@ def _grades_differ(old: _Analysis, new: _Analysis) -> bool:
 
 def _rates_differ(old: _Analysis, new: _Analysis) -> bool:
     """Is the same amount of a unit per another thing in each text ("7 mg per kg" / "7 mg per day", "70 ml
-    per kg" / "70 ml per cup", "1 TB per user" / "1 TB per month")? "mg/kg" is "mg per kg" by then, and
-    "kg" is too short a word for the one-word swap. An amount given per nothing ("7 mg a day") or per a
-    word of its own ("2 GB RAM per core") differs from none."""
-    rates: list[dict[tuple[str, str], set[str]]] = [{}, {}]
+    per kg" / "70 ml per cup", "1 TB per user" / "1 TB per month", "1 tablespoon of salt per litre" /
+    "... per kg")? "mg/kg" is "mg per kg" by then, and "kg" is too short a word for the one-word swap.
+    An amount given per nothing ("7 mg a day") or per a word of its own ("2 GB RAM per core") differs
+    from none, nor does an amount of another thing ("1 tbsp of sugar per litre")."""
+    rates: list[dict[tuple[str, str, str], set[str]]] = [{}, {}]
     for text, found in zip((old, new), rates):
-        for number, written, per in _UNIT_RATE.findall(text.folded) if " per " in text.folded else ():
+        for number, written, thing, per in _UNIT_RATE.findall(text.folded) if " per " in text.folded else ():
             if (unit := _word_key(written)) in _UNITS and unit != "time":  # "3 times per day" is a count
-                found.setdefault((_number_key(number), unit), set()).add(_word_key(per))
+                found.setdefault((_number_key(number), unit, _word_key(thing)), set()).add(_word_key(per))
     return any(amount in rates[1] and pers.isdisjoint(rates[1][amount]) for amount, pers in rates[0].items())
 
 

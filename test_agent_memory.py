@@ -4529,6 +4529,13 @@ class ContradictionsAreNeverMerged(unittest.TestCase):
         self.assertTrue(am._owned_before(am._analyse("Is allergic to penicillin."),  # someone else's, before "is"
                                          am._analyse("User's daughter is allergic to penicillin.")))
 
+    def test_an_owner_of_two_things_is_read_at_each(self):  # held-out 530: merged at 1.00
+        old = "User's primary on-call weeks start Tuesday 09:00 UTC; In\u00eas Carvalho is user's secondary."
+        new = "In\u00eas Carvalho's primary on-call weeks start Tuesday 09:00 UTC; user is her secondary."
+        self.assertTrue(am._owner_moved(am._analyse(old), am._analyse(new)))
+        self.assertTrue(am._owner_moved(am._analyse(new), am._analyse(old)))
+        self.assertEqual(action_beside(old, new), "judge")
+
     def test_an_owner_whose_name_ends_in_s_moved_is_another_fact(self):  # held-out 266: merged at 0.95
         old = "Gareth borrows Rhys's trailer to take garden waste to the Llansamlet tip once a month."
         new = "Son Rhys borrows Gareth's trailer to take garden waste to the Llansamlet tip once a month."
@@ -5077,7 +5084,10 @@ class ContradictionsAreNeverMerged(unittest.TestCase):
                 ("Gentamicin on the ward is dosed at 7 mg/kg once daily, checked against trough levels.",
                  "Gentamicin on the ward is dosed at 7 mg/day usually once daily, checked against trough levels."),
                 ("Sushi rice is seasoned with 70ml/kg of red vinegar.", "Sushi rice is seasoned with 70ml/cup of red "
-                 "vinegar.")):
+                 "vinegar."),
+                # the thing measured between the amount and "per", the unit in words (held-out 528: merged at 0.76)
+                ("User pickles cucumbers in 3-litre jars with dill, garlic and 1 tablespoon of salt per litre.",
+                 "User ferments cabbage in 3-litre jars with caraway and 1 tablespoon of salt per kg.")):
             with self.subTest(new=new):
                 self.assertEqual(action_beside(old, new), "judge")
                 self.assertTrue(am._rates_differ(am._analyse(old), am._analyse(new)))
@@ -5085,7 +5095,9 @@ class ContradictionsAreNeverMerged(unittest.TestCase):
                 ("Dosed at 7 mg/kg once daily.", "Dosed at 7 mg per kg once daily."),
                 ("Backup quota on the NAS is 1 TB/mo for staff.", "Backup quota on the NAS is 1 TB per month for staff."),
                 ("Feeds 30 grams per bird per day.", "Gives each bird 30 g a day."),
-                ("Jobs get 2 GB per core.", "Jobs get 2 GB RAM per core.")):
+                ("Jobs get 2 GB per core.", "Jobs get 2 GB RAM per core."),
+                ("Uses 1 tbsp of salt per kg.", "Uses 1 tablespoon of salt per kg."),
+                ("Uses 1 tbsp of salt per kg.", "Uses 1 tbsp of sugar per litre.")):  # another thing: no rule here
             with self.subTest(new=new):
                 self.assertFalse(am._rates_differ(am._analyse(old), am._analyse(new)))
         self.assertEqual(action_beside("Dosed at 7 mg/kg once daily.", "Dosed at 7 mg per kg once daily."), "merge")
