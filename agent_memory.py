@@ -3360,7 +3360,8 @@ def _unmatched(tokens: frozenset[str], one: _Analysis, other: _Analysis) -> set[
         key in initialisms and key in one.acronyms and not _ambiguous(key, other)) and not _written_bare(key, other)}
     # a name written otherwise: "UFQFPN-48" / "UFQFPN48", "voice/dialect" / "dialect and voice"
     otherwise = [key for key in unmatched if _respelled(key, other) or _parts_named(key, other)
-                 or key[:1].isdigit() and any(_same_date(key, each) for each in other.keys)]
+                 or key[:1].isdigit() and any(_same_date(key, each) for each in other.keys)
+                 or "/" in key and _slashed_initials(key, other)]
     if any(key[-1:].isdigit() for key in one.specific | other.specific):
         otherwise += _numbers_shortened(unmatched, one, other)
     if otherwise:
@@ -3424,6 +3425,18 @@ def _date_readings(key: str) -> set[str]:
 
 
 _AMBIGUOUS_DATE = _Regex(r"(0?[1-9]|1[0-2])([-/.])(0?[1-9]|1[0-2])\2((?:19|20)\d\d|(?<=/)\d\d)")
+
+
+def _slashed_initials(key: str, other: _Analysis) -> bool:
+    """Is ``key`` words joined by slashes that ``other`` gives as their initials, or initials joined
+    by slashes whose words it gives so ("air/ground" / "A/G", "input/output" / "I/O")?"""
+    parts = key.split("/")
+    if not all(part.isalpha() for part in parts):
+        return False
+    initials = "/".join(part[0] for part in parts)
+    return (initials in other.keys if initials != key
+            else any(len(each) > len(key) and "/".join(part[:1] for part in each.split("/")) == key
+                     for each in other.keys if each.count("/") == key.count("/")))
 
 
 def _parts_named(key: str, other: _Analysis) -> bool:

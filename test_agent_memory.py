@@ -4215,6 +4215,17 @@ class ContradictionsAreNeverMerged(unittest.TestCase):
                 self.assertFalse(am._specifics_differ(am._analyse(old), am._analyse(new), surest=True))
         self.assertEqual(unmatched("User works from home Tue/Wed; quiet 9-12 for calls.",
                                    "Needs quiet on Tuesdays and Wednesdays for calls while WFH."), set())
+        # words joined by slashes and their initials (held-out 533: added beside the entry they restate)
+        self.assertEqual(unmatched("Popham air/ground radio is on 129.805.", "Popham A/G is 129.805."), set())
+        self.assertEqual(unmatched("Popham A/G is 129.805.", "Popham air/ground radio is on 129.805."), set())
+        self.assertFalse(am._specifics_differ(am._analyse("No A/G at the strip; blind calls on SafetyCom 135.480."),
+                                              am._analyse("There's no air/ground service at the strip; blind calls "
+                                                          "are made on SafetyCom 135.480.")))
+        for one, other in (("A/G radio on 129.805.", "Air traffic radio on 129.805."),  # one word: no initials
+                           ("A/G radio on 129.805.", "Air/sea radio on 129.805."),
+                           ("R/W/X access.", "Read/write access.")):
+            with self.subTest(other=other):
+                self.assertTrue(am._unmatched(am._analyse(one).names, am._analyse(one), am._analyse(other)))
         for old, new in (  # a longer name or command, or the same words in another order, is another name
                 ("Run tests with `bazel test //...`.", "Nightly CI runs `bazel test //... --runs_per_test=5`."),
                 ("Mail in development is caught at /letter_opener.",
