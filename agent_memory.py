@@ -1218,8 +1218,9 @@ _PREFERRERS = frozenset(("user", "i", "we", "they", "he", "she", "who", "always"
 _RANGE_BEFORE = _Regex(r"\d\s*(?:[-–—]|\bto|\band|\bor)\s*$", re.IGNORECASE)  # "30 to 60 minutes", not "set to 60"
 _CURRENCIES = {"$": "USD", "US$": "USD", "A$": "AUD", "AU$": "AUD", "C$": "CAD", "CA$": "CAD", "NZ$": "NZD",
                "HK$": "HKD", "S$": "SGD", "SG$": "SGD", "€": "EUR", "£": "GBP",
-               "¥": "JPY", "₹": "INR", "₩": "KRW", "₽": "RUB", "₺": "TRY", "₪": "ILS", "₫": "VND", "฿": "THB"}
-_CURRENCY = r"(?:US|AU?|CA?|NZ|HK|SG?)?\$|[€£¥₹₩₽₺₪₫฿]"
+               "¥": "JPY", "₹": "INR", "₩": "KRW", "₽": "RUB", "₺": "TRY", "₪": "ILS", "₫": "VND", "฿": "THB",
+               "Kč": "CZK", "zł": "PLN"}
+_CURRENCY = r"(?:US|AU?|CA?|NZ|HK|SG?)?\$|[€£¥₹₩₽₺₪₫฿]|Kč|zł"
 _CURRENCY_NAMES = {"us": "USD", "australian": "AUD", "canadian": "CAD", "new zealand": "NZD", "hong kong": "HKD",
                    "singapore": "SGD", "euro": "EUR", "swiss": "CHF", "danish": "DKK", "norwegian": "NOK",
                    "swedish": "SEK", "japanese": "JPY", "indian": "INR", "south african": "ZAR", "british": "GBP",
@@ -1475,7 +1476,8 @@ _DATA_PREFIXES = {"kilo": "k", "mega": "M", "giga": "G", "tera": "T"}
 _PER_UNITS = {"mo": "month", "mos": "month", "yr": "year", "yrs": "year", "wk": "week", "wks": "week", "d": "day"}
 _GLUED_UNITS = r"wt|pt|yo|mcg|iu|psi|[kmg]wh|[kmg]w|[km]?va|mah|ma|[km]?v|dbm|dbi|db|gbe|nm|mpg|oz|tsp|tbsp"
 _GLUED_UNIT = _Regex(_GLUED_UNITS)
-_CURRENCY_SIGNS = ("$", "€", "£", "¥", "₹", "₩", "₽", "₺", "₪", "₫", "฿")
+_CURRENCY_SIGNS = ("$", "€", "£", "¥", "₹", "₩", "₽", "₺", "₪", "₫", "฿", "kč", "zł")  # (as case-folded)
+_CURRENCY_CODES = sorted({*_CURRENCIES.values(), *_DOT_GROUPED.split("|")})
 _AFTER_AMOUNT = r"(?:(?<=\d)|(?<=\d[a-zA-Z])|(?<=\d[a-zA-Z]{2})|(?<=\d [a-zA-Z])|(?<=\d [a-zA-Z]{2}))"
 # Numbers in words, where a word of tens or a multiplier says it is one: "eighty-five" is 85, "two hundred and
 # fifty" 250, "forty thousand" 40000, "1.2 million" 1200000, "half a million" 500000, "a quarter of a million"
@@ -1674,8 +1676,9 @@ _PHRASES: list[tuple[_Regex, Any, tuple[str, ...]]] = [
      _CURRENCY_SIGNS),
     (_Regex(rf"(?<![\w$])({_CURRENCY})\s?(?=\d)"), lambda match: _CURRENCIES[match.group(1)] + " ",  # "USD 90"
      _CURRENCY_SIGNS),
-    (_Regex(rf"(?<=\d)\s?({_CURRENCY})(?![\w$])"), lambda match: " " + _CURRENCIES[match.group(1)],  # "90 €"
-     _CURRENCY_SIGNS),
+    (_Regex(rf"(?<![\w.,–-])(\d+(?:[.,]\d+)*(?:[kKmM]|bn)?(?:\s?[–-]\s?\d+(?:[.,]\d+)*(?:[kKmM]|bn)?)?)\s?"
+            rf"({_CURRENCY})(?![\w$])"),  # "90 €" is "EUR 90", as "€90" is, "1.200-1.500 €" "EUR 1.200-1.500"; and
+     lambda match: f"{_CURRENCIES[match.group(2)]} {match.group(1)}", _CURRENCY_SIGNS),  # "1.10 Kč" is "CZK 1.10"
     # a currency named is its code, in any case: "in Australian dollars" is "in AUD", "12 euros" and "12 Euros"
     # "12 EUR", "in Swiss francs" "in CHF", "Danish kroner" "DKK", "pounds sterling" "GBP" (not "Euro 2024", nor "us"
     # in lower case, a pronoun: "pays us dollars"; nor bare "dollars", "francs", "kroner" or "pounds", which may be
@@ -1693,8 +1696,10 @@ _PHRASES: list[tuple[_Regex, Any, tuple[str, ...]]] = [
     (_Regex(r"(?<![\w.,$-])(\d{1,2})(?:p| pence)\b(?![-\w])"), lambda match: f"GBP 0.{int(match.group(1)):02d}",
      _after_number("p")),
     # and cents are of a euro or dollar: "7 euro cents" is "EUR 0.07", "70 cents" "0.70" (the currency untold)
-    (_Regex(r"(?<![\w.,$-])(\d{1,2}) (?:(EUR|USD) )?cents?\b(?![-\w])", re.IGNORECASE),  # ("euro" is "EUR" here)
-     lambda match: f"{match.group(2).upper() + ' ' if match.group(2) else ''}0.{int(match.group(1)):02d}", ("cent",)),
+    # ("euro" is "EUR" here; "12 US cents" is "USD 0.12")
+    (_Regex(r"(?<![\w.,$-])(\d{1,2}) (?:(EUR|USD|(?-i:US)) )?cents?\b(?![-\w])", re.IGNORECASE),
+     lambda match: (f"{_CURRENCY_NAMES.get(match.group(2).lower(), match.group(2).upper())} " if match.group(2) else "")
+     + f"0.{int(match.group(1)):02d}", ("cent",)),
     # "DE>EN" is "German>English", "EN/ES" "English/Spanish": language codes only in a pair, or three
     # or more in a list ("IT, DE and EN"), never alone ("IT" is a department, "DE" a state)
     (_Regex(rf"\b{_LANGUAGE}(?:{_LANGUAGE_GAP}{_LANGUAGE})+\b"), _language_names, ("/", ">", "→", "–", "-")),
@@ -1864,9 +1869,11 @@ _PHRASES: list[tuple[_Regex, Any, tuple[str, ...]]] = [
     (_Regex(r"\bat the earliest\b", re.IGNORECASE), "min", ("at the earliest",)),
     # after a number or a short unit: "1 mL/min" is "1 mL per minute", "60/min" "60 per minute", "£38/hr" "per hour"
     # (no "HR"); both, or "1 mL per minute" / "1 mL/h" would read as one rate, a unit against a word
-    # a currency after its amount, before a rate, goes before it: "75 EUR/h" is "EUR 75/h", as "€75/h" is
-    (_Regex(rf"(?<![\w.,])(\d+(?:\.\d+)?) ({'|'.join(sorted(set(_CURRENCIES.values())))}|{_DOT_GROUPED})"
-            r"(?=/| per\b)"), r"\2 \1", ("/", " per ")),
+    # a currency's code after its amount goes before it, as a sign does: "75 EUR/h" is "EUR 75/h", as "€75/h" is, and
+    # "300 PLN monthly" "PLN 300 monthly", as "300 zł monthly" is, and a range whole (no time: "04:00 CAD" is a
+    # dispatch system's)
+    (_Regex(rf"(?<![\w.,:–-])(\d+(?:\.\d+)?(?: ?[–-] ?\d+(?:\.\d+)?)?) ({'|'.join(_CURRENCY_CODES)})\b(?![\w$])"),
+     r"\2 \1", _after_number("".join(sorted({code[0].lower() for code in _CURRENCY_CODES})))),
     (_Regex(rf"{_AFTER_AMOUNT}/(?:h|hrs?)\b"), " per hour", ("/h",)),
     (_Regex(rf"{_AFTER_AMOUNT}/min\b"), " per minute", ("/min",)),
     # and any other word after an amount of its own: "~180/day" is "180 per day", "GBP 6.50/portion" "per

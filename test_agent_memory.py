@@ -1887,6 +1887,24 @@ class FeaturesReadValuesOneWay(unittest.TestCase):
             with self.subTest(text=short):
                 self.assertEqual(am._analyse(short).keys, am._analyse(full).keys)
 
+    def test_a_currency_after_its_amount_goes_before_it(self):
+        """Held-out 539: "1.10 Kč a word" for "CZK 1.10 per word", "12 US cents" for "USD 0.12"; and a code after
+        its amount reads as a sign before it does, a rate after it or not ("300 PLN monthly" / "300 zł a month")."""
+        for one, other in (("Rate: 1.10 Kč a word.", "Rate: CZK 1.10 per word."),
+                           ("Pays 12 US cents a word.", "Pays USD 0.12 per word."),
+                           ("Sends 300 PLN monthly.", "Sends 300 zł a month."),
+                           ("Budget: 8k GBP a month.", "Budget: \u00a38,000 a month."),
+                           ("Room costs 4,59 \u20ac monthly.", "Room costs \u20ac4.59 a month."),
+                           ("Rent 1.200-1.500 EUR a month.", "Rent \u20ac1,200-1,500 a month."),  # a range whole
+                           ("Costs 2 - 3 USD.", "Costs $2-3.")):
+            with self.subTest(text=one):
+                self.assertEqual(am._analyse(one).keys, am._analyse(other).keys)
+        for text in ("Every Wednesday 04:00 CAD fails over.", "Plays 12 us cents."):  # a time's system; a pronoun
+            with self.subTest(text=text):
+                self.assertEqual(am._normalise(text), text)
+        self.assertEqual(action("Oxfam Kenya is a direct client paying Baraka USD 0.12 per word, net 45 days.",
+                                "Oxfam Kenya (direct) pays Baraka 12 US cents a word on 45-day terms."), "merge")
+
     def test_a_time_zone_is_its_city_s_time(self):
         """Held-out 472, 479 and 484 (and many sets before): "Europe/London" for "UK time", "JST" for "Tokyo time"."""
         for one, other in (("The reminder script runs daily at 07:00 Europe/London.",
@@ -2079,7 +2097,7 @@ class FeaturesReadValuesOneWay(unittest.TestCase):
                                 ("Bids above half a million.", "Bids min 500000."),
                                 ("Insured up to a quarter of a million.", "Insured max 250000."),  # held-out 429
                                 ("Three quarters of a million rows.", "750000 rows."),
-                                ("Worth 1.49 million euros.", "Worth 1490000 EUR."),
+                                ("Worth 1.49 million euros.", "Worth EUR 1490000."),
                                 ("Half a dozen eggs, a dozen rolls.", "6 eggs, 12 rolls."),
                                 ("Two thousand twenty-five, a hundred thousand.", "2025, 100000."),
                                 ("A twenty-minute walk.", "A 20 minutes walk.")))
@@ -2104,7 +2122,7 @@ class FeaturesReadValuesOneWay(unittest.TestCase):
         # (held-out 431); not a price in dollars to the tenth of a cent, nor a weight
         self.assert_normalised((("Costs CHF 18'500.", "Costs CHF 18500."), ("Quote \u20ac142.000.", "Quote EUR 142000."),
                                 ("Sold for \u20ac1.250.000.", "Sold for EUR 1250000."),
-                                ("Paid 3.500 euros.", "Paid 3500 EUR."), ("Paid 1.250,50 \u20ac.", "Paid 1250.50 EUR."),
+                                ("Paid 3.500 euros.", "Paid EUR 3500."), ("Paid 1.250,50 \u20ac.", "Paid EUR 1250.50."),
                                 ("Tariff is 0.285 EUR/kWh.", "Tariff is EUR 0.285/kWh."),  # (review of 4fb2a5f: "0285")
                                 ("Gas at $3.459 a gallon.", "Gas at USD 3.459 a gallon."),
                                 ("Weighs 2.125 kg.", "Weighs 2.125 kg.")))
