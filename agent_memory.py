@@ -1973,11 +1973,12 @@ _SUBJECT = _Regex(rf"\s*(?:(?:Dr|Mr|Mrs|Ms|Prof)\.?\s+|(?:Our|My|Their)\s+(?:[a-
                   rf"({_NAME})(?:\s+{_NAME})?(?:,[^,.;]{{3,40}},)?\s+(?:{_OFTEN}\s+[a-z]+s|is|was|has|had|does|did|"
                   r"will|can|works|lives|prefers|likes|wants|needs|loves|hates|owns|uses|drives|runs|plays|takes|"
                   r"teaches|speaks|manages|handles|leaves|starts|studies|coaches|walks|picks|collects|cooks|eats|goes|"
-                  r"gets|makes|sings|sleeps|attends|learns|competes|gives|receives|sells|buys|pays"
+                  r"gets|makes|sings|sleeps|attends|learns|competes|gives|receives|sells|buys|pays|accompanies|lends|"
+                  r"borrows|maintains|sends|writes|cleans"
                   # verbs that are plural nouns too, after a word in -s, are a noun after a verb: "Logs rides on
                   # Strava", "Books swims at the lido" (a name in -s before them, "James swims", is missed)
                   r"|(?<![sS]\s)(?:swims|cycles|rides|climbs|dances|paints|volunteers|visits|tutors|meets|"
-                  r"commutes))\b")
+                  r"commutes|leads|hosts|reviews|checks|fixes|repairs))\b")
 # or a name owning what the fact is about: "Tomasz's shoes", "Clubmate Sam's target event"
 _NO_OWNERS = _STOP_WORDS | _CALENDAR_WORDS | frozenset(
     "today tonight tomorrow yesterday everyone everybody someone somebody anyone nobody".split())  # "Today's plan"
@@ -3797,6 +3798,31 @@ def _owner_moved(a: _Analysis, b: _Analysis) -> bool:
                for one in ones for two in twos)
 
 
+def _user_traded(a: _Analysis, b: _Analysis) -> bool:
+    """Do the user and someone named trade places, each after the plain word the other comes after in
+    the other text ("Cellar storage room key is held by user; the spare is with Mehmet in flat 1.1" /
+    "Bike cellar key is held by Mehmet in flat 1.1; the spare is with user")? Who has what, turned
+    round, whatever else the two texts say. Each is named once in each text, small words left out, and
+    after a plain word, not a name ("User and Sam" / "Sam and user"); a name of things trades places
+    in restatements ("Uses an Olympus EPOCH 650 ..., OmniScan X3 for ..." / "... is an Olympus EPOCH
+    650; also uses an OmniScan X3 ..."), so only the user is sure to be someone."""
+    if "user" not in a.word_keys or "user" not in b.word_keys and "user'" not in b.word_keys:
+        return False  # (cheap first: most texts are not both of the user)
+    names = a.names | b.names | {"user"}
+    def after(text: _Analysis) -> dict[str, list[str]]:  # each key, and the plain words before it
+        keys = [_unowned(key) for key in text.word_keys]
+        found: dict[str, list[str]] = {}
+        for at, key in enumerate(keys):
+            found.setdefault(key, []).append(keys[at - 1] if at and keys[at - 1] not in names else "")
+        return found
+    one, other = after(a), after(b)
+    if len(one.get("user", ())) != 1 or len(other.get("user", ())) != 1:
+        return False
+    (mine,), (theirs,) = one["user"], other["user"]
+    return bool(mine and theirs and mine != theirs) and any(
+        one.get(name) == [theirs] and other.get(name) == [mine] for name in a.names & b.names)
+
+
 def _unowned(word: str) -> str:
     """``word`` without an owner's mark: "mentees" for "mentees'", "jade" for "jade's"."""
     return word[:-2] if word.endswith("'s") else word[:-1] if word.endswith("'") else word
@@ -4728,7 +4754,7 @@ def _conflicting(old: _Analysis, new: _Analysis) -> bool:
             or _ranks_turned(old, new) or _hired_turned(old, new)
             or _agent_differs(old, new)
             or _owner_stressed(old, new)
-            or _owner_moved(old, new)
+            or _owner_moved(old, new) or _user_traded(old, new)
             or _condition_turned(old, new)
             or _relatives_differ(old, new)
             or _someone_else(old, new) or _user_replaced(old, new)
