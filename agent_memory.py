@@ -3879,9 +3879,10 @@ def _doer_turned(a: _Analysis, b: _Analysis) -> bool:
                                      for after in rest[at + 1:at + 6]) for at, word in enumerate(rest)):
             return True  # "... to the committee", "Covers for B2 avionics engineer Siobhán Doyle ...", "to user's
             # page", "48 hours' notice from us"
-        if _word_key(verb) in _PROVIDING_VERBS:  # "Café Lume supplies Tanka with ..."
-            return any(rest[at + 1:at + 2] == ["with"] and (_unowned(word) == who or who == "user" and _unowned(
-                word) in ("user", *_USER_UNNAMED)) for at, word in enumerate(rest[:4]))
+        if _word_key(verb) in _PROVIDING_VERBS and any(rest[at + 1:at + 2] == ["with"] and (
+                _unowned(word) == who or who == "user" and _unowned(word) in ("user", *_USER_UNNAMED))
+                for at, word in enumerate(rest[:4])):
+            return True  # "Café Lume supplies Tanka with ..."; without "with", as any verb ("provides her childcare")
         if not (with_user or _word_key(verb) in _HIRING_VERBS) or "with" in rest[:3]:
             return False
         if who == "user":  # within three words ("Runs PhotoPrism in Docker in her study": a place)

@@ -4682,10 +4682,16 @@ class ContradictionsAreNeverMerged(unittest.TestCase):
                  False),  # the user unnamed in one, "the user" told after the verb in the other: no one acts for her
                 ("Tanka supplies 40 portions of causa a week to Caf\u00e9 Lume.",
                  "Tanka supplies Caf\u00e9 Lume with 40 portions of causa a week.", False),  # the same one giving
-                ("User supplies Tanka with flour.", "Tanka supplies her with flour.", True)):
+                ("User supplies Tanka with flour.", "Tanka supplies her with flour.", True),
+                # nothing after "with": the user told after the verb as any other's (review of eda275d: merged at
+                # 1.00)
+                ("Provides neighbour Ana childcare on Tuesdays.", "Neighbour Ana provides her childcare on Tuesdays.",
+                 True)):
             with self.subTest(new=new):
                 self.assertEqual(am._doer_turned(am._analyse(old), am._analyse(new)), turned)
                 self.assertEqual(am._doer_turned(am._analyse(new), am._analyse(old)), turned)
+        self.assertEqual(action("Provides neighbour Ana childcare on Tuesdays.",
+                                "Neighbour Ana provides her childcare on Tuesdays."), "judge")
 
     def test_a_name_joined_by_colons_is_read_as_its_parts(self):  # as a hyphenated name is (held-out 494)
         self.assertEqual(am._analyse("Job e2e:visual may fail.").hyphenated, {("e2e", "visual")})
