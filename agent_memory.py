@@ -3369,7 +3369,7 @@ def _unmatched(tokens: frozenset[str], one: _Analysis, other: _Analysis) -> set[
     # a name written otherwise: "UFQFPN-48" / "UFQFPN48", "voice/dialect" / "dialect and voice"
     otherwise = [key for key in unmatched if _respelled(key, other) or _parts_named(key, other)
                  or key[:1].isdigit() and any(_same_date(key, each) for each in other.keys)
-                 or "/" in key and _slashed_initials(key, other)]
+                 or "/" in key and _slashed_initials(key, one, other)]
     if any(key[-1:].isdigit() for key in one.specific | other.specific):
         otherwise += _numbers_shortened(unmatched, one, other)
     if otherwise:
@@ -3435,15 +3435,17 @@ def _date_readings(key: str) -> set[str]:
 _AMBIGUOUS_DATE = _Regex(r"(0?[1-9]|1[0-2])([-/.])(0?[1-9]|1[0-2])\2((?:19|20)\d\d|(?<=/)\d\d)")
 
 
-def _slashed_initials(key: str, other: _Analysis) -> bool:
-    """Is ``key`` words joined by slashes that ``other`` gives as their initials, or initials joined
-    by slashes whose words it gives so ("air/ground" / "A/G", "input/output" / "I/O")?"""
+def _slashed_initials(key: str, one: _Analysis, other: _Analysis) -> bool:
+    """Is ``key`` (of ``one``) words joined by slashes that ``other`` gives as their initials, or
+    initials joined by slashes whose words it gives so ("air/ground" / "A/G", "input/output" /
+    "I/O")? Acronyms are no words ("AC/DC" / "A/D")."""
     parts = key.split("/")
     if not all(part.isalpha() for part in parts):
         return False
     initials = "/".join(part[0] for part in parts)
-    return (initials in other.keys if initials != key
+    return (initials in other.keys and one.acronyms.isdisjoint(parts) if initials != key
             else any(len(each) > len(key) and "/".join(part[:1] for part in each.split("/")) == key
+                     and other.acronyms.isdisjoint(each.split("/"))
                      for each in other.keys if each.count("/") == key.count("/")))
 
 

@@ -4241,9 +4241,13 @@ class ContradictionsAreNeverMerged(unittest.TestCase):
                                                           "are made on SafetyCom 135.480.")))
         for one, other in (("A/G radio on 129.805.", "Air traffic radio on 129.805."),  # one word: no initials
                            ("A/G radio on 129.805.", "Air/sea radio on 129.805."),
-                           ("R/W/X access.", "Read/write access.")):
+                           ("R/W/X access.", "Read/write access."),
+                           ("Uses an A/D converter.", "Uses an AC/DC converter."),  # acronyms, no words
+                           ("Uses an AC/DC converter.", "Uses an A/D converter.")):  # (review of eda275d: merged)
             with self.subTest(other=other):
                 self.assertTrue(am._unmatched(am._analyse(one).names, am._analyse(one), am._analyse(other)))
+        self.assertEqual(action("Board uses an A/D converter on pin 4.", "Board uses an AC/DC converter on pin 4."),
+                         "add")
         for old, new in (  # a longer name or command, or the same words in another order, is another name
                 ("Run tests with `bazel test //...`.", "Nightly CI runs `bazel test //... --runs_per_test=5`."),
                 ("Mail in development is caught at /letter_opener.",
