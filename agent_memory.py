@@ -1478,6 +1478,8 @@ _GLUED_UNITS = r"wt|pt|yo|mcg|iu|psi|[kmg]wh|[kmg]w|[km]?va|mah|ma|[km]?v|dbm|db
 _GLUED_UNIT = _Regex(_GLUED_UNITS)
 _CURRENCY_SIGNS = ("$", "€", "£", "¥", "₹", "₩", "₽", "₺", "₪", "₫", "฿", "kč", "zł")  # (as case-folded)
 _CURRENCY_CODES = sorted({*_CURRENCIES.values(), *_DOT_GROUPED.split("|")})
+# an amount's thousands parted by spaces: "45 000" before "PLN" or "zł" (not "in 2024 500 €")
+_SPACE_GROUPED = r"(?:\d{1,3}(?: \d{3}(?!\d))+|\d+)"
 _AFTER_AMOUNT = r"(?:(?<=\d)|(?<=\d[a-zA-Z])|(?<=\d[a-zA-Z]{2})|(?<=\d [a-zA-Z])|(?<=\d [a-zA-Z]{2}))"
 # Numbers in words, where a word of tens or a multiplier says it is one: "eighty-five" is 85, "two hundred and
 # fifty" 250, "forty thousand" 40000, "1.2 million" 1200000, "half a million" 500000, "a quarter of a million"
@@ -1676,9 +1678,10 @@ _PHRASES: list[tuple[_Regex, Any, tuple[str, ...]]] = [
      _CURRENCY_SIGNS),
     (_Regex(rf"(?<![\w$])({_CURRENCY})\s?(?=\d)"), lambda match: _CURRENCIES[match.group(1)] + " ",  # "USD 90"
      _CURRENCY_SIGNS),
-    (_Regex(rf"(?<![\w.,–-])(\d+(?:[.,]\d+)*(?:[kKmM]|bn)?(?:\s?[–-]\s?\d+(?:[.,]\d+)*(?:[kKmM]|bn)?)?)\s?"
-            rf"({_CURRENCY})(?![\w$])"),  # "90 €" is "EUR 90", as "€90" is, "1.200-1.500 €" "EUR 1.200-1.500"; and
-     lambda match: f"{_CURRENCIES[match.group(2)]} {match.group(1)}", _CURRENCY_SIGNS),  # "1.10 Kč" is "CZK 1.10"
+    (_Regex(rf"(?<![\w.,–-])({_SPACE_GROUPED}(?:[.,]\d+)*(?:[kKmM]|bn)?(?:\s?[–-]\s?{_SPACE_GROUPED}(?:[.,]\d+)*"
+            rf"(?:[kKmM]|bn)?)?)\s?({_CURRENCY})(?![\w$])"),  # "90 €" is "EUR 90", as "€90" is, "1.200-1.500 €"
+     lambda match: f"{_CURRENCIES[match.group(2)]} {match.group(1)}",  # "EUR 1.200-1.500", "45 000 zł" "PLN 45 000";
+     _CURRENCY_SIGNS),  # and "1.10 Kč" is "CZK 1.10"
     # a currency named is its code, in any case: "in Australian dollars" is "in AUD", "12 euros" and "12 Euros"
     # "12 EUR", "in Swiss francs" "in CHF", "Danish kroner" "DKK", "pounds sterling" "GBP" (not "Euro 2024", nor "us"
     # in lower case, a pronoun: "pays us dollars"; nor bare "dollars", "francs", "kroner" or "pounds", which may be
@@ -1872,7 +1875,8 @@ _PHRASES: list[tuple[_Regex, Any, tuple[str, ...]]] = [
     # a currency's code after its amount goes before it, as a sign does: "75 EUR/h" is "EUR 75/h", as "€75/h" is, and
     # "300 PLN monthly" "PLN 300 monthly", as "300 zł monthly" is, and a range whole (no time: "04:00 CAD" is a
     # dispatch system's)
-    (_Regex(rf"(?<![\w.,:–-])(\d+(?:\.\d+)?(?: ?[–-] ?\d+(?:\.\d+)?)?) ({'|'.join(_CURRENCY_CODES)})\b(?![\w$])"),
+    (_Regex(rf"(?<![\w.,:–-])({_SPACE_GROUPED}(?:\.\d+)?(?: ?[–-] ?{_SPACE_GROUPED}(?:\.\d+)?)?) "
+            rf"({'|'.join(_CURRENCY_CODES)})\b(?![\w$])"),
      r"\2 \1", _after_number("".join(sorted({code[0].lower() for code in _CURRENCY_CODES})))),
     (_Regex(rf"{_AFTER_AMOUNT}/(?:h|hrs?)\b"), " per hour", ("/h",)),
     (_Regex(rf"{_AFTER_AMOUNT}/min\b"), " per minute", ("/min",)),

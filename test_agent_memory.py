@@ -1899,6 +1899,12 @@ class FeaturesReadValuesOneWay(unittest.TestCase):
                            ("Costs 2 - 3 USD.", "Costs $2-3.")):
             with self.subTest(text=one):
                 self.assertEqual(am._analyse(one).keys, am._analyse(other).keys)
+        for text, read in (("Earns 45 000 PLN a year.", "Earns PLN 45 000 a year."),  # thousands parted by spaces:
+                           ("Rent 2 000-2 500 z\u0142.", "Rent PLN 2 000-2 500."),  # the amount whole (review of
+                           ("Salary 45 000 EUR gross.", "Salary EUR 45 000 gross."),  # eda275d: "45 PLN 000")
+                           ("In 2024 500 EUR went to rent.", "In 2024 EUR 500 went to rent.")):  # a year no thousands
+            with self.subTest(text=text):
+                self.assertEqual(am._normalise(text), read)
         for text in ("Every Wednesday 04:00 CAD fails over.", "Plays 12 us cents."):  # a time's system; a pronoun
             with self.subTest(text=text):
                 self.assertEqual(am._normalise(text), text)
