@@ -1896,7 +1896,8 @@ class FeaturesReadValuesOneWay(unittest.TestCase):
                            ("Budget: 8k GBP a month.", "Budget: \u00a38,000 a month."),
                            ("Room costs 4,59 \u20ac monthly.", "Room costs \u20ac4.59 a month."),
                            ("Rent 1.200-1.500 EUR a month.", "Rent \u20ac1,200-1,500 a month."),  # a range whole
-                           ("Costs 2 - 3 USD.", "Costs $2-3.")):
+                           ("Costs 2 - 3 USD.", "Costs $2-3."),
+                           ("Pays 300 CAD a month.", "Pays C$300 a month."), ("Sends 50 CHF weekly.", "Sends CHF 50 weekly.")):
             with self.subTest(text=one):
                 self.assertEqual(am._analyse(one).keys, am._analyse(other).keys)
         for text, read in (("Earns 45 000 PLN a year.", "Earns PLN 45 000 a year."),  # thousands parted by spaces:
@@ -1905,7 +1906,10 @@ class FeaturesReadValuesOneWay(unittest.TestCase):
                            ("In 2024 500 EUR went to rent.", "In 2024 EUR 500 went to rent.")):  # a year no thousands
             with self.subTest(text=text):
                 self.assertEqual(am._normalise(text), read)
-        for text in ("Every Wednesday 04:00 CAD fails over.", "Plays 12 us cents."):  # a time's system; a pronoun
+        for text in ("Every Wednesday 04:00 CAD fails over.", "Plays 12 us cents.",  # a time's system; a pronoun;
+                     "Flew 6 ILS approaches in March.", "Runway 27 ILS is out of service.",  # a code that is also an
+                     "Bought 3 CAD licences.", "Had 2 CHF admissions.", "Fills up with 95 RON petrol.",  # acronym, no
+                     "Ran 5 SGD epochs.", "Target 2-3 INR."):  # rate after it (review of eda275d: "ILS 6 approaches")
             with self.subTest(text=text):
                 self.assertEqual(am._normalise(text), text)
         self.assertEqual(action("Oxfam Kenya is a direct client paying Baraka USD 0.12 per word, net 45 days.",
