@@ -1874,10 +1874,11 @@ _PHRASES: list[tuple[_Regex, Any, tuple[str, ...]]] = [
     # (no "HR"); both, or "1 mL per minute" / "1 mL/h" would read as one rate, a unit against a word
     # a currency's code after its amount goes before it, as a sign does: "75 EUR/h" is "EUR 75/h", as "€75/h" is, and
     # "300 PLN monthly" "PLN 300 monthly", as "300 zł monthly" is, and a range whole (no time: "04:00 CAD" is a
-    # dispatch system's); a code that is also an acronym only before a rate ("6 ILS approaches", "runway 27 ILS",
-    # "95 RON petrol" and "3 CAD licences" count no money, "300 CAD a month" does)
+    # dispatch system's; nor a code before its own amount: "in 2024 EUR 500"); a code that is also an acronym only
+    # before a rate ("6 ILS approaches", "runway 27 ILS", "95 RON petrol" and "3 CAD licences" count no money, "300
+    # CAD a month" does)
     (_Regex(rf"(?<![\w.,:–-])({_SPACE_GROUPED}(?:\.\d+)?(?: ?[–-] ?{_SPACE_GROUPED}(?:\.\d+)?)?) "
-            rf"({'|'.join(_CURRENCY_CODES)})\b(?![\w$])(?!(?<=CAD|CHF|ILS|INR|RON|SGD)"
+            rf"({'|'.join(_CURRENCY_CODES)})\b(?![\w$]| ?\d)(?!(?<=CAD|CHF|ILS|INR|RON|SGD)"
             rf"(?!/| (?:per|a|an|each|every)\b| {_PERIODICAL}\b))"),
      r"\2 \1", _after_number("".join(sorted({code[0].lower() for code in _CURRENCY_CODES})))),
     (_Regex(rf"{_AFTER_AMOUNT}/(?:h|hrs?)\b"), " per hour", ("/h",)),

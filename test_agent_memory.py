@@ -1903,7 +1903,12 @@ class FeaturesReadValuesOneWay(unittest.TestCase):
         for text, read in (("Earns 45 000 PLN a year.", "Earns PLN 45 000 a year."),  # thousands parted by spaces:
                            ("Rent 2 000-2 500 z\u0142.", "Rent PLN 2 000-2 500."),  # the amount whole (review of
                            ("Salary 45 000 EUR gross.", "Salary EUR 45 000 gross."),  # eda275d: "45 PLN 000")
-                           ("In 2024 500 EUR went to rent.", "In 2024 EUR 500 went to rent.")):  # a year no thousands
+                           ("In 2024 500 EUR went to rent.", "In 2024 EUR 500 went to rent."),  # a year no thousands
+                           # a code before its amount stays there (review of eda275d: "In EUR 2024 500", "GBP 3 20")
+                           ("In 2024 \u20ac500 went to rent.", "In 2024 EUR 500 went to rent."),
+                           ("In 2024 500 \u20ac went to rent.", "In 2024 EUR 500 went to rent."),
+                           ("Ordered 3 \u00a320 gift cards.", "Ordered 3 GBP 20 gift cards."),
+                           ("Room 12 \u20ac40 a night.", "Room 12 EUR 40 a night.")):
             with self.subTest(text=text):
                 self.assertEqual(am._normalise(text), read)
         for text in ("Every Wednesday 04:00 CAD fails over.", "Plays 12 us cents.",  # a time's system; a pronoun;
