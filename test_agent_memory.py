@@ -1914,7 +1914,8 @@ class FeaturesReadValuesOneWay(unittest.TestCase):
         for text in ("Every Wednesday 04:00 CAD fails over.", "Plays 12 us cents.",  # a time's system; a pronoun;
                      "Flew 6 ILS approaches in March.", "Runway 27 ILS is out of service.",  # a code that is also an
                      "Bought 3 CAD licences.", "Had 2 CHF admissions.", "Fills up with 95 RON petrol.",  # acronym, no
-                     "Ran 5 SGD epochs.", "Target 2-3 INR."):  # rate after it (review of eda275d: "ILS 6 approaches")
+                     "Ran 5 SGD epochs.", "Target 2-3 INR.",  # rate after it (review of eda275d: "ILS 6 approaches")
+                     "Opens at 10:30 \u20ac."):  # a time before a sign (review of eda275d: "10:EUR 30")
             with self.subTest(text=text):
                 self.assertEqual(am._normalise(text), text)
         self.assertEqual(action("Oxfam Kenya is a direct client paying Baraka USD 0.12 per word, net 45 days.",
