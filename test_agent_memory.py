@@ -4512,7 +4512,10 @@ class ContradictionsAreNeverMerged(unittest.TestCase):
                          ("Lends the club six folding boards each week.", "Borrows six folding boards from the club each week."),
                          # one acting who is no name _SUBJECT reads (review of bc8ddc7: merged)
                          ("Dad lends Tom \u00a3500 a year.", "Dad borrows \u00a3500 a year from Tom."),
-                         ("My sister sells hay to Huw every autumn.", "My sister buys hay from Huw every autumn.")):
+                         ("My sister sells hay to Huw every autumn.", "My sister buys hay from Huw every autumn."),
+                         # the same one with a role in one text (held-out 543: merged at 0.76)
+                         ("Friend Marco Ricci lends user his wheel truing stand on Sunday mornings.",
+                          "Marco Ricci borrows the user's wheel truing stand on Sunday mornings.")):
             with self.subTest(new=new):
                 self.assertTrue(am._converse_by_one(am._analyse(old), am._analyse(new)))
                 self.assertEqual(action_beside(old, new), "judge")
@@ -4524,7 +4527,8 @@ class ContradictionsAreNeverMerged(unittest.TestCase):
                          # a topic or a thing opening both is no one acting (review of cf7becb)
                          ("Eggs: bought from the Hollins Farm shop on Saturdays.",
                           "Eggs: the Hollins Farm shop sells them on Saturdays."),
-                         ("The old Transit was sold to Dave in May.", "The old Transit was bought by Dave in May.")):
+                         ("The old Transit was sold to Dave in May.", "The old Transit was bought by Dave in May."),
+                         ("Marco Ricci lends Tom his truing stand.", "Tom borrows the truing stand from Marco.")):
             with self.subTest(new=new):
                 self.assertFalse(am._converse_by_one(am._analyse(old), am._analyse(new)))
 
