@@ -3964,9 +3964,11 @@ def _one_dealing(folded: str) -> str:
 def _converse_by_one(a: _Analysis, b: _Analysis) -> bool:
     """Does the same one buy in one text and sell in the other, or borrow and lend ("User sells hay
     to Huw when ..." / "User buys hay from Huw when ...")? Two deals. Both texts open with the user,
-    or the same one ("Dad", "My sister", "Friend Marco Ricci" / "Marco Ricci": the last words before the
-    verb alike), as the one acting, or with the two verbs (the user acting
-    unnamed: "Sells hay to Huw" / "Buys hay from Huw"). Told from the deal's other side, by the
+    or the same one ("Dad", "My sister", "Friend Marco Ricci" / "Marco Ricci": the words before the
+    verb in one text closing those of the other; not a last word alike alone, a surname or an
+    adverb: "Anna Kowalski lends ... to Piotr Kowalski" / "Piotr Kowalski borrows Anna Kowalski's
+    ...", "Marco also lends ..." / "User also borrows ..."), as the one acting, or with the two
+    verbs (the user acting unnamed: "Sells hay to Huw" / "Buys hay from Huw"). Told from the deal's other side, by the
     other one, it restates: "Lent sister Fiona £3,000" / "Fiona borrowed £3k from me", "Sells
     finished rods to anglers" / "His rods are bought by anglers"; and so may a topic or a thing
     opening both ("Eggs: bought from the Hollins Farm shop" / "Eggs: the Hollins Farm shop sells
@@ -3976,7 +3978,8 @@ def _converse_by_one(a: _Analysis, b: _Analysis) -> bool:
     first_a, first_b = a.folded.partition(" ")[0], b.folded.partition(" ")[0]
     if not (first_b in _CONVERSES.get(first_a, ()) or a.about_user and b.about_user
             or a.subject and a.subject == b.subject
-            or (one := _one_dealing(a.folded)) and one.rpartition(" ")[2] == _one_dealing(b.folded).rpartition(" ")[2]):
+            or (one := _one_dealing(a.folded)) and (other := _one_dealing(b.folded))
+            and (f" {one}".endswith(f" {other}") or f" {other}".endswith(f" {one}"))):
         return False  # (cheap first: most pairs open otherwise)
     only_b = set(b.words).difference(a.words)
     return any(_CONVERSES.get(word, frozenset()) & only_b for word in set(a.words).difference(b.words))
