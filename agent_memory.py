@@ -1678,10 +1678,10 @@ _PHRASES: list[tuple[_Regex, Any, tuple[str, ...]]] = [
      _CURRENCY_SIGNS),
     (_Regex(rf"(?<![\w$])({_CURRENCY})\s?(?=\d)"), lambda match: _CURRENCIES[match.group(1)] + " ",  # "USD 90"
      _CURRENCY_SIGNS),
-    (_Regex(rf"(?<![\w.,:–-])({_SPACE_GROUPED}(?:[.,]\d+)*(?:[kKmM]|bn)?(?:\s?[–-]\s?{_SPACE_GROUPED}(?:[.,]\d+)*"
+    (_Regex(rf"(?<![\w.,–-])(?<!\d:)({_SPACE_GROUPED}(?:[.,]\d+)*(?:[kKmM]|bn)?(?:\s?[–-]\s?{_SPACE_GROUPED}(?:[.,]\d+)*"
             rf"(?:[kKmM]|bn)?)?)\s?({_CURRENCY})(?![\w$])"),  # "90 €" is "EUR 90", as "€90" is, "1.200-1.500 €"
      lambda match: f"{_CURRENCIES[match.group(2)]} {match.group(1)}",  # "EUR 1.200-1.500", "45 000 zł" "PLN 45 000";
-     _CURRENCY_SIGNS),  # and "1.10 Kč" is "CZK 1.10" (no time: "10:30 €")
+     _CURRENCY_SIGNS),  # and "1.10 Kč" is "CZK 1.10" (no time: "10:30 €"; a label's colon is: "Budget:1 000 €")
     # a currency named is its code, in any case: "in Australian dollars" is "in AUD", "12 euros" and "12 Euros"
     # "12 EUR", "in Swiss francs" "in CHF", "Danish kroner" "DKK", "pounds sterling" "GBP" (not "Euro 2024", nor "us"
     # in lower case, a pronoun: "pays us dollars"; nor bare "dollars", "francs", "kroner" or "pounds", which may be

@@ -1908,7 +1908,10 @@ class FeaturesReadValuesOneWay(unittest.TestCase):
                            ("In 2024 \u20ac500 went to rent.", "In 2024 EUR 500 went to rent."),
                            ("In 2024 500 \u20ac went to rent.", "In 2024 EUR 500 went to rent."),
                            ("Ordered 3 \u00a320 gift cards.", "Ordered 3 GBP 20 gift cards."),
-                           ("Room 12 \u20ac40 a night.", "Room 12 EUR 40 a night.")):
+                           ("Room 12 \u20ac40 a night.", "Room 12 EUR 40 a night."),
+                           # a label's colon is no time's (review of e1c7bfb: "Budget:1 EUR 000", "Deposit:2 PLN 500")
+                           ("Budget:1 000 \u20ac a month.", "Budget:EUR 1 000 a month."),
+                           ("Deposit:2 500 z\u0142, paid.", "Deposit:PLN 2 500, paid.")):
             with self.subTest(text=text):
                 self.assertEqual(am._normalise(text), read)
         for text in ("Every Wednesday 04:00 CAD fails over.", "Plays 12 us cents.",  # a time's system; a pronoun;
