@@ -2949,7 +2949,8 @@ def _word_fields(text: str) -> dict[str, Any]:
         about_user=bool(_ABOUT_USER.match(text)),
         subject=(_word_key(subject.group(1).casefold()) if (subject := _SUBJECT.match(text))
                  and subject.group(1).casefold() not in _STOP_WORDS and not _adverb(subject.group(1).casefold())
-                 else ""),  # "Mostly paints ..." opens with no one's name
+                 and subject.group(1) != "Every"
+                 else ""),  # "Mostly paints ..." opens with no one's name, nor "Every Friday hosts ..." (a time)
         owner=(_word_key(owner.group(1).casefold()) if (owner := _OWNER.match(text))
                and owner.group(1).casefold() not in _NO_OWNERS else ""),
         words=words,
