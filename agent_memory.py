@@ -1678,8 +1678,8 @@ _PHRASES: list[tuple[_Regex, Any, tuple[str, ...]]] = [
      _CURRENCY_SIGNS),
     (_Regex(rf"(?<![\w$])({_CURRENCY})\s?(?=\d)"), lambda match: _CURRENCIES[match.group(1)] + " ",  # "USD 90"
      _CURRENCY_SIGNS),
-    (_Regex(rf"(?<![\w.,–-])(?<!\d:)({_SPACE_GROUPED}(?:[.,]\d+)*(?:[kKmM]|bn)?(?:\s?[–-]\s?{_SPACE_GROUPED}(?:[.,]\d+)*"
-            rf"(?:[kKmM]|bn)?)?)\s?({_CURRENCY})(?![\w$])"),  # "90 €" is "EUR 90", as "€90" is, "1.200-1.500 €"
+    (_Regex(rf"(?<![\w.,–-])(?<!\d:)({_SPACE_GROUPED}(?:[.,]\d+)*(?:[kKmM]|bn)?"
+            rf"(?:\s?[–-]\s?{_SPACE_GROUPED}(?:[.,]\d+)*(?:[kKmM]|bn)?)?)\s?({_CURRENCY})(?![\w$])"),  # "90 €" is "EUR 90", as "€90" is, "1.200-1.500 €"
      lambda match: f"{_CURRENCIES[match.group(2)]} {match.group(1)}",  # "EUR 1.200-1.500", "45 000 zł" "PLN 45 000";
      _CURRENCY_SIGNS),  # and "1.10 Kč" is "CZK 1.10" (no time: "10:30 €"; a label's colon is: "Budget:1 000 €")
     # a currency named is its code, in any case: "in Australian dollars" is "in AUD", "12 euros" and "12 Euros"
@@ -3865,9 +3865,9 @@ def _doer_turned(a: _Analysis, b: _Analysis) -> bool:
     Paper Lanterns"), or the verb takes the other on or oversees it (``_HIRING_VERBS``: "Freja hires
     assistant Sofie Brandt" / "Sofie Brandt hires Freja as assistant"), or gives to it, the thing given
     after "with" (``_PROVIDING_VERBS``: "Café Lume supplies Tanka with 40 loaves" / "Tanka supplies
-    40 portions of causa to Café Lume"): names of apps and languages
-    trade places in restatements ("Chromium runs on the Pi" / "The Pi runs Chromium"), and names
-    turned round with all else kept are ``_roles_turned``."""
+    40 portions of causa to Café Lume"): names of apps and languages trade places in restatements
+    ("Chromium runs on the Pi" / "The Pi runs Chromium"), and names turned round with all else kept
+    are ``_roles_turned``."""
     if a.folded.partition(" ")[0] == b.folded.partition(" ")[0]:
         return False  # (cheap first: the same word opens most pairs, and the same one then acts in both)
     for (words_a, one), (words_b, two) in itertools.product(_readings(a, b), _readings(b, a)):
@@ -3969,10 +3969,10 @@ def _converse_by_one(a: _Analysis, b: _Analysis) -> bool:
     verb in one text closing those of the other; not a last word alike alone, a surname or an
     adverb: "Anna Kowalski lends ... to Piotr Kowalski" / "Piotr Kowalski borrows Anna Kowalski's
     ...", "Marco also lends ..." / "User also borrows ..."), as the one acting, or with the two
-    verbs (the user acting unnamed: "Sells hay to Huw" / "Buys hay from Huw"). Told from the deal's other side, by the
-    other one, it restates: "Lent sister Fiona £3,000" / "Fiona borrowed £3k from me", "Sells
-    finished rods to anglers" / "His rods are bought by anglers"; and so may a topic or a thing
-    opening both ("Eggs: bought from the Hollins Farm shop" / "Eggs: the Hollins Farm shop sells
+    verbs (the user acting unnamed: "Sells hay to Huw" / "Buys hay from Huw"). Told from the deal's
+    other side, by the other one, it restates: "Lent sister Fiona £3,000" / "Fiona borrowed £3k from
+    me", "Sells finished rods to anglers" / "His rods are bought by anglers"; and so may a topic or a
+    thing opening both ("Eggs: bought from the Hollins Farm shop" / "Eggs: the Hollins Farm shop sells
     them")."""
     if _CONVERSES.keys().isdisjoint(a.words) or _CONVERSES.keys().isdisjoint(b.words):
         return False  # (cheap first: most texts tell of no deal)

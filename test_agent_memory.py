@@ -1897,7 +1897,8 @@ class FeaturesReadValuesOneWay(unittest.TestCase):
                            ("Room costs 4,59 \u20ac monthly.", "Room costs \u20ac4.59 a month."),
                            ("Rent 1.200-1.500 EUR a month.", "Rent \u20ac1,200-1,500 a month."),  # a range whole
                            ("Costs 2 - 3 USD.", "Costs $2-3."),
-                           ("Pays 300 CAD a month.", "Pays C$300 a month."), ("Sends 50 CHF weekly.", "Sends CHF 50 weekly.")):
+                           ("Pays 300 CAD a month.", "Pays C$300 a month."),
+                           ("Sends 50 CHF weekly.", "Sends CHF 50 weekly.")):
             with self.subTest(text=one):
                 self.assertEqual(am._analyse(one).keys, am._analyse(other).keys)
         for text, read in (("Earns 45 000 PLN a year.", "Earns PLN 45 000 a year."),  # thousands parted by spaces:
