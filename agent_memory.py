@@ -1880,7 +1880,7 @@ _PHRASES: list[tuple[_Regex, Any, tuple[str, ...]]] = [
     (_Regex(rf"(?<![\w.,:–-])({_SPACE_GROUPED}(?:\.\d+)?(?: ?[–-] ?{_SPACE_GROUPED}(?:\.\d+)?)?) "
             rf"({'|'.join(_CURRENCY_CODES)})\b(?![\w$]| ?\d)(?!(?<=CAD|CHF|ILS|INR|RON|SGD)"
             rf"(?!/| (?:per|a|an|each|every)\b| {_PERIODICAL}\b))"),
-     r"\2 \1", _after_number("".join(sorted({code[0].lower() for code in _CURRENCY_CODES})))),
+     r"\2 \1", tuple(f"#{code.lower()}" for code in _CURRENCY_CODES)),
     (_Regex(rf"{_AFTER_AMOUNT}/(?:h|hrs?)\b"), " per hour", ("/h",)),
     (_Regex(rf"{_AFTER_AMOUNT}/min\b"), " per minute", ("/min",)),
     # and any other word after an amount of its own: "~180/day" is "180 per day", "GBP 6.50/portion" "per
@@ -1974,9 +1974,10 @@ _OFTEN = r"(?:always|usually|often|never|sometimes|rarely|still)"  # before a ve
 _ABOUT_USER = _Regex(r"\s*(?:(?:the\s+)?(?:user\b(?!['’]s)|I\b(?!['’](?!m\b|ve\b|d\b|ll\b)))"  # "I'm"
                      rf"|{_OFTEN}\s+[a-z]+s\b|(?:is|was|has|had)\s+(?:been\s+)?[a-z]+ing\b)", re.IGNORECASE)
 # a name: a capital, ASCII or not ("Inês", "Łukasz"), maybe "Mary-Jane" or "O'Neill"; "Our CTO Dana", "Kasia, the
-# junior stylist," and a verb in -s ("Kasia teaches") are a subject too
+# junior stylist," and a verb in -s ("Kasia teaches") are a subject too ("Every Friday hosts ..." opens with a time)
 _NAME = r"(?:[A-Z]|[^\W\d_a-z])[^\W\d_A-Z]+(?:[-'’][A-Z][^\W\d_A-Z]+)?"
-_SUBJECT = _Regex(rf"\s*(?:(?:Dr|Mr|Mrs|Ms|Prof)\.?\s+|(?:Our|My|Their)\s+(?:[a-z]+\s+|[A-Z]{{2,5}}\s+)?)?(?!User\b)"
+_SUBJECT = _Regex(rf"\s*(?:(?:Dr|Mr|Mrs|Ms|Prof)\.?\s+|(?:Our|My|Their)\s+(?:[a-z]+\s+|[A-Z]{{2,5}}\s+)?)?"
+                  rf"(?!User\b|Every\b)"
                   rf"({_NAME})(?:\s+{_NAME})?(?:,[^,.;]{{3,40}},)?\s+(?:{_OFTEN}\s+[a-z]+s|is|was|has|had|does|did|"
                   r"will|can|works|lives|prefers|likes|wants|needs|loves|hates|owns|uses|drives|runs|plays|takes|"
                   r"teaches|speaks|manages|handles|leaves|starts|studies|coaches|walks|picks|collects|cooks|eats|goes|"
@@ -2949,8 +2950,7 @@ def _word_fields(text: str) -> dict[str, Any]:
         about_user=bool(_ABOUT_USER.match(text)),
         subject=(_word_key(subject.group(1).casefold()) if (subject := _SUBJECT.match(text))
                  and subject.group(1).casefold() not in _STOP_WORDS and not _adverb(subject.group(1).casefold())
-                 and subject.group(1) != "Every"
-                 else ""),  # "Mostly paints ..." opens with no one's name, nor "Every Friday hosts ..." (a time)
+                 else ""),  # "Mostly paints ..." opens with no one's name
         owner=(_word_key(owner.group(1).casefold()) if (owner := _OWNER.match(text))
                and owner.group(1).casefold() not in _NO_OWNERS else ""),
         words=words,
