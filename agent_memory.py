@@ -1176,7 +1176,10 @@ _RATE_BEFORE = _Regex(r"(?:(?:\d\S*|\b(?:two|three|four|five|six|seven|eight|nin
                       r"\d\S*|\b(?:once|twice|times|per|every|each|of))\W*$",
                       re.IGNORECASE)  # "twice a week", "six events a year", "a tenth of an hour": no "1 week";
 # but "100% over one day" and "more than £100, within a fortnight" are spans, a number before their preposition
-_ISO_DATE = r"(?:19|20)\d\d\.\d\d\.\d\d"  # what the date phrases write: "2026.03.31", one atom
+# A year in a date: 1100 to 2099, for family history too ("baptised 9/10/1562"); one before 1900 is no
+# time on a 24-hour clock ("on 12 May 1400 hrs")
+_YEAR_DIGITS = r"(?:(?:19|20)\d\d|1[1-8]\d\d(?!\s?(?i:h|hrs?|hours|z|utc|gmt|local)\b))"
+_ISO_DATE = r"(?:1[1-9]|20)\d\d\.\d\d\.\d\d"  # what the date phrases write: "2026.03.31", one atom
 _DATE_ATOM = _Regex(rf"{_ISO_DATE}(?:/{_ISO_DATE})?")  # a date, or a range of dates
 _ORDINAL = _Regex(r"\d(?:st|nd|rd|th)$", re.IGNORECASE)
 _UNIT_GAP = _Regex(r"[\s/-]*(?:times\s+)?(?:(?:a|an|per|each)\s+)?", re.IGNORECASE)  # "24 hours", "3 times a day"
@@ -1611,32 +1614,32 @@ _PHRASES: list[tuple[_Regex, Any, tuple[str, ...]]] = [
      lambda match: _full_year(match.group(1)), ("'",)),
     # One spelling per date, one atom: "2026-03-31", "31.03.2026", "March 31st, 2026" are "2026.03.31".
     (_Regex(rf"\b(\d{{1,2}})(?:st|nd|rd|th)? ?(?:[-–]|to) ?(\d{{1,2}})(?:st|nd|rd|th)?(?: of)? {_MONTH},? "
-            r"((?:19|20)\d\d)\b", re.IGNORECASE),
+            rf"({_YEAR_DIGITS})\b", re.IGNORECASE),
      lambda match: _date_range(match.group(4), match.group(3), match.group(1), match.group(2), match.group()),
      _YEAR),  # "1-14 July 2026", "11th to 13th July 2026"
-    (_Regex(rf"\b{_MONTH} (\d{{1,2}})(?:st|nd|rd|th)? ?(?:[-–]|to) ?(\d{{1,2}})(?:st|nd|rd|th)?,? ((?:19|20)\d\d)\b",
+    (_Regex(rf"\b{_MONTH} (\d{{1,2}})(?:st|nd|rd|th)? ?(?:[-–]|to) ?(\d{{1,2}})(?:st|nd|rd|th)?,? ({_YEAR_DIGITS})\b",
             re.IGNORECASE), lambda match: _date_range(match.group(4), match.group(1), match.group(2), match.group(3),
                                                       match.group()), _YEAR),  # "July 1-14, 2026"
-    (_Regex(rf"{_DATE_START}((?:19|20)\d\d)([-/.])(\d{{1,2}})\2(\d{{1,2}}){_DATE_END}"),
+    (_Regex(rf"{_DATE_START}({_YEAR_DIGITS})([-/.])(\d{{1,2}})\2(\d{{1,2}}){_DATE_END}"),
      lambda match: _iso_date(match.group(1), match.group(3), match.group(4), match.group()), _YEAR),
-    (_Regex(rf"{_DATE_START}(\d{{1,2}})([-/.])(\d{{1,2}})\2((?:19|20)\d\d){_DATE_END}"), _year_last_date, _YEAR),
+    (_Regex(rf"{_DATE_START}(\d{{1,2}})([-/.])(\d{{1,2}})\2({_YEAR_DIGITS}){_DATE_END}"), _year_last_date, _YEAR),
     (_Regex(rf"{_DATE_START}(\d{{1,2}})(/)(\d{{1,2}})/(\d\d){_DATE_END}(?!\s?%)"), _year_last_date,
      ("/",)),  # "19/11/25", but no "10/15/20%" of tips
-    (_Regex(rf"{_NO_RANGE_END}\b(\d{{1,2}})(?:st|nd|rd|th)?(?: of)? {_MONTH},? ((?:19|20)\d\d)\b", re.IGNORECASE),
+    (_Regex(rf"{_NO_RANGE_END}\b(\d{{1,2}})(?:st|nd|rd|th)?(?: of)? {_MONTH},? ({_YEAR_DIGITS})\b", re.IGNORECASE),
      lambda match: _iso_date(match.group(3), str(_MONTH_NUMBERS[match.group(2).lower()]), match.group(1),
                              match.group()), _YEAR),
-    (_Regex(rf"\b{_MONTH} (\d{{1,2}})(?:st|nd|rd|th)?,? ((?:19|20)\d\d)\b", re.IGNORECASE),
+    (_Regex(rf"\b{_MONTH} (\d{{1,2}})(?:st|nd|rd|th)?,? ({_YEAR_DIGITS})\b", re.IGNORECASE),
      lambda match: _iso_date(match.group(3), str(_MONTH_NUMBERS[match.group(1).lower()]), match.group(2),
                              match.group()), _YEAR),
     # A month of a year: "March 2026", "March of 2026", "03/2026" and "2026-03" are "2026m03"; "March to
     # May 2026" is "2026m03 to 2026m05", as "March 2026 to May 2026" is.
-    (_Regex(rf"\b{_MONTH} ?((?:[-–]|to|through|until|and|or) ?){_MONTH},? (?:of )?((?:19|20)\d\d)\b", re.IGNORECASE),
+    (_Regex(rf"\b{_MONTH} ?((?:[-–]|to|through|until|and|or) ?){_MONTH},? (?:of )?({_YEAR_DIGITS})\b", re.IGNORECASE),
      lambda match: " ".join((_month_of_year(match.group(4), str(_MONTH_NUMBERS[match.group(1).lower()]),
                                             match.group(1)),
                              match.group(2).strip(),
                              _month_of_year(match.group(4), str(_MONTH_NUMBERS[match.group(3).lower()]),
                                             match.group(3)))), _YEAR),
-    (_Regex(rf"\b{_MONTH},? (?:of )?((?:19|20)\d\d)\b", re.IGNORECASE),
+    (_Regex(rf"\b{_MONTH},? (?:of )?({_YEAR_DIGITS})\b", re.IGNORECASE),
      lambda match: _month_of_year(match.group(2), str(_MONTH_NUMBERS[match.group(1).lower()]), match.group()), _YEAR),
     (_Regex(rf"\b{_MONTH} ['’](\d\d)\b", re.IGNORECASE),  # "Mar '26"
      lambda match: _month_of_year(_full_year(match.group(2)),  # "Sep '98"
@@ -1944,6 +1947,7 @@ for _index, (_, _, _needs) in enumerate(_PHRASES):
         _PHRASES_NEEDING.setdefault(_need, []).append(_index)
 _NUMBER_RUN = _Regex(r"\d+(?:[.,:]\d+)*[\s-]*")  # "1,5 kg" is "#kg" to the needs after a number
 _ASCII_DIGIT = _Regex(r"[0-9]")
+_EARLY_YEAR = _Regex(r"(?<!\d)1[1-8]\d\d(?!\d)")
 # "3:30-4:30pm" is "15:30-16:30"; "7pm" is "19:00".
 # "9.45 am" is "9:45"; no hour starts inside a number ("1.5 pm" is left alone, not "1.17:00")
 _TIME_RANGE_12H = _Regex(r"(?<![\d.:])\b(\d{1,2})(?:[:.](\d\d))?(\s?[–-]\s?|\sto\s)"
@@ -2488,6 +2492,8 @@ def _present(text: str) -> set[str]:
     if _ASCII_DIGIT.search(folded):  # \d is any digit, but the phrases need one of 0-9 in the text
         after = _NUMBER_RUN.sub("#", folded)
         present.update(itertools.compress(_NUMBER_NEEDS, map(after.__contains__, _NUMBER_NEEDS)))
+        if _EARLY_YEAR.search(folded):  # the date phrases' years before 1900 ("baptised 9/10/1562")
+            present.update(_YEAR)
     return present
 
 
@@ -3440,7 +3446,7 @@ def _date_readings(key: str) -> set[str]:
     return {_iso_date(year, first, second, ""), _iso_date(year, second, first, "")}
 
 
-_AMBIGUOUS_DATE = _Regex(r"(0?[1-9]|1[0-2])([-/.])(0?[1-9]|1[0-2])\2((?:19|20)\d\d|(?<=/)\d\d)")
+_AMBIGUOUS_DATE = _Regex(rf"(0?[1-9]|1[0-2])([-/.])(0?[1-9]|1[0-2])\2({_YEAR_DIGITS}|(?<=/)\d\d)")
 
 
 def _slashed_initials(key: str, one: _Analysis, other: _Analysis) -> bool:

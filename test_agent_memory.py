@@ -2868,6 +2868,22 @@ class FeaturesReadValuesOneWay(unittest.TestCase):
         self.assertTrue(am._conflict("Main window default size is 1200x800.", "Default main window: 1200 by 600 px."))
         self.assertTrue({"monday", "friday"} <= am._analyse("On call M–F.").keys)
 
+    def test_a_date_before_1900_is_a_date(self):
+        # held-out 548 (family history): four restatements added beside "14 March 1843", "6 Feb 1835", "1 January
+        # 1855" and "9 Oct 1562", whose years the date phrases did not read
+        self.assert_normalised((("Baptised 14 March 1843.", "Baptised 1843.03.14."),
+                                ("Baptised 14/3/1843.", "Baptised 1843.03.14."),
+                                ("Born Dec 1855 in Ennis.", "Born 1855m12 in Ennis."),
+                                ("Married 1562-10-09.", "Married 1562.10.09."),
+                                ("Relieved on 12 May 1400 hrs.", "Relieved on 12 May 1400 hours."),  # a time
+                                ("Moved 1 May 1000 boxes.", "Moved 1 May 1000 boxes.")))  # no year
+        self.assertEqual(am._date_readings("9/10/1562"), {"1562.10.09", "1562.09.10"})
+        entry = "Earliest record found: baptism of Thomas Sowrebutte at Pluckley, Kent, 9 Oct 1562."
+        self.assertEqual(action(entry, "Earliest find: Thomas Sowrebutte, baptised 9/10/1562 at Pluckley in Kent."),
+                         "judge")  # either way round: the LLM's
+        self.assertEqual(action(entry, "Earliest find: Thomas Sowrebutte, baptised 9/11/1562 at Pluckley in Kent."),
+                         "add")
+
     def test_a_date_either_way_round_is_near_its_readings_and_never_merged_with_them(self):
         # held-out 366, 495 and ten more: "12/08/2027" shared nothing with "12 August 2027", and a restatement
         # reworded around it was added beside its entry; it weighs as both its dates now, half each
