@@ -1013,7 +1013,8 @@ _OPPOSITE_PAIRS = [
     ("higher", "lower"), ("above", "below"), ("min", "max"), ("minimum", "maximum"), ("enable", "disable"),
     ("enabled", "disabled"), ("allow", "deny"), ("allowed", "forbidden"), ("include", "exclude"),
     ("increase", "decrease"), ("true", "false"), ("yes", "no"), ("always", "never"), ("public", "private"),
-    ("internal", "external"), ("sync", "async"), ("start", "stop"), ("start", "end"), ("open", "closed"),
+    ("internal", "external"), ("sync", "async"), ("start", "stop"), ("start", "end"), ("start", "finish"),
+    ("open", "closed"),
     ("first", "last"),
     ("light", "dark"), ("tabs", "spaces"), ("only", "also"), ("all", "some"), ("all", "none"),
     ("early", "late"), ("earlier", "later"), ("before", "later"), ("earlier", "after"), ("prior", "after"),
@@ -2947,8 +2948,7 @@ def _word_fields(text: str) -> dict[str, Any]:
     # "apart from" is "except", no opposite of "together"
     polar_words = ["volunteer" if word == "volunteers" and _plural_noun(folded, found, at)
                    else "apart from" if word == "apart" and folded_words[at + 1:at + 2] == ["from"]
-                   else _FORMS.get(word, word[:-1] if word[-1] == "s" and word not in _OPPOSITES
-                                   and word[:-1] in _OPPOSITES else word)
+                   else _FORMS.get(word, _polar_singular(word))
                    for at, word in enumerate(folded_words)]
     polar = frozenset(word for word in polar_words if word in _OPPOSITES)
     clause_ends = [match.start() for match in _CLAUSE_END.finditer(folded)]
@@ -3109,6 +3109,17 @@ def _day_ranges(text: str, excepted: frozenset[str]) -> frozenset[frozenset[str]
     for "Mon–Wed"), less the days it excepts; "Thu–Fri" is no more than "Thursday and Friday"."""
     runs = (run.split("–") for run in _DAY_RANGE.findall(text))
     return frozenset(frozenset(days) - excepted for days in runs if len(days) > 2)
+
+
+def _polar_singular(word: str) -> str:
+    """A plural or a verb's third person of a word with opposites read as that word ("starts" is "start",
+    "finishes" "finish"), unless it is listed itself."""
+    if word[-1] != "s" or word in _OPPOSITES:
+        return word
+    if word[:-1] in _OPPOSITES:
+        return word[:-1]
+    stem = word[:-2]  # "-es" after a hiss only: "ones" is no "on"
+    return stem if word[-2:] == "es" and stem.endswith(("s", "sh", "ch", "x", "z")) and stem in _OPPOSITES else word
 
 
 def _polar_places(words: list[str]) -> tuple[tuple[str, str, str], ...]:
