@@ -1448,6 +1448,25 @@ def _hours_and_a_half(match: re.Match[str]) -> str:
     return match.group() if _part_of_more(match) else f"{_HOURS_AND_A_HALF[match.group(1).lower()]} minutes"
 
 
+def _years_and_a_half(match: re.Match[str]) -> str:
+    """"a year and a half" is "18 months", "two and a half years" "30 months", as "1.5 years" and "2.5
+    years" are (``_half_years_in_months``), but not as part of more (``_PART_OF_MORE``)."""
+    if _part_of_more(match):
+        return match.group()
+    count = match.group(1).lower()
+    years = 1 if count in ("a", "an") else int(count) if count.isdigit() else _ONES.index(count) + 1
+    return f"{12 * years + 6} months"
+
+
+def _half_years_in_months(match: re.Match[str]) -> str:
+    """"1.5 years" is "18 months", "a 2.5-year lease" "a 30-month lease", as "half a year" is 6 months and
+    "30 months" no whole number of years; not the end of a range ("1-1.5 years")."""
+    if _RANGE_BEFORE.search(match.string, max(0, match.start() - 12), match.start()):
+        return match.group()
+    gap = "-" if "-" in match.group(2) else " "
+    return f"{12 * int(match.group(1)) + 6}{gap}month{'s' if gap == ' ' else ''}"
+
+
 def _weeks_in_days(match: re.Match[str]) -> str:
     """"2 weeks" is "14 days", "a 4-week block" "a 28-day block"; part of more stays, and a count
     of things a week long ("three week-long trips" are no "three-week trip"; "a week-long trip" is)."""
@@ -1606,6 +1625,12 @@ def _number_in_words(match: re.Match[str]) -> str:
 
 _PHRASES: list[tuple[_Regex, Any, tuple[str, ...]]] = [
     (_AND_A_HALF, _and_a_half, ("and a half",)),
+    # Half years in months, before "a year" is 12 months: "a year and a half", "two and a half years" and "2.5
+    # years" are "18 months" and "30 months" (a whole number of years from two on is years: "24 months" is 2)
+    (_Regex(r"(?<![-–])\b(an?|one|two|three|four|[1-4])\s(?:years? and a half|and a half years?)\b", re.IGNORECASE),
+     _years_and_a_half, ("and a half",)),
+    (_Regex(r"(?<![\w.,])(\d)\.5( ?|\s?-)(?:years?|yrs?)\b(?!-old)", re.IGNORECASE),  # (an age is years: "2.5-year-old
+     _half_years_in_months, ("#y",)),  # twins" are "2½")
     (_GRAND, _grand, ("grand",)),
     (_ORDINAL_IN_WORDS, _ordinal_in_words, tuple(_TENS)),
     (_NUMBER_IN_WORDS, _number_in_words, (*_TENS, *_MULTIPLIERS)),
