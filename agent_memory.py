@@ -4816,7 +4816,7 @@ def _conflicting(old: _Analysis, new: _Analysis) -> bool:
             or _relatives_differ(old, new)
             or _someone_else(old, new) or _user_replaced(old, new)
             or _exception_added(old, new) or _exception_added(new, old)
-            or _environment_named(old, new) or _settings_differ(old, new)
+            or _environment_named(old, new) or _branches_differ(old, new) or _settings_differ(old, new)
             or _duration_unmeasured(old, new) or _duration_unmeasured(new, old)
             or _day_part_unlike(old, new) or _day_part_unlike(new, old)
             or _date_read_one_way(old, new) or _date_read_one_way(new, old)
@@ -4928,6 +4928,33 @@ def _environment_named(old: _Analysis, new: _Analysis) -> bool:
     tells of the one in use, production: the other is another system, though its words only add a
     value, which would merge."""
     return _NON_PRODUCTION.isdisjoint(old.words) != _NON_PRODUCTION.isdisjoint(new.words)
+
+
+def _branches_differ(old: _Analysis, new: _Analysis) -> bool:
+    """Do the two texts name branches of a repository, none the same ("... on push to the develop
+    branch" / "... on push to main", "release branch is protected" / "main branch is protected")?"""
+    one, other = _branches(old), _branches(new)
+    return bool(one) and bool(other) and one.isdisjoint(other)
+
+
+def _branches(text: _Analysis) -> set[str]:
+    """The branches ``text`` names: a word before "branch" ("the release branch", "release/1.2 branch",
+    also a release branch), and the usual names in a text of commits, pushes or merges ("push to
+    main"). Without those, a word before "branch" is a branch's only if usual ("release branch"; the
+    "mail centre branch" of a union, "two branches" of a shop are none)."""
+    if "branch" not in text.folded and _GIT_WORDS.isdisjoint(text.words):
+        return set()  # (cheap first: most texts tell of no repository)
+    git = not _GIT_WORDS.isdisjoint(text.words)
+    named = {match.group(1) for match in _BRANCH_NAMED.finditer(text.folded) if match.group(1) not in _STOP_WORDS
+             and (git or match.group(1).split("/")[0] in _BRANCH_NAMES)}
+    named |= {name.split("/")[0] for name in named}
+    return named | _BRANCH_NAMES.intersection(text.words) if named or git else named
+
+
+_BRANCH_NAMED = _Regex(r"\b([a-z0-9][\w./-]*) branch(?:es)?\b")
+_BRANCH_NAMES = frozenset("main master trunk develop release feature hotfix".split())
+_GIT_WORDS = frozenset("push pushes pushed merge merges merged commit commits committed pr prs rebase rebased repo "
+                       "repository".split())
 
 
 def _exception_added(one: _Analysis, other: _Analysis) -> bool:
