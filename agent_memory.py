@@ -1082,7 +1082,8 @@ _SYNONYM_GROUPS = [
     "mm millimetre millimeter", "cm centimetre centimeter", "km kilometre kilometer", "kg kilogram kilo",
     "ft foot feet", "second sec secs s", "month mo", "ms millisecond msec", "billion bn", "week wk wks", "day daily",
     "year yr yrs annually",
-    "m metre meter", "mi mile", "mg milligram", "ml millilitre milliliter", "gib gibibyte", "tbsp tablespoon",
+    "m metre meter", "mi mile", "mg milligram", "ml millilitre milliliter", "l litre liter", "gib gibibyte",
+    "tbsp tablespoon",
     "tsp teaspoon",
     "reply answer response",
     "british uk", "american us usa",
@@ -1400,11 +1401,31 @@ def _slashed_year(year: str) -> str:
     return year if len(year) == 4 else str(int(year) + (2000 if int(year) < 70 else 1900))
 
 
-def _date_range(year: str, month: str, first: str, last: str, written: str) -> str:
-    """"1-14 July 2026" as "2026.07.01/2026.07.14", one atom: the range is one value."""
+def _numeric_date_range(match: re.Match[str]) -> str:
+    """"14/07–01/08/2026", "12.06–03.07.2026" and "4/9/2025 – 30/11/2025" as "2026.07.14/2026.08.01" ..., as
+    "14 July to 1 August 2026" is: the day first where dots part the numbers or a day is past 12, the
+    month first where a month is; else (no number past 12) as written."""
+    first, separator, second, first_year, third, fourth, year = match.groups()
+    numbers = [int(first), int(second), int(third), int(fourth)]
+    if separator == "." or numbers[0] > 12 or numbers[2] > 12:
+        days, months = (first, third), (second, fourth)
+    elif numbers[1] > 12 or numbers[3] > 12:
+        days, months = (second, fourth), (first, third)
+    else:
+        return match.group()
+    start = _iso_date(first_year or year, months[0], days[0], "")
+    end = _iso_date(year, months[1], days[1], "")
+    return f"{start}/{end}" if start and end and start <= end else match.group()
+
+
+def _date_range(year: str, month: str, first: str, last: str, written: str, last_month: str = "") -> str:
+    """"1-14 July 2026" as "2026.07.01/2026.07.14", one atom: the range is one value; "3 Feb to 8 Mar 2026"
+    (``last_month``) as "2026.02.03/2026.03.08", but no range that ends before it starts ("28 Dec to 3 Jan
+    2026" may span two years)."""
     number = str(_MONTH_NUMBERS[month[:3].lower()])
-    start, end = _iso_date(year, number, first, ""), _iso_date(year, number, last, "")
-    return f"{start}/{end}" if start and end else written
+    start = _iso_date(year, number, first, "")
+    end = _iso_date(year, str(_MONTH_NUMBERS[last_month[:3].lower()]) if last_month else number, last, "")
+    return f"{start}/{end}" if start and end and start <= end else written
 
 
 _DATE_START, _DATE_END = r"(?<![\w/-])(?<!\w\.)", r"(?!\w|[./-]\w)"  # "/backups/2026-03-31.tar" holds no date
@@ -1639,6 +1660,17 @@ _PHRASES: list[tuple[_Regex, Any, tuple[str, ...]]] = [
     (_Regex(r"(?<=[^\W\d_] |[^\W\d_]-)'(\d\d)(?![\w'])(?![^'\n]*'(?!\w))"),
      lambda match: _full_year(match.group(1)), ("'",)),
     # One spelling per date, one atom: "2026-03-31", "31.03.2026", "March 31st, 2026" are "2026.03.31".
+    (_Regex(rf"{_DATE_START}(\d{{1,2}})([./])(\d{{1,2}})(?:\2({_YEAR_DIGITS}))? ?(?:[-–]|to) ?(\d{{1,2}})\2(\d{{1,2}})\2"
+            rf"({_YEAR_DIGITS}){_DATE_END}"), _numeric_date_range, _YEAR),  # "14/07–01/08/2026"
+    # and each end with its month: "3 Feb to 8 Feb 2025", "Feb 3 - Mar 8, 2025"
+    (_Regex(rf"\b(\d{{1,2}})(?:st|nd|rd|th)?(?: of)? {_MONTH} ?(?:[-–]|to|until|through) ?(\d{{1,2}})(?:st|nd|rd|th)?"
+            rf"(?: of)? {_MONTH},? ({_YEAR_DIGITS})\b", re.IGNORECASE),
+     lambda match: _date_range(match.group(5), match.group(2), match.group(1), match.group(3), match.group(),
+                               match.group(4)), _YEAR),
+    (_Regex(rf"\b{_MONTH} (\d{{1,2}})(?:st|nd|rd|th)? ?(?:[-–]|to|until|through) ?{_MONTH} (\d{{1,2}})(?:st|nd|rd|th)?,? "
+            rf"({_YEAR_DIGITS})\b", re.IGNORECASE),
+     lambda match: _date_range(match.group(5), match.group(1), match.group(2), match.group(4), match.group(),
+                               match.group(3)), _YEAR),
     (_Regex(rf"\b(\d{{1,2}})(?:st|nd|rd|th)? ?(?:[-–]|to) ?(\d{{1,2}})(?:st|nd|rd|th)?(?: of)? {_MONTH},? "
             rf"({_YEAR_DIGITS})\b", re.IGNORECASE),
      lambda match: _date_range(match.group(4), match.group(3), match.group(1), match.group(2), match.group()),
@@ -1815,6 +1847,10 @@ _PHRASES: list[tuple[_Regex, Any, tuple[str, ...]]] = [
     (_Regex(r"\bmiles? (?:per|an) hour\b", re.IGNORECASE), "mph", ("mile",)),
     (_Regex(r"(?<=\d)%(?=\s?(?:[-–]|to)\s?\d+(?:\.\d+)?\s?%)"), "", ("%",)),  # "45%-55%" is "45-55%"
     (_Regex(r"(?<=\d)\s?%"), " percent", ("%",)),  # "1%" is "1 percent"
+    # a temperature in a bound, its degree sign left out: "below 18C" is "below 18 °C" (no "flat 2F", "seat 3C",
+    # "YubiKey 5C")
+    (_Regex(r"\b((?:below|above|under|over|around|about|approx|hits|reaches|than|max|min) -?\d{1,3}(?:\.\d)?)([CF])\b",
+            re.IGNORECASE), lambda match: f"{match.group(1)} °{match.group(2).upper()}", _after_number("cf")),
     # "20 degrees Celsius", "20-degree-C", "20 °C" and "20ºC" (NFKC's "20oC") are "20 °C"; Fahrenheit likewise
     (_Regex(r"(?<=\d)(?:\s?(?:°\s?|o(?=[CF]\b))|[\s-]?degrees?[\s-](?=(?:Celsius|Fahrenheit|C|F)\b))"
             r"(?:(C)(?:elsius)?|(F)(?:ahrenheit)?)\b"),

@@ -2314,6 +2314,11 @@ class FeaturesReadValuesOneWay(unittest.TestCase):
             ("Tickets are archived at 1.5 years.", "Tickets are archived at 18 months.", "18 month"),
             ("Drops until a year and a half.", "Drops until 18 months.", "18 month"),
             ("Signs a 2.5-year lease.", "Signs a 30-month lease.", "30 month"),
+            # held-out 561, 562: a litre is "l" as a millilitre is "ml", and a bound's temperature needs no degree sign
+            ("The tank takes 40 L.", "The tank holds 40 litres of liquid.", "40 l"),
+            ("A 2-liter bottle.", "A 2 L bottle.", "2 l"),
+            ("Water must stay below 18C.", "Water must stay below 18°C.", "c"),
+            ("Alerts above 41F.", "Alerts above 41 degrees F.", "f"),
             ("Logs go to App Insights.", "Logs go to Application Insights.", "app"),
             ("Translates DE>EN.", "Translates German>English.", "german"),
             ("Flyers are EN/ES.", "Flyers are English/Spanish.", "spanish"),
@@ -2629,7 +2634,8 @@ class FeaturesReadValuesOneWay(unittest.TestCase):
             "A 1-to-6 scale.", "Flow 1.0 mL/min.", "Costs 12 euros in Australian dollars, paid in US$.", "Replaced next business day.", "Answered the same business day.",
             "Temperatures in \u00b0C.", "Every three-quarters of an hour.", "About 180/day.", "Hosts web01/02.", "Costs 45p a mile.",
             "Kept two weeks.", "Kept half a year, then a 1-year hold.", "Kept 1 fortnight.", "Lasts an hour and a half.",
-            "Kept a year and a half, or 2.5 years.",
+            "Kept a year and a half, or 2.5 years.", "Runs 14/07–01/08/2026.", "Valid 3 Feb to 8 Feb 2025.",
+            "Valid Feb 3 to Feb 8 2025.", "Kept below 18C.",
             "Checked 6-weekly.", "Fitted on 19/11/25.", "Tolerance 1e-3 on 2.5e6 rows; 120M trades, 1.8B updates.",
             "Eighty-five cows, two hundred and fifty sheep, half a million, a dozen eggs.", "On the twenty-first.",
             "Pays 7 euro cents a word, 11 cents a line.", "Quoted five grand; CHF 18'500 or \u20ac142.000, 3.500 euros.",
@@ -2876,6 +2882,20 @@ class FeaturesReadValuesOneWay(unittest.TestCase):
         self.assertEqual(am._normalise("Upgrade to Node 22 by 2026."), "Upgrade to Node 22 by 2026.")  # no size
         self.assertTrue(am._conflict("Main window default size is 1200x800.", "Default main window: 1200 by 600 px."))
         self.assertTrue({"monday", "friday"} <= am._analyse("On call M–F.").keys)
+
+    def test_a_range_of_dates_is_one_value_however_its_ends_are_written(self):
+        # held-out 560: "Feb 3 to Feb 8 2025" was no "3–8 February 2025" (a restatement added); and the numbers of
+        # "14/07–01/08/2026" and "12.06–03.07.2026" are the ends of "14 July to 1 August 2026" (held-out 561)
+        for written in ("3–8 February 2025", "Feb 3 to Feb 8 2025", "3 Feb to 8 Feb 2025", "Feb 3-8, 2025"):
+            with self.subTest(written=written):
+                self.assertEqual(am._normalise(f"Valid {written}."), "Valid 2025.02.03/2025.02.08.")
+        for written in ("14 July to 1 August 2026", "14/07–01/08/2026", "07/14 - 08/01/2026", "14.07-01.08.2026",
+                        "14/07/2026 – 01/08/2026"):
+            with self.subTest(written=written):
+                self.assertEqual(am._normalise(f"Fieldwork runs {written}."), "Fieldwork runs 2026.07.14/2026.08.01.")
+        self.assert_normalised((("Away 28 Dec to 3 Jan 2026.", "Away 28 Dec to 2026.01.03."),  # may span two years
+                                ("Split 1/2 - 3/4/2025.", "Split 1/2 - 3/4/2025.")))  # either way round
+        self.assertNotIn("2026.08.30", am._normalise("Away 30/8 - 1/8/2026."))  # no range that ends first
 
     def test_a_date_before_1900_is_a_date(self):
         # held-out 548 (family history): four restatements added beside "14 March 1843", "6 Feb 1835", "1 January
