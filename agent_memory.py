@@ -4853,6 +4853,7 @@ def _conflicting(old: _Analysis, new: _Analysis) -> bool:
             or _someone_else(old, new) or _user_replaced(old, new)
             or _exception_added(old, new) or _exception_added(new, old)
             or _environment_named(old, new) or _branches_differ(old, new) or _settings_differ(old, new)
+            or _possessor_acts(old, new) or _possessor_acts(new, old)
             or _duration_unmeasured(old, new) or _duration_unmeasured(new, old)
             or _day_part_unlike(old, new) or _day_part_unlike(new, old)
             or _date_read_one_way(old, new) or _date_read_one_way(new, old)
@@ -4991,6 +4992,63 @@ _BRANCH_NAMED = _Regex(r"\b([a-z0-9][\w./-]*) branch(?:es)?\b")
 _BRANCH_NAMES = frozenset("main master trunk develop release feature hotfix".split())
 _GIT_WORDS = frozenset("push pushes pushed merge merges merged commit commits committed pr prs rebase rebased repo "
                        "repository".split())
+
+
+def _possessor_acts(one: _Analysis, other: _Analysis) -> bool:
+    """Does ``one`` tell of someone doing a thing to what another owns, and ``other`` open with that
+    owner doing it ("Proofreads colleague Jonas Ek's translations" / "Jonas Ek proofreads their
+    translations", "The user reviews Deb Kim's merge requests" / "Deb Kim ... reviews merge
+    requests")? The verb stands right before the owner's name (a relative or colleague between:
+    "feeds neighbour Pauline's birds"), in the same phrase, and in ``other``'s first clause; so a name
+    owning a task ("Sunday roast is Gareth's job"), an approval ("needs Tina Zupan's sign-off") or a
+    place ("at Declan's") does nothing here, nor "'s" for "is" ("Callum's at Riverside Goals")."""
+    if "'s" not in one.folded:
+        return False  # (cheap first)
+    opener = _opening_name(other)
+    if not opener:
+        return False
+    tokens = list(_WORD_TOKEN.finditer(one.folded))
+    named = one.names | {key for run in one.runs for key, letters in run if letters}  # (and a sentence's first word)
+    for at, token in enumerate(tokens):
+        if not token.group().endswith("'s") or at == 0 or _word_key(token.group()[:-2]) != opener:
+            continue
+        if at + 1 < len(tokens) and tokens[at + 1].group() in _STOP_WORDS:
+            return False  # "Callum's at ...": "Callum is"
+        before = at - 1  # back over the rest of the name ("Jonas" of "Jonas Ek's") and a relative, word by word
+        while before >= 0 and tokens[before].end() + 1 == tokens[before + 1].start() and (
+                _word_key(tokens[before].group()) in named and before > 0  # ("Reviews Amir's ...": a verb)
+                or _word_key(tokens[before].group()) in _RELATIVES
+                and (before + 1 == at or _word_key(tokens[before + 1].group()) in named)):
+            before -= 1
+        if before < 0 or tokens[before].end() + 1 != tokens[before + 1].start():
+            return False
+        verb = tokens[before].group()
+        if verb in _STOP_WORDS or not (verb.endswith("ed") or verb.endswith("s") and not verb.endswith(("ss", "'s"))):
+            return False  # a verb of the present ("reviews") or the past ("fed"), no "business lead Aino's"
+        clause = _CLAUSE_END.split(other.folded, 1)[0]
+        return _word_key(verb) in {_word_key(word) for word in _WORD_TOKEN.findall(clause)[1:]}
+    return False
+
+
+_WORD_TOKEN = _Regex(r"[^\W_][\w'-]*")
+
+
+def _opening_name(text: _Analysis) -> str:
+    """The key of the name ``text`` opens with as its subject, the last of its words ("ek" of "Jonas Ek
+    proofreads ...", "pauline" of "Neighbour Pauline feeds ..."), or of its first word ("derek" of "Derek
+    lends ...", which may be no name); "" if it opens with a small word ("While Raj Patel is away, ...") or
+    an owner ("Jonas's mum's tablets ...")."""
+    first = _FIRST_WORD.match(text.folded)
+    if first is None or first.group(1) in _STOP_WORDS:
+        return ""
+    key = _word_key(first.group(1))
+    run: tuple[tuple[str, str], ...] = text.runs[0] if text.runs and text.runs[0][0][0] == key else ((key, "x"),)
+    run = tuple(itertools.takewhile(lambda word: word[1], run))  # up to a small word: "Naturalization for ..."
+    words = _WORD_TOKEN.findall(text.folded, first.start(1))[:len(run)]
+    return "" if words[-1].endswith("'s") else run[-1][0]
+
+
+_FIRST_WORD = _Regex(r"\W*([^\W\d_][\w-]*)")
 
 
 def _exception_added(one: _Analysis, other: _Analysis) -> bool:

@@ -5206,6 +5206,33 @@ class ContradictionsAreNeverMerged(unittest.TestCase):
             with self.subTest(old=old):
                 self.assertFalse(am._branches_differ(am._analyse(old), am._analyse(new)))
 
+    def test_the_owner_of_what_another_does_doing_it_is_another_fact(self):
+        # held-out 152, 274 (twice), 278, 282, 481, 532: merged at 0.76-1.00
+        for old, new in (("Proofreads colleague Jonas Ek's translations on Wednesdays.",
+                          "Jonas Ek proofreads their translations on Wednesdays."),
+                         ("Deb Kim from the Inkscape extensions team reviews merge requests that touch inkex APIs.",
+                          "The user reviews Deb Kim's merge requests to the inkex API docs."),
+                         ("Neighbour Pauline feeds the birds when the family goes camping each August.",
+                          "The family feeds neighbour Pauline's birds when she goes camping each August."),
+                         ("Reviews Amir's audit drafts before they go to the AMS committee.",
+                          "Amir reviews Lucy's audit drafts before they go to the AMS committee.")):
+            with self.subTest(new=new):
+                self.assertTrue(am._possessor_acts(am._analyse(new), am._analyse(old))
+                                or am._possessor_acts(am._analyse(old), am._analyse(new)))
+                self.assertEqual(action_beside(old, new), "judge")
+        # an owner of a task, an approval, a place; "'s" for "is"; a text opening with its owner
+        for old, new in (("Husband Gareth does the Sunday roast at 13:00.", "Sunday roast is Gareth's job, at 1pm."),
+                         ("Tina Zupan approves all refunds over €50.", "Any refund above €50 needs Tina Zupan's approval."),
+                         ("Callum plays five-a-side at Riverside Goals on Tuesdays.",
+                          "Tuesdays Callum's at Riverside Goals for five-a-side."),
+                         ("Sam's parents babysit on alternate Saturdays.",
+                          "Alternate Saturdays, Sam's mum and dad do the babysitting."),
+                         ("Naturalization for Nora Walsh: NARA Waltham, 1927.",
+                          "Nora Walsh's naturalization file is at NARA Waltham, 1927.")):
+            with self.subTest(old=old):
+                one, other = am._analyse(old), am._analyse(new)
+                self.assertFalse(am._possessor_acts(one, other) or am._possessor_acts(other, one))
+
     def test_start_and_finish_are_opposites_in_any_person(self):  # held-out 553: places swapped, merged at 0.91
         old = "Course start is on the field near Cardiff Road; finish is beside the pavilion."
         new = "Winter flood course starts beside the pavilion and finishes on the field near Cardiff Road."
