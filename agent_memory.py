@@ -1798,6 +1798,8 @@ _PHRASES: list[tuple[_Regex, Any, tuple[str, ...]]] = [
      lambda match: "0:00" if match.group(1).lower() == "midnight" else "12:00", ("noon", "midday", "midnight")),
     (_Regex(r"(?<![-–])\b(an?|one|two|three|[123])\s(?:hours? and a half|and a half hours?)\b", re.IGNORECASE),
      _hours_and_a_half, ("half",)),
+    (_Regex(r"(?<![-–])\b(an?|one|1)\s(?:minutes? and a half|and a half minutes?)\b", re.IGNORECASE),
+     lambda match: match.group() if _part_of_more(match) else "90 seconds", ("half",)),  # as "1.5 minutes" is
     (_Regex(r"\bhalf(?: an |-)hour\b", re.IGNORECASE), "30 minutes", ("half",)),
     (_Regex(r"\bthree[- ]quarters of an hour\b", re.IGNORECASE), "45 minutes", ("quarter",)),
     (_Regex(r"\b(?:a )?quarter(?: of an |-| )hour\b", re.IGNORECASE), "15 minutes", ("quarter",)),
@@ -1957,10 +1959,18 @@ _PHRASES: list[tuple[_Regex, Any, tuple[str, ...]]] = [
     # name, its slot and port ("Gi0/1", "Ethernet1/2"), and so is a year of two ("FY23/24", "AY23/24")
     (_Regex(r"(?<![\w/.-])(?!(?i:gi|fa|te|fo|hu|tw|eth?|\w*ethernet|\w*gige)\d|[FAS]Y\d)"
             r"([A-Za-z][\w-]*?)(\d+)/(\d+)\b(?![/\w-]|\.\w)"), _numbered_pair, ("/",)),
+    # A range of times with dots on the hour or its quarters is one with colons: "08.00–16.30", "8.30-5.30" (no
+    # versions "3.10-3.13", "0.15–0.20 ppm" or prices "£7.50-9.00")
+    (_Regex(r"(?<![\w.,£$€¥])(?<![£$€¥] )(?<![A-Z]{3} )([01]?\d|2[0-3])\.(00|15|30|45)( ?(?:[–-]|to) ?)([01]?\d|2[0-3])\.(00|15|30|45)\b"
+            r"(?![.,]\d|\s?(?:%|(?i:ppm|ppb|kg|g|mg|ml|l|m|mm|cm|km|mi|lbs?|oz|wt|bar|psi|v|kw|kwh|x|eur|usd|gbp)\b))"),
+     r"\1:\2\3\4:\5", (".",)),
     # "60 s" and "60-second" are "1 minutes"; "the 60s", "her 60s" and "'90s" are decades ("'60s'" and "'60 seconds'"
     # in quotes are not)
     (_Regex(r"(?<!the )(?<!her )(?<!his )(?<!their )(?<!mid-)(?<!'(?=\d\ds\b(?!')))\b(\d{1,9})[- ]?(s|secs?|seconds?)\b"),
      _in_larger_unit, _after_number("s")),
+    (_Regex(r"(?<![\w.,])([0-3]?\.5)\s?-?(?:mins?|minutes?)\b", re.IGNORECASE),  # "1.5 minutes" is "90 seconds"
+     lambda match: match.group() if _RANGE_BEFORE.search(match.string, max(0, match.start() - 12), match.start())
+     else f"{round(float(match.group(1)) * 60)} seconds", _after_number("m")),
     (_Regex(r"(?<![\w.,])(\d*\.\d+)\s?-?(?:h|hrs?|hours?)\b", re.IGNORECASE), _hours_in_minutes,
      _after_number("h")),  # "1.5 hours" is "90 minutes", as people write both
     (_Regex(r"\b(\d+)\s?-?(?:h|hrs?|hours?)\b", re.IGNORECASE), r"\1 hours", _after_number("h")),  # "12h", "12-hour"

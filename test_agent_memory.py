@@ -2314,6 +2314,9 @@ class FeaturesReadValuesOneWay(unittest.TestCase):
             ("Tickets are archived at 1.5 years.", "Tickets are archived at 18 months.", "18 month"),
             ("Drops until a year and a half.", "Drops until 18 months.", "18 month"),
             ("Signs a 2.5-year lease.", "Signs a 30-month lease.", "30 month"),
+            # held-out 565: a minute and a half is 90 seconds, as "1.5 minutes" is
+            ("Falls back after a minute and a half.", "Falls back after 90 seconds.", "90 second"),
+            ("Allow 1.5 min to come back.", "Allow 90 seconds to come back.", "90 second"),
             # held-out 561, 562: a litre is "l" as a millilitre is "ml", and a bound's temperature needs no degree sign
             ("The tank takes 40 L.", "The tank holds 40 litres of liquid.", "40 l"),
             ("A 2-liter bottle.", "A 2 L bottle.", "2 l"),
@@ -2635,7 +2638,7 @@ class FeaturesReadValuesOneWay(unittest.TestCase):
             "Temperatures in \u00b0C.", "Every three-quarters of an hour.", "About 180/day.", "Hosts web01/02.", "Costs 45p a mile.",
             "Kept two weeks.", "Kept half a year, then a 1-year hold.", "Kept 1 fortnight.", "Lasts an hour and a half.",
             "Kept a year and a half, or 2.5 years.", "Runs 14/07–01/08/2026.", "Valid 3 Feb to 8 Feb 2025.",
-            "Valid Feb 3 to Feb 8 2025.", "Kept below 18C.",
+            "Valid Feb 3 to Feb 8 2025.", "Kept below 18C.", "Open 08.00–16.30; a minute and a half; 1.5 min.",
             "Checked 6-weekly.", "Fitted on 19/11/25.", "Tolerance 1e-3 on 2.5e6 rows; 120M trades, 1.8B updates.",
             "Eighty-five cows, two hundred and fifty sheep, half a million, a dozen eggs.", "On the twenty-first.",
             "Pays 7 euro cents a word, 11 cents a line.", "Quoted five grand; CHF 18'500 or \u20ac142.000, 3.500 euros.",
@@ -2882,6 +2885,17 @@ class FeaturesReadValuesOneWay(unittest.TestCase):
         self.assertEqual(am._normalise("Upgrade to Node 22 by 2026."), "Upgrade to Node 22 by 2026.")  # no size
         self.assertTrue(am._conflict("Main window default size is 1200x800.", "Default main window: 1200 by 600 px."))
         self.assertTrue({"monday", "friday"} <= am._analyse("On call M–F.").keys)
+
+    def test_a_range_of_times_with_dots_is_one_with_colons(self):
+        # held-out 567 and five older (152, 316, 321, 400, 516): "08.00–16.30" was no "8–16:30", "7.30 to 9.30" no
+        # "19:30–21:30", and restatements were added beside their entries
+        self.assert_normalised((("Open 08.00–16.30.", "Open 08:00–16:30."), ("Shift 7.30 to 11.30.", "Shift 7:30 to 11:30."),
+                                ("Sings 12.30–1.15 on Weds.", "Sings 12:30–1:15 on Weds."),
+                                ("Supports Python 3.10-3.13.", "Supports Python 3.10-3.13."),  # a version
+                                ("Copper 0.15-0.20 ppm.", "Copper 0.15-0.20 ppm."), ("Dose 1.30-2.00 mg.", "Dose 1.30-2 mg."),
+                                ("Costs 7.30-9.30 EUR.", "Costs EUR 7.30-9.30."), ("Costs £7.30-9.30.", "Costs GBP 7.30-9.30.")))
+        entry = "Choir rehearses Wednesdays 19:30–21:30 at Widcombe Baptist Church."
+        self.assertNotEqual(action(entry, "Wednesday rehearsals, 7.30 to 9.30, at Widcombe Baptist."), "add")
 
     def test_a_range_of_dates_is_one_value_however_its_ends_are_written(self):
         # held-out 560: "Feb 3 to Feb 8 2025" was no "3–8 February 2025" (a restatement added); and the numbers of
