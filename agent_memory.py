@@ -1481,8 +1481,8 @@ def _years_and_a_half(match: re.Match[str]) -> str:
 
 def _half_years_in_months(match: re.Match[str]) -> str:
     """"1.5 years" is "18 months", "a 2.5-year lease" "a 30-month lease", as "half a year" is 6 months and
-    "30 months" no whole number of years; not the end of a range ("1-1.5 years")."""
-    if _RANGE_BEFORE.search(match.string, max(0, match.start() - 12), match.start()):
+    "30 months" no whole number of years; not the end of a range ("1-1.5 years", "one to 1.5 years")."""
+    if _part_of_more(match):
         return match.group()
     gap = "-" if "-" in match.group(2) else " "
     return f"{12 * int(match.group(1)) + 6}{gap}month{'s' if gap == ' ' else ''}"

@@ -2387,6 +2387,8 @@ class FeaturesReadValuesOneWay(unittest.TestCase):
                          "Pinned v1.2-3000, for 2019-20000.")  # no range
         self.assertEqual(am._normalise("Twins are 2.5-year-olds, born 1-1.5 years after Sam."),
                          "Twins are 2.5-year-olds, born 1-1.5 years after Sam.")  # an age (as "2½"), a range
+        self.assertEqual(am._normalise("Probation lasts one to 1.5 years."),
+                         "Probation lasts one to 1.5 years.")  # a range, its start in words: no "one to 18 months"
 
     def test_a_rate_is_not_a_duration(self):
         for rate in ("Bills $90 an hour.", "Takes it twice a day.", "Aims for 150 reviews a day.",
