@@ -1969,8 +1969,8 @@ _PHRASES: list[tuple[_Regex, Any, tuple[str, ...]]] = [
     (_Regex(r"(?<!the )(?<!her )(?<!his )(?<!their )(?<!mid-)(?<!'(?=\d\ds\b(?!')))\b(\d{1,9})[- ]?(s|secs?|seconds?)\b"),
      _in_larger_unit, _after_number("s")),
     (_Regex(r"(?<![\w.,])([0-3]?\.5)\s?-?(?:mins?|minutes?)\b", re.IGNORECASE),  # "1.5 minutes" is "90 seconds"
-     lambda match: match.group() if _RANGE_BEFORE.search(match.string, max(0, match.start() - 12), match.start())
-     else f"{round(float(match.group(1)) * 60)} seconds", _after_number("m")),
+     lambda match: match.group() if _part_of_more(match) else f"{round(float(match.group(1)) * 60)} seconds",
+     _after_number("m")),  # (no range's end: "1-1.5 min", "one to 1.5 minutes")
     (_Regex(r"(?<![\w.,])(\d*\.\d+)\s?-?(?:h|hrs?|hours?)\b", re.IGNORECASE), _hours_in_minutes,
      _after_number("h")),  # "1.5 hours" is "90 minutes", as people write both
     (_Regex(r"\b(\d+)\s?-?(?:h|hrs?|hours?)\b", re.IGNORECASE), r"\1 hours", _after_number("h")),  # "12h", "12-hour"

@@ -2389,6 +2389,8 @@ class FeaturesReadValuesOneWay(unittest.TestCase):
                          "Twins are 2.5-year-olds, born 1-1.5 years after Sam.")  # an age (as "2½"), a range
         self.assertEqual(am._normalise("Probation lasts one to 1.5 years."),
                          "Probation lasts one to 1.5 years.")  # a range, its start in words: no "one to 18 months"
+        self.assertEqual(am._normalise("Rests one to 1.5 minutes."),
+                         "Rests one to 1.5 minutes.")  # no "one to 90 seconds"
 
     def test_a_rate_is_not_a_duration(self):
         for rate in ("Bills $90 an hour.", "Takes it twice a day.", "Aims for 150 reviews a day.",
