@@ -1503,7 +1503,7 @@ def _hours_in_minutes(match: re.Match[str]) -> str:
     become "1-90 minutes"), nor "1.30 h", which may be half past one."""
     hours = match.group(1)
     if (hours.split(".")[1] not in ("25", "5", "50", "75") or float(hours) >= 4
-            or _RANGE_BEFORE.search(match.string, max(0, match.start() - 12), match.start())):
+            or _RANGE_BEFORE.search(match.string, max(0, match.start() - 12), match.start()) or _part_of_more(match)):
         return match.group()
     return f"{round(float(hours) * 60)} minutes"
 
@@ -1851,8 +1851,8 @@ _PHRASES: list[tuple[_Regex, Any, tuple[str, ...]]] = [
     (_Regex(r"(?<=\d)\s?%"), " percent", ("%",)),  # "1%" is "1 percent"
     # a temperature in a bound, its degree sign left out: "below 18C" is "below 18 °C" (no "flat 2F", "seat 3C",
     # "YubiKey 5C")
-    (_Regex(r"\b((?:below|above|under|over|around|about|approx|hits|reaches|than|max|min) -?\d{1,3}(?:\.\d)?)([CF])\b",
-            re.IGNORECASE), lambda match: f"{match.group(1)} °{match.group(2).upper()}", _after_number("cf")),
+    (_Regex(r"\b((?i:below|above|under|over|around|about|approx|hits|reaches|than|max|min) -?\d{1,3}(?:\.\d)?)([CF])\b"),
+     r"\1 °\2", _after_number("cf")),  # (a capital: "under 50c" is cents)
     # "20 degrees Celsius", "20-degree-C", "20 °C" and "20ºC" (NFKC's "20oC") are "20 °C"; Fahrenheit likewise
     (_Regex(r"(?<=\d)(?:\s?(?:°\s?|o(?=[CF]\b))|[\s-]?degrees?[\s-](?=(?:Celsius|Fahrenheit|C|F)\b))"
             r"(?:(C)(?:elsius)?|(F)(?:ahrenheit)?)\b"),
@@ -4998,7 +4998,7 @@ def _branches(text: _Analysis) -> set[str]:
     return named | _BRANCH_NAMES.intersection(text.words) if named or git else named
 
 
-_BRANCH_NAMED = _Regex(r"\b([a-z0-9][\w./-]*) branch(?:es)?\b")
+_BRANCH_NAMED = _Regex(r"(?<![\w./-])([a-z0-9][\w./-]*) branch(?:es)?\b")  # (no "\b": linear in a long token)
 _BRANCH_NAMES = frozenset("main master trunk develop release feature hotfix".split())
 _GIT_WORDS = frozenset("push pushes pushed merge merges merged commit commits committed pr prs rebase rebased repo "
                        "repository".split())

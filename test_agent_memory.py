@@ -2391,6 +2391,10 @@ class FeaturesReadValuesOneWay(unittest.TestCase):
                          "Probation lasts one to 1.5 years.")  # a range, its start in words: no "one to 18 months"
         self.assertEqual(am._normalise("Rests one to 1.5 minutes."),
                          "Rests one to 1.5 minutes.")  # no "one to 90 seconds"
+        self.assertEqual(am._normalise("Sessions last one to 1.5 hours."),
+                         "Sessions last one to 1.5 hours.")  # no "one to 90 minutes" (review)
+        self.assertEqual(am._normalise("Costs under 50c, kept below 18C."),
+                         "Costs max 50c, kept max 18 °C.")  # cents in lower case (review)
 
     def test_a_rate_is_not_a_duration(self):
         for rate in ("Bills $90 an hour.", "Takes it twice a day.", "Aims for 150 reviews a day.",
