@@ -2897,11 +2897,14 @@ class FeaturesReadValuesOneWay(unittest.TestCase):
     def test_a_range_of_times_with_dots_is_one_with_colons(self):
         # held-out 567 and five older (152, 316, 321, 400, 516): "08.00–16.30" was no "8–16:30", "7.30 to 9.30" no
         # "19:30–21:30", and restatements were added beside their entries
-        self.assert_normalised((("Open 08.00–16.30.", "Open 08:00–16:30."), ("Shift 7.30 to 11.30.", "Shift 7:30 to 11:30."),
+        self.assert_normalised((("Open 08.00–16.30.", "Open 08:00–16:30."),
+                                ("Shift 7.30 to 11.30.", "Shift 7:30 to 11:30."),
                                 ("Sings 12.30–1.15 on Weds.", "Sings 12:30–1:15 on Weds."),
                                 ("Supports Python 3.10-3.13.", "Supports Python 3.10-3.13."),  # a version
-                                ("Copper 0.15-0.20 ppm.", "Copper 0.15-0.20 ppm."), ("Dose 1.30-2.00 mg.", "Dose 1.30-2 mg."),
-                                ("Costs 7.30-9.30 EUR.", "Costs EUR 7.30-9.30."), ("Costs £7.30-9.30.", "Costs GBP 7.30-9.30.")))
+                                ("Copper 0.15-0.20 ppm.", "Copper 0.15-0.20 ppm."),
+                                ("Dose 1.30-2.00 mg.", "Dose 1.30-2 mg."),
+                                ("Costs 7.30-9.30 EUR.", "Costs EUR 7.30-9.30."),
+                                ("Costs £7.30-9.30.", "Costs GBP 7.30-9.30.")))
         entry = "Choir rehearses Wednesdays 19:30–21:30 at Widcombe Baptist Church."
         self.assertNotEqual(action(entry, "Wednesday rehearsals, 7.30 to 9.30, at Widcombe Baptist."), "add")
 
@@ -5244,7 +5247,8 @@ class ContradictionsAreNeverMerged(unittest.TestCase):
                 self.assertEqual(action_beside(old, new), "judge")
         # an owner of a task, an approval, a place; "'s" for "is"; a text opening with its owner
         for old, new in (("Husband Gareth does the Sunday roast at 13:00.", "Sunday roast is Gareth's job, at 1pm."),
-                         ("Tina Zupan approves all refunds over €50.", "Any refund above €50 needs Tina Zupan's approval."),
+                         ("Tina Zupan approves all refunds over €50.",
+                          "Any refund above €50 needs Tina Zupan's approval."),
                          ("Callum plays five-a-side at Riverside Goals on Tuesdays.",
                           "Tuesdays Callum's at Riverside Goals for five-a-side."),
                          ("Sam's parents babysit on alternate Saturdays.",
