@@ -1966,7 +1966,7 @@ _PHRASES: list[tuple[_Regex, Any, tuple[str, ...]]] = [
     (_Regex(r"(?<![\w.,£$€¥])(?<![£$€¥] )(?<![A-Z]{3} )([01]?\d|2[0-3])\.(00|15|30|45)( ?(?:[–-]|to) ?)"
             r"([01]?\d|2[0-3])\.(00|15|30|45)\b"
             r"(?![.,]\d|\s?(?:%|(?i:ppm|ppb|kg|g|mg|ml|l|m|mm|cm|km|mi|lbs?|oz|wt|bar|psi|v|kw|kwh|x|eur|usd|gbp)\b))"),
-     r"\1:\2\3\4:\5", (".",)),
+     r"\1:\2\3\4:\5", (".00", ".15", ".30", ".45")),
     # "60 s" and "60-second" are "1 minutes"; "the 60s", "her 60s" and "'90s" are decades ("'60s'" and "'60 seconds'"
     # in quotes are not)
     (_Regex(r"(?<!the )(?<!her )(?<!his )(?<!their )(?<!mid-)(?<!'(?=\d\ds\b(?!')))\b(\d{1,9})[- ]?(s|secs?|seconds?)\b"),
