@@ -1893,6 +1893,9 @@ _PHRASES: list[tuple[_Regex, Any, tuple[str, ...]]] = [
     # "0.72 kg" is "720 gram", "8000 ms" "8 s": a whole number, not the end of "0.0000005 kg"
     (_Regex(r"(?<!\d[.,])\b(\d{1,9}(?:\.\d{1,6})?) ?(kg|kilograms?|g|grams?|ms|milliseconds?)\b"), _metric,
      _after_number("kgm")),
+    # and a part of a second is milliseconds: "0.005 s" is "5 ms", "0.5 seconds" "500 ms"
+    (_Regex(r"(?<![\w.,])(0\.\d{1,3}) ?(?:s|secs?|seconds?)\b"), lambda match: f"{_point_moved(match.group(1), 3)} ms",
+     _after_number("s")),
     # "3000 W", "3,000-watt" and "3 kilowatts" are "3 kW" (a capital "W": "6 w" may be weeks); no energy, "3000
     # watt-hours" (no "3 kW-hours", a power)
     (_Regex(r"(?<!\d[.,])\b(\d{1,9}(?:\.\d{1,6})?)[- ]?(W|[kK][wW]|(?i:watts?|kilowatts?))\b"

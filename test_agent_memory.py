@@ -2317,6 +2317,9 @@ class FeaturesReadValuesOneWay(unittest.TestCase):
             # held-out 565: a minute and a half is 90 seconds, as "1.5 minutes" is
             ("Falls back after a minute and a half.", "Falls back after 90 seconds.", "90 second"),
             ("Allow 1.5 min to come back.", "Allow 90 seconds to come back.", "90 second"),
+            # held-out 570: a part of a second is milliseconds, as "8000 ms" is 8 s
+            ("Must be within ±0.005 s.", "Tolerance ±5 ms.", "5 ms"),
+            ("Announce interval 0.25 seconds.", "Announce interval 250 ms.", "250 ms"),
             # held-out 561, 562: a litre is "l" as a millilitre is "ml", and a bound's temperature needs no degree sign
             ("The tank takes 40 L.", "The tank holds 40 litres of liquid.", "40 l"),
             ("A 2-liter bottle.", "A 2 L bottle.", "2 l"),
@@ -2647,6 +2650,7 @@ class FeaturesReadValuesOneWay(unittest.TestCase):
             "Kept two weeks.", "Kept half a year, then a 1-year hold.", "Kept 1 fortnight.", "Lasts an hour and a half.",
             "Kept a year and a half, or 2.5 years.", "Runs 14/07–01/08/2026.", "Valid 3 Feb to 8 Feb 2025.",
             "Valid Feb 3 to Feb 8 2025.", "Kept below 18C.", "Open 08.00–16.30; a minute and a half; 1.5 min.",
+            "Within 0.005 s.",
             "Checked 6-weekly.", "Fitted on 19/11/25.", "Tolerance 1e-3 on 2.5e6 rows; 120M trades, 1.8B updates.",
             "Eighty-five cows, two hundred and fifty sheep, half a million, a dozen eggs.", "On the twenty-first.",
             "Pays 7 euro cents a word, 11 cents a line.", "Quoted five grand; CHF 18'500 or \u20ac142.000, 3.500 euros.",
