@@ -4995,9 +4995,9 @@ def _branches(text: _Analysis) -> set[str]:
     also a release branch), and the usual names in a text of commits, pushes or merges ("push to
     main"). Without those, a word before "branch" is a branch's only if usual ("release branch"; the
     "mail centre branch" of a union, "two branches" of a shop are none)."""
-    if "branch" not in text.folded and _GIT_WORDS.isdisjoint(text.words):
-        return set()  # (cheap first: most texts tell of no repository)
     git = not _GIT_WORDS.isdisjoint(text.words)
+    if not git and "branch" not in text.folded:
+        return set()  # (cheap first: most texts tell of no repository)
     named = {match.group(1) for match in _BRANCH_NAMED.finditer(text.folded) if match.group(1) not in _STOP_WORDS
              and (git or match.group(1).split("/")[0] in _BRANCH_NAMES)}
     named |= {name.split("/")[0] for name in named}
