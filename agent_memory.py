@@ -2037,7 +2037,8 @@ _AM_PM = _Regex(r"\d\s?[ap]\.?m\b", re.IGNORECASE)
 _ATOM = _Regex(rf"{_SIGN_BEFORE}-\d+(?:[.:/]\d+)*|\b[vV]?\d+(?:[.:/]\d+)+|[^\W_]+(?:'(?:s|t|re|ll|ve|d|m)\b)?")
 _CONTRACTION = _Regex(r"'(?:s|re|ll|ve|d|m)$")  # "they're" is "they"; "don't" stays, a negation
 _SENTENCE_END = _Regex(r"[.;:!?]\s")  # in the gap between two words: "Fly.io" and ":9090" end none
-_CLAUSE_END = _Regex(r"[.;!?]\s")  # not ":", which opens what a label ("Dad's specialist: ...") tells of
+# not ":", which opens what a label ("Dad's specialist: ...") tells of, nor a title's dot ("Dr. Eleri Hughes")
+_CLAUSE_END = _Regex(r"(?<!\b(?:dr|mr|ms|st|no|vs))(?<!\bmrs)[.;!?]\s")
 _HONORIFICS = frozenset("Dr Mr Mrs Ms Mx Prof St Jr Sr Capt Lt Col Sgt Rev Fr".split())  # their dot ends no sentence
 _DAY_NAME = f"(?:{'|'.join(day.lower() for day in _DAYS)})"
 _DAY_RANGE = _Regex(rf"\b{_DAY_NAME}(?:–{_DAY_NAME})+\b")  # what the phrases make of "Mon–Wed", "weekdays", "M–F"
@@ -4243,12 +4244,44 @@ def _duties_exchanged(a: _Analysis, b: _Analysis) -> bool:
                for doer, verb in one for second, task in one)
 
 
+def _clauses_crossed(a: _Analysis, b: _Analysis) -> bool:
+    """Do two texts of two clauses or more pair their words the other way round ("Oracle DB primary at
+    Tallaght; Data Guard standby at St Kevin's" / "Oracle DB primary at the St Kevin's data centre; Data
+    Guard standby at Tallaght DR site", "Sean Ortiz is backup for the draw engine; Priya Nair backs up
+    the vendor API" / "Sean Ortiz owns the vendor API; Priya Nair owns the draw engine")? Each text
+    says all the other says, so a merge would keep one and drop the other. The words each text holds
+    in one clause only are sorted by the clause of each they are in: two clauses of each text holding
+    words in all four crossings cross. The fewer words of the crossing, those that moved, must be
+    names on both sides ("Tallaght", "St Kevin's") or opposites ("ingress" / "egress"): plain words
+    moved ("Koi budget: £400/yr. Won't buy fish online unseen." / "Budget for new fish is £400 a year;
+    never buys koi online ...") are how a restatement regroups what it says."""
+    if not a.word_clauses or not b.word_clauses or not a.word_clauses[-1] or not b.word_clauses[-1]:
+        return False  # (cheap first: most texts are one clause)
+    clause_of: list[dict[str, int]] = [{}, {}]  # each key in one clause only: the clause; else -1
+    for seen, text in zip(clause_of, (a, b)):
+        for key, at in zip(text.word_keys, text.word_clauses):
+            seen[key] = at if seen.get(key, at) == at else -1
+    cells: dict[tuple[int, int], set[str]] = {}  # (clause of a, clause of b) -> the keys in both
+    for key, at in clause_of[0].items():
+        if at >= 0 and clause_of[1].get(key, -1) >= 0:
+            cells.setdefault((at, clause_of[1][key]), set()).add(key)
+    names = _name_keys(a) | _name_keys(b)
+    def moved(one: set[str], other: set[str], kept: int) -> bool:
+        return len(one) + len(other) <= kept and (
+            bool(one & names) and bool(other & names) or any(_OPPOSITES.get(word, set()) & other for word in one))
+    return any((i, j2) in cells and (i2, j) in cells
+               and (moved(cells[i, j], cells[i2, j2], len(cells[i, j2]) + len(cells[i2, j]))
+                    or moved(cells[i, j2], cells[i2, j], len(cells[i, j]) + len(cells[i2, j2])))
+               for (i, j), (i2, j2) in itertools.combinations(cells, 2) if i != i2 and j != j2)
+
+
 def _ranks_turned(a: _Analysis, b: _Analysis) -> bool:
     """Does someone lead in one text and assist in the other ("Shona Reid leads and Andy Burke
     deputises" / "Maintenance lead is Andy Burke; his deputy is Shona Reid", "On rower jobs Kyle Moss
-    leads" / "Lead engineer is Dean Harper; apprentice Kyle Moss rides with him")? Each name's rank is
-    read in its part of a clause (``_ranks``), and must be one only in each text."""
-    if not any(word in text.folded for text in (a, b) for word in ("lead", "head", "chief", "in charge")):
+    leads" / "Lead engineer is Dean Harper; apprentice Kyle Moss rides with him", "Jon Pike is chair,
+    with Rosa Whitcombe as vice-chair" / "Chair is Rosa Whitcombe; vice-chair is Jon Pike")? Each
+    name's rank is read in its part of a clause (``_ranks``), and must be one only in each text."""
+    if not any(word in text.folded for text in (a, b) for word in ("lead", "head", "chief", "in charge", "chair")):
         return False  # (cheap first: most texts name no one leading)
     one, other = _ranks(a), _ranks(b)
     return any(other.get(name, rank) not in (rank, "both") and rank != "both" for name, rank in one.items())
@@ -4289,8 +4322,8 @@ def _name_runs(words: list[str], names: set[str]) -> Iterator[tuple[str, ...]]:
 
 
 _RANK_PART = _Regex(r"[;,.:()]| and | with | while | but | who ")
-_LEADING_WORDS = r"lead|leads|leading|head|heads|chief|in charge"
-_SECOND_WORDS = (r"assistant|assists?|assisting|deputy|deputi[sz](?:es|ing|e)|apprentice"
+_LEADING_WORDS = r"lead|leads|leading|head|heads|chief|in charge|(?<!-)(?<!vice )chair(?:s|ing|man|woman|person)?"
+_SECOND_WORDS = (r"assistant|assists?|assisting|deputy|deputi[sz](?:es|ing|e)|apprentice|vice[- ]chair\w*"
                  r"|co-(?:trainer|coach|lead|host|chair|pilot|driver|teacher|presenter|editor)s?")
 _LEADING_RANK, _SECOND_RANK = _Regex(rf"\b(?:{_LEADING_WORDS})\b"), _Regex(rf"\b(?:{_SECOND_WORDS})\b")
 _RANK_WORD = _Regex(f"{_LEADING_WORDS}|{_SECOND_WORDS}")
@@ -4859,6 +4892,7 @@ def _conflicting(old: _Analysis, new: _Analysis) -> bool:
             or _converse_by_one(old, new)
             or _direction_turned(old, new) or _to_turned(old, new) or _arrow_turned(old, new)
             or _from_to_swapped(old, new)
+            or _clauses_crossed(old, new)
             or _duties_exchanged(old, new) or _order_turned(old, new) or _passive_turned(old, new)
             or _ranks_turned(old, new) or _hired_turned(old, new)
             or _agent_differs(old, new)

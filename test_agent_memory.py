@@ -3890,6 +3890,11 @@ class ContradictionsAreNeverMerged(unittest.TestCase):
          "On the lifeguard refresher course Jodie Marsh is lead trainer and I assist with CPR."),
         ("Lead engineer is Dean Harper; apprentice Kyle Moss rides with him on treadmill jobs.",
          "On rower and bike jobs Kyle Moss leads and Dean Harper only signs off."),
+        # held-out 593: chair and vice-chair the other way round
+        ("Jon Pike is chair of Frome Civic Society, with Cllr Rosa Whitcombe as its vice-chair.",
+         "Chair of the steering group is Cllr Rosa Whitcombe; vice-chair is Jon Pike from Frome Civic Society."),
+        ("Kwame Osei chairs the repairs sub-group, with Denise Hardcastle as vice-chair.",
+         "Panel chair is Denise Hardcastle; vice-chair is Kwame Osei."),
         # held-out 403: the user's, and someone named as a subject of the same things
         ("User's home airfield is Blackbushe (EGLK), where he rents Cessna 172 G-BPFL from Airways Aero Associates.",
          "Jenny has booked a trial lesson in Cessna 172 G-BPFL at Blackbushe (EGLK) with Airways Aero Associates."),
@@ -5234,6 +5239,28 @@ class ContradictionsAreNeverMerged(unittest.TestCase):
                          ("Shop has two branches: Jesmond and Gosforth.", "Shop has two Newcastle branches.")):
             with self.subTest(old=old):
                 self.assertFalse(am._branches_differ(am._analyse(old), am._analyse(new)))
+
+    def test_words_paired_the_other_way_round_across_two_clauses_are_another_fact(self):
+        # held-out 333, 447, 578 (twice): merged at 0.79-0.96
+        for old, new in (("Oracle DB primary at the St Kevin's data centre; Data Guard standby at Tallaght DR site",
+                          "Oracle DB primary at Tallaght; Data Guard standby at St Kevin's"),
+                         ("Sean Ortiz owns the vendor API; Priya Nair owns the draw engine.",
+                          "Sean Ortiz is backup on-call for the draw engine; Priya Nair backs up the vendor API."),
+                         ("Turbine telemetry egress goes over 4G to the central MQTT broker; ingress only via Tailscale",
+                          "Turbine telemetry ingress comes over 4G from the central MQTT broker; egress only via "
+                          "Tailscale")):
+            with self.subTest(new=new):
+                self.assertTrue(am._clauses_crossed(am._analyse(old), am._analyse(new)))
+                self.assertEqual(action_beside(old, new), "judge")
+        for old, new in (("Budget for new fish is \u00a3400 a year; never buys koi online without seeing them.",
+                          "Koi budget: \u00a3400/yr. Won't buy fish online unseen."),  # plain words regrouped
+                         ("Clinical lead for the project is Dr. Eleri Hughes, consultant nephrologist.",
+                          "Consultant nephrologist Dr. Eleri Hughes is the project's clinical lead."),  # one clause
+                         ("Sean Ortiz owns the vendor API; Priya Nair owns the draw engine.",  # reordered
+                          "Priya Nair owns the draw engine; Sean Ortiz owns the vendor API.")):
+            with self.subTest(new=new):
+                self.assertFalse(am._clauses_crossed(am._analyse(old), am._analyse(new)))
+                self.assertEqual(action_beside(old, new), "merge")
 
     def test_the_owner_of_what_another_does_doing_it_is_another_fact(self):
         # held-out 152, 274 (twice), 278, 282, 481, 532: merged at 0.76-1.00
