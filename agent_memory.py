@@ -4252,9 +4252,11 @@ def _clauses_crossed(a: _Analysis, b: _Analysis) -> bool:
     says all the other says, so a merge would keep one and drop the other. The words each text holds
     in one clause only are sorted by the clause of each they are in: two clauses of each text holding
     words in all four crossings cross. The fewer words of the crossing, those that moved, must be
-    names on both sides ("Tallaght", "St Kevin's") or opposites ("ingress" / "egress"): plain words
-    moved ("Koi budget: £400/yr. Won't buy fish online unseen." / "Budget for new fish is £400 a year;
-    never buys koi online ...") are how a restatement regroups what it says."""
+    names on both sides ("Tallaght", "St Kevin's"), or the moved or the kept opposites ("The network
+    team approves ingress changes; Arjun approves egress changes" / "Arjun approves ... ingress ...;
+    the network team approves egress ..."): plain words moved ("Koi budget: £400/yr. Won't buy fish
+    online unseen." / "Budget for new fish is £400 a year; never buys koi online ...") are how a
+    restatement regroups what it says."""
     if not a.word_clauses or not b.word_clauses or not a.word_clauses[-1] or not b.word_clauses[-1]:
         return False  # (cheap first: most texts are one clause)
     clause_of: list[dict[str, int]] = [{}, {}]  # each key in one clause only: the clause; else -1
@@ -4267,8 +4269,8 @@ def _clauses_crossed(a: _Analysis, b: _Analysis) -> bool:
             cells.setdefault((at, clause_of[1][key]), set()).add(key)
     names = _name_keys(a) | _name_keys(b)
     def moved(one: set[str], other: set[str], kept: int) -> bool:
-        return len(one) + len(other) <= kept and (
-            bool(one & names) and bool(other & names) or any(_OPPOSITES.get(word, set()) & other for word in one))
+        return (len(one) + len(other) <= kept and bool(one & names) and bool(other & names)
+                or any(_OPPOSITES.get(word, set()) & other for word in one))
     return any((i, j2) in cells and (i2, j) in cells
                and (moved(cells[i, j], cells[i2, j2], len(cells[i, j2]) + len(cells[i2, j]))
                     or moved(cells[i, j2], cells[i2, j], len(cells[i, j]) + len(cells[i2, j2])))

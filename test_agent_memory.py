@@ -5241,14 +5241,16 @@ class ContradictionsAreNeverMerged(unittest.TestCase):
                 self.assertFalse(am._branches_differ(am._analyse(old), am._analyse(new)))
 
     def test_words_paired_the_other_way_round_across_two_clauses_are_another_fact(self):
-        # held-out 333, 447, 578 (twice): merged at 0.79-0.96
+        # held-out 333, 447, 578 (four times): merged at 0.79-1.00
         for old, new in (("Oracle DB primary at the St Kevin's data centre; Data Guard standby at Tallaght DR site",
                           "Oracle DB primary at Tallaght; Data Guard standby at St Kevin's"),
                          ("Sean Ortiz owns the vendor API; Priya Nair owns the draw engine.",
                           "Sean Ortiz is backup on-call for the draw engine; Priya Nair backs up the vendor API."),
                          ("Turbine telemetry egress goes over 4G to the central MQTT broker; ingress only via Tailscale",
                           "Turbine telemetry ingress comes over 4G from the central MQTT broker; egress only via "
-                          "Tailscale")):
+                          "Tailscale"),
+                         ("Lucía owns the ingress and cert-manager setup; the security team owns egress NAT rules",
+                          "The security team owns ingress and cert-manager; Lucía owns egress NAT rules")):
             with self.subTest(new=new):
                 self.assertTrue(am._clauses_crossed(am._analyse(old), am._analyse(new)))
                 self.assertEqual(action_beside(old, new), "judge")
