@@ -1158,11 +1158,13 @@ def _point_moved(number: str, places: int) -> str:
 
 def _metric(match: re.Match[str]) -> str:
     """A mass or a short time in its everyday unit: "0.72 kg" is "720 gram" (a lone "g" is no word),
-    "1500 g" "1.5 kg", "8000 ms" "8 s"."""
+    "1500 g" "1.5 kg", "1000 mg" "1 gram", "0.5 g" "500 mg", "8000 ms" "8 s"."""
     number, unit = match.group(1), match.group(2)
-    if unit[0] == "m":
+    if unit in ("ms", "millisecond", "milliseconds"):
         return f"{_point_moved(number, -3)} s" if float(number) >= 1000 else f"{number} ms"
-    grams = number if unit[0] == "g" else _point_moved(number, 3)
+    grams = (number if unit[0] == "g" else _point_moved(number, -3) if unit[0] == "m" else _point_moved(number, 3))
+    if float(grams) < 1:
+        return f"{_point_moved(grams, 3)} mg"
     return f"{_point_moved(grams, -3)} kg" if float(grams) >= 1000 else f"{grams} gram"
 
 
@@ -1891,7 +1893,7 @@ _PHRASES: list[tuple[_Regex, Any, tuple[str, ...]]] = [
     # "30s" is "30 s"; "1990s" and "'90s" stay, but a quoted "'30s'" is a time too (a decade is "'" and two digits)
     (_Regex(r"(?<!'(?=\d\ds\b(?!')))\b(\d{1,3}(?:\.\d+)?)s\b"), r"\1 s", _after_number("s")),
     # "0.72 kg" is "720 gram", "8000 ms" "8 s": a whole number, not the end of "0.0000005 kg"
-    (_Regex(r"(?<!\d[.,])\b(\d{1,9}(?:\.\d{1,6})?) ?(kg|kilograms?|g|grams?|ms|milliseconds?)\b"), _metric,
+    (_Regex(r"(?<!\d[.,])\b(\d{1,9}(?:\.\d{1,6})?) ?(kg|kilograms?|g|grams?|mg|milligrams?|ms|milliseconds?)\b"), _metric,
      _after_number("kgm")),
     # and a part of a second is milliseconds: "0.005 s" is "5 ms", "0.5 seconds" "500 ms"
     (_Regex(r"(?<![\w.,])(0\.\d{1,3}) ?(?:s|secs?|seconds?)\b"), lambda match: f"{_point_moved(match.group(1), 3)} ms",

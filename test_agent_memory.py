@@ -2364,6 +2364,9 @@ class FeaturesReadValuesOneWay(unittest.TestCase):
             ("Juno's flying weight is 0.72 kg.", "Juno's flying weight is 720 g.", "720 gram"),
             ("Flour bag is 1500 g.", "Flour bag is 1.5 kg.", "1.5 kg"),
             ("Watchdog timeout is 8000 ms.", "Watchdog timeout is 8 s.", "8 second"),
+            # held-out 143 and 584: milligrams too
+            ("Takes metformin 1000mg twice daily.", "Takes metformin 1 g twice daily.", "1 gram"),
+            ("Extracts DNA from 0.25 g of soil.", "Extracts DNA from 250 milligrams of soil.", "250 mg"),
             ("Emacs: C-M-f moves forward.", "Emacs: Ctrl+Alt+F moves forward.", "alt+ctrl+f"),
             ("Markets: DE/FR/IT.", "Markets: German/French/Italian.", "italian"),
             ("Lives in Bluefield, WV.", "Lives in Bluefield, West Virginia.", "wv"),
@@ -2650,7 +2653,7 @@ class FeaturesReadValuesOneWay(unittest.TestCase):
             "Kept two weeks.", "Kept half a year, then a 1-year hold.", "Kept 1 fortnight.", "Lasts an hour and a half.",
             "Kept a year and a half, or 2.5 years.", "Runs 14/07–01/08/2026.", "Valid 3 Feb to 8 Feb 2025.",
             "Valid Feb 3 to Feb 8 2025.", "Kept below 18C.", "Open 08.00–16.30; a minute and a half; 1.5 min.",
-            "Within 0.005 s.",
+            "Within 0.005 s.", "Metformin 1000mg; 0.5 g; 250 milligrams.",
             "Checked 6-weekly.", "Fitted on 19/11/25.", "Tolerance 1e-3 on 2.5e6 rows; 120M trades, 1.8B updates.",
             "Eighty-five cows, two hundred and fifty sheep, half a million, a dozen eggs.", "On the twenty-first.",
             "Pays 7 euro cents a word, 11 cents a line.", "Quoted five grand; CHF 18'500 or \u20ac142.000, 3.500 euros.",
