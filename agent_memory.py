@@ -2936,7 +2936,7 @@ def _template_fields(text: str, code_spans: list[tuple[int, int]], atoms: list[_
             else:
                 numbers = [number]
             numbers_end = end
-            named = atom[0].isalpha()
+            named = atom[0].isalpha() and not atom.isalpha()  # ("three times daily" is a rate, as "3 times daily" is)
         elif key in _UNITS:
             periodical = atom.lower().endswith("ly")  # "daily", "weekly"
             if (last_kind == "number" and not rate_times and _UNIT_GAP.fullmatch(text, numbers_end, start)

@@ -2364,6 +2364,9 @@ class FeaturesReadValuesOneWay(unittest.TestCase):
             ("Juno's flying weight is 0.72 kg.", "Juno's flying weight is 720 g.", "720 gram"),
             ("Flour bag is 1500 g.", "Flour bag is 1.5 kg.", "1.5 kg"),
             ("Watchdog timeout is 8000 ms.", "Watchdog timeout is 8 s.", "8 second"),
+            # held-out 430, 440, 507, 562: a count in words is a rate as one in digits is
+            ("Mists the tank four times daily.", "Mists the tank 4 times a day.", "4 per day"),
+            ("Dryer filters cleaned two-hourly.", "Dryer filters cleaned every 2 hours.", "2 hour"),
             # held-out 143 and 584: milligrams too
             ("Takes metformin 1000mg twice daily.", "Takes metformin 1 g twice daily.", "1 gram"),
             ("Extracts DNA from 0.25 g of soil.", "Extracts DNA from 250 milligrams of soil.", "250 mg"),
