@@ -4262,7 +4262,7 @@ def _clauses_crossed(a: _Analysis, b: _Analysis) -> bool:
     the vendor API" / "Sean Ortiz owns the vendor API; Priya Nair owns the draw engine")? Each text
     says all the other says, so a merge would keep one and drop the other. The words each text holds
     in one clause only are sorted by the clause of each they are in: two clauses of each text holding
-    words in all four crossings cross. The fewer words of the crossing, those that moved, must be
+    words in all four crossings cross. The words of one pair of cells, those that moved, must be
     names on both sides ("Tallaght", "St Kevin's"), or the moved or the kept opposites ("The network
     team approves ingress changes; Arjun approves egress changes" / "Arjun approves ... ingress ...;
     the network team approves egress ..."): plain words moved ("Koi budget: £400/yr. Won't buy fish
@@ -4279,12 +4279,13 @@ def _clauses_crossed(a: _Analysis, b: _Analysis) -> bool:
         if at >= 0 and clause_of[1].get(key, -1) >= 0:
             cells.setdefault((at, clause_of[1][key]), set()).add(key)
     names = _name_keys(a) | _name_keys(b)
-    def moved(one: set[str], other: set[str], kept: int) -> bool:
-        return (len(one) + len(other) <= kept and bool(one & names) and bool(other & names)
-                or any(_OPPOSITES.get(word, set()) & other for word in one))
+    def moved(one: set[str], other: set[str]) -> bool:
+        return bool(one & names) and bool(other & names) or any(_OPPOSITES.get(word, set()) & other for word in one)
+    # either pair of cells may be the one that moved: the fewer words, or the more where the fewer are a
+    # role's plain words ("Emergency contact is Priya Nair (sister); backup contact is Sean Ortiz" /
+    # "Emergency contact is Sean Ortiz; backup is Priya Nair (sister)": the names moved with what they are)
     return any((i, j2) in cells and (i2, j) in cells
-               and (moved(cells[i, j], cells[i2, j2], len(cells[i, j2]) + len(cells[i2, j]))
-                    or moved(cells[i, j2], cells[i2, j], len(cells[i, j]) + len(cells[i2, j2])))
+               and (moved(cells[i, j], cells[i2, j2]) or moved(cells[i, j2], cells[i2, j]))
                for (i, j), (i2, j2) in itertools.combinations(cells, 2) if i != i2 and j != j2)
 
 

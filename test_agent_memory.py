@@ -5263,7 +5263,13 @@ class ContradictionsAreNeverMerged(unittest.TestCase):
                           "Turbine telemetry ingress comes over 4G from the central MQTT broker; egress only via "
                           "Tailscale"),
                          ("Lucía owns the ingress and cert-manager setup; the security team owns egress NAT rules",
-                          "The security team owns ingress and cert-manager; Lucía owns egress NAT rules")):
+                          "The security team owns ingress and cert-manager; Lucía owns egress NAT rules"),
+                         # the names moved with what they are, the fewer words stayed (held-out 578 once more)
+                         ("Emergency contact is Priya Nair (sister); backup contact is Sean Ortiz (neighbour).",
+                          "Emergency contact is Sean Ortiz (neighbour); backup is Priya Nair (sister)."),
+                         ("Field engineering (Morag Innes) owns the k3s stack; OT platform (Kieran Doyle) owns the "
+                          "hardware", "Field engineering (lead: Morag Innes) owns the hardware; OT platform team "
+                          "(lead: Kieran Doyle) owns the k3s stack")):
             with self.subTest(new=new):
                 self.assertTrue(am._clauses_crossed(am._analyse(old), am._analyse(new)))
                 self.assertEqual(action_beside(old, new), "judge")
