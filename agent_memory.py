@@ -2048,8 +2048,10 @@ _AM_PM = _Regex(r"\d\s?[ap]\.?m\b", re.IGNORECASE)
 _ATOM = _Regex(rf"{_SIGN_BEFORE}-\d+(?:[.:/]\d+)*|\b[vV]?\d+(?:[.:/]\d+)+|[^\W_]+(?:'(?:s|t|re|ll|ve|d|m)\b)?")
 _CONTRACTION = _Regex(r"'(?:s|re|ll|ve|d|m)$")  # "they're" is "they"; "don't" stays, a negation
 _SENTENCE_END = _Regex(r"[.;:!?]\s")  # in the gap between two words: "Fly.io" and ":9090" end none
-# not ":", which opens what a label ("Dad's specialist: ...") tells of, nor a title's dot ("Dr. Eleri Hughes")
-_CLAUSE_END = _Regex(r"(?<!\b(?:dr|mr|ms|st|no|vs))(?<!\bmrs)[.;!?]\s")
+# not ":", which opens what a label ("Dad's specialist: ...") tells of, nor a title's dot ("Dr. Eleri Hughes"); but
+# a title's word before ";" ("Lives on Elm St; works ...") and "ms" after a number ("Timeout is 200 ms. Retries
+# ...") do end one ("No. 10" is read as "number 10")
+_CLAUSE_END = _Regex(r"(?:(?<!\b(?:dr|mr|st|vs))(?<!\bmrs)(?<!(?<!\d )\bms)\.|[;!?])\s")
 _HONORIFICS = frozenset("Dr Mr Mrs Ms Mx Prof St Jr Sr Capt Lt Col Sgt Rev Fr".split())  # their dot ends no sentence
 _DAY_NAME = f"(?:{'|'.join(day.lower() for day in _DAYS)})"
 _DAY_RANGE = _Regex(rf"\b{_DAY_NAME}(?:–{_DAY_NAME})+\b")  # what the phrases make of "Mon–Wed", "weekdays", "M–F"
