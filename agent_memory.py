@@ -1901,9 +1901,10 @@ _PHRASES: list[tuple[_Regex, Any, tuple[str, ...]]] = [
             r"\"(?=\s|$|[.,;:)]))", re.IGNORECASE), r"\1 inch", _after_number("i\"ı")),
     # "30s" is "30 s"; "1990s" and "'90s" stay, but a quoted "'30s'" is a time too (a decade is "'" and two digits)
     (_Regex(r"(?<!'(?=\d\ds\b(?!')))\b(\d{1,3}(?:\.\d+)?)s\b"), r"\1 s", _after_number("s")),
-    # "0.72 kg" is "720 gram", "8000 ms" "8 s": a whole number, not the end of "0.0000005 kg"
-    (_Regex(r"(?<!\d[.,])\b(\d{1,9}(?:\.\d{1,6})?) ?(kg|kilograms?|g|grams?|mg|milligrams?|ms|milliseconds?)\b"), _metric,
-     _after_number("kgm")),
+    # "0.72 kg" is "720 gram", "8000 ms" "8 s": a whole number, not the end of "0.0000005 kg", nor of a range
+    # ("500–1000 mg" is no "500–1 gram")
+    (_Regex(r"(?<!\d[.,])(?<!\d[-–—])(?<!\d to )(?<!\d and )\b(\d{1,9}(?:\.\d{1,6})?) ?"
+            r"(kg|kilograms?|g|grams?|mg|milligrams?|ms|milliseconds?)\b"), _metric, _after_number("kgm")),
     # and a part of a second is milliseconds: "0.005 s" is "5 ms", "0.5 seconds" "500 ms"
     (_Regex(r"(?<![\w.,])(0\.\d{1,3}) ?(?:s|secs?|seconds?)\b"), lambda match: f"{_point_moved(match.group(1), 3)} ms",
      _after_number("s")),

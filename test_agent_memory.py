@@ -2257,6 +2257,14 @@ class FeaturesReadValuesOneWay(unittest.TestCase):
         self.assertEqual(action_beside("Claims mileage at 45p per mile.", "Mileage claimed at 45 pence per mile."),
                          "merge")
 
+    def test_the_end_of_a_range_keeps_its_unit(self):  # a review: "500–1000 mg" was "500–1 gram"
+        for text in ("Paracetamol 500–1000 mg as needed.", "Between 500 and 1000 mg.", "Timeouts of 500-1500 ms.",
+                     "Dose 500 to 1000 mg."):
+            with self.subTest(text=text):
+                self.assertNotIn("gram", am._normalise(text))
+                self.assertNotIn(" s", am._normalise(text).replace(" ms", ""))
+        self.assertEqual(am._normalise("Takes 500 mg and 1000 mg."), "Takes 500 mg and 1 gram.")  # no range
+
     def test_spellings_of_one_value(self):
         same = [
             ("Stand-up at 8am.", "Stand-up at 8:00.", "8"),
