@@ -1162,7 +1162,7 @@ def _metric(match: re.Match[str]) -> str:
     number, unit = match.group(1), match.group(2)
     if unit in ("ms", "millisecond", "milliseconds"):
         return f"{_point_moved(number, -3)} s" if float(number) >= 1000 else f"{number} ms"
-    grams = {"g": number, "m": _point_moved(number, -3), "k": _point_moved(number, 3)}[unit[0]]  # "mg", "kilograms"
+    grams = number if unit[0] == "g" else _point_moved(number, -3 if unit[0] == "m" else 3)  # "mg", "kilograms"
     if 0 < float(grams) < 1:
         return f"{_point_moved(grams, 3)} mg"
     return f"{_point_moved(grams, -3)} kg" if float(grams) >= 1000 else f"{grams} gram"
