@@ -1224,10 +1224,10 @@ _PREFERRERS = frozenset(("user", "i", "we", "they", "he", "she", "who", "always"
                          "would", "'d"))
 _RANGE_BEFORE = _Regex(r"\d\s*(?:[-–—]|\bto|\band|\bor)\s*$", re.IGNORECASE)  # "30 to 60 minutes", not "set to 60"
 _CURRENCIES = {"$": "USD", "US$": "USD", "A$": "AUD", "AU$": "AUD", "C$": "CAD", "CA$": "CAD", "NZ$": "NZD",
-               "HK$": "HKD", "S$": "SGD", "SG$": "SGD", "€": "EUR", "£": "GBP",
+               "HK$": "HKD", "S$": "SGD", "SG$": "SGD", "R$": "BRL", "€": "EUR", "£": "GBP",
                "¥": "JPY", "₹": "INR", "₩": "KRW", "₽": "RUB", "₺": "TRY", "₪": "ILS", "₫": "VND", "฿": "THB",
                "Kč": "CZK", "zł": "PLN"}
-_CURRENCY = r"(?:US|AU?|CA?|NZ|HK|SG?)?\$|[€£¥₹₩₽₺₪₫฿]|Kč|zł"
+_CURRENCY = r"(?:US|AU?|CA?|NZ|HK|SG?|R)?\$|[€£¥₹₩₽₺₪₫฿]|Kč|zł"
 _CURRENCY_NAMES = {"us": "USD", "australian": "AUD", "canadian": "CAD", "new zealand": "NZD", "hong kong": "HKD",
                    "singapore": "SGD", "euro": "EUR", "swiss": "CHF", "danish": "DKK", "norwegian": "NOK",
                    "swedish": "SEK", "japanese": "JPY", "indian": "INR", "south african": "ZAR", "british": "GBP",
@@ -1749,6 +1749,9 @@ _PHRASES: list[tuple[_Regex, Any, tuple[str, ...]]] = [
     (_Regex(rf"{_SIGN_BEFORE}[-−–]({_CURRENCY})\s?(?=\d)|(?<![\w$])({_CURRENCY})\s?[-−–](?=\d)"),
      lambda match: _CURRENCIES[match.group(1) or match.group(2)] + " -",  # "-£120" is "GBP -120", no "£120"
      _CURRENCY_SIGNS),
+    # a code after the amount says which dollars a sign meant: "$95 NZD" is "NZD 95", as "NZ$95" is
+    (_Regex(rf"(?<![\w$])(?:{_CURRENCY})\s?(\d[\d,.]*(?:[kKmM]|bn)?) ({'|'.join(_CURRENCY_CODES)})\b(?![\w$])"),
+     r"\2 \1", _CURRENCY_SIGNS),
     (_Regex(rf"(?<![\w$])({_CURRENCY})\s?(?=\d)"), lambda match: _CURRENCIES[match.group(1)] + " ",  # "USD 90"
      _CURRENCY_SIGNS),
     (_Regex(rf"(?<![\w.,–-])(?<!\d:)({_SPACE_GROUPED}(?:[.,]\d+)*(?:[kKmM]|bn)?"

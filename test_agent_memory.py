@@ -2304,6 +2304,9 @@ class FeaturesReadValuesOneWay(unittest.TestCase):
             ("Invoices are in US Dollars.", "Invoices are in USD.", "usd"),
             ("Quotes in australian dollars.", "Quotes in AUD.", "aud"),
             ("In US$, trades settle T+1.", "In USD, trades settle T+1.", "usd"),
+            # a code after a dollar amount says which dollars (held-out 612), "R$" is the real (held-out 615)
+            ("Membership is NZ$95 a year.", "Membership is $95 NZD a year.", "nzd"),
+            ("Sponsor pays R$ 1.500 a month.", "Sponsor pays BRL 1,500 a month.", "brl"),
             ("Survey is emailed two days after a request closes.", "Survey is emailed 48 hours after a request closes.",
              "48 hour"),  # held-out 65: a time before or after an event is one in days and in hours
             ("Confirms by SMS 2 days ahead.", "Confirms by text 48 hours ahead.", "2 day"),  # held-out 59
@@ -2404,6 +2407,8 @@ class FeaturesReadValuesOneWay(unittest.TestCase):
             with self.subTest(one=one):
                 self.assertIn(key, am._analyse(one).keys)
                 self.assertIn(key, am._analyse(other).keys)
+        self.assertEqual(am._normalise("Pays $95 NZD/yr, A$40 AUD, $2.65k CAD."),
+                         "Pays NZD 95 per year, AUD 40, CAD 2650.")  # no "USD NZD 95"
         self.assertEqual(am._normalise("Pinned v1.2-3k, for 2019-20k."),
                          "Pinned v1.2-3000, for 2019-20000.")  # no range
         self.assertEqual(am._normalise("Twins are 2.5-year-olds, born 1-1.5 years after Sam."),
@@ -2678,7 +2683,7 @@ class FeaturesReadValuesOneWay(unittest.TestCase):
             "A 3000 W heater; kept 36 months; on call one week in four; 75 EUR/h; 1.0 bar.",
             "Fourteen and a half grand; since Xmas '25; in Swiss francs; 20 gigabytes.",
             "Runs at 06:00 Europe/London, 07:00 Tokyo time and 10:00 (UK).", "Base 135\u2013165K; 1.2bn rows.",
-            "Renews on 14/03."]
+            "Renews on 14/03.", "Costs $95 NZD a year, or R$ 1.500."]
         # and a number before each unit, glued, spaced or hyphenated ("#s" is a need for what follows a number)
         units = ("s secs seconds h hrs hours mins minutes m mn million k kg kilograms g grams ms ml dl l yrs wks d w y "
                  "in inch inches fps kb px khz rpm km cm mm mi mg mph gib ft lbs wt pt yo mcg iu psi kwh kw kva mpg oz "
