@@ -4250,7 +4250,7 @@ def _duties_exchanged(a: _Analysis, b: _Analysis) -> bool:
     ...")."""
     opening = _opening_words(a)
     if (not a.word_clauses or not b.word_clauses
-            or not (a.word_clauses[-1] or " and " in a.folded) or not (b.word_clauses[-1] or " and " in b.folded)
+            or not all(text.word_clauses[-1] or " and " in text.folded or ", " in text.folded for text in (a, b))
             or opening == _opening_words(b) and "and" not in opening):
         return False  # (cheap first: most texts are one clause, and most pairs open alike: the same one acts,
         # unless the opening is two who share the first clause: "User and Kirsty split ...")
@@ -4358,6 +4358,7 @@ def _duties(text: _Analysis, names: set[str]) -> set[tuple[str, str]]:
     ("Call screener is Becca Lowe" as "Becca Lowe screens", "producer is Sam Idowu" as "Sam Idowu
     produces")."""
     duties = set()
+    capitalised = {word.casefold() for word, plain in zip(text.words, text.written_plain) if not plain}
     for clause in _DUTY_CLAUSE.split(text.folded):
         if (role := _ROLE_IS.match(clause.lstrip())) and (named := [
                 key for key in map(_word_key, role.group(2).split()[:4]) if key in names]):
@@ -4365,8 +4366,8 @@ def _duties(text: _Analysis, names: set[str]) -> set[tuple[str, str]]:
             continue
         words = _CLAUSE_WORD.findall(clause, 0, 80)[:7]
         for at, word in enumerate(words):
-            if not at or not word.endswith("s") or word in _STOP_WORDS:
-                continue
+            if not at or not word.endswith("s") or word in _STOP_WORDS or word in capitalised:
+                continue  # (no name in -s: "Gareth Evans translates")
             doers = [key for key in map(_word_key, words[max(0, at - 4):at]) if key in names]
             if doers:  # (none: "the NHS ...", a name in -s, is no doer and verb)
                 duties.add((doers[-1], _duty_key(word)))
@@ -4474,7 +4475,7 @@ def _opening_words(text: _Analysis) -> list[str]:
 
 # where a clause opens: "...; Ana posts", "Kirsty pays it and user sends", "... and Becca Lowe produces", "OFW
 # Expense Log: user logs"
-_DUTY_CLAUSE = _Regex(r";|[.:] | and (?=(?:\S+ ){1,3}[a-z]+s\b)")
+_DUTY_CLAUSE = _Regex(r";|[.:] |(?:,| and) (?=(?:\S+ ){1,3}[a-z]+s\b)")
 _CLAUSE_WORD = _Regex(r"[\w'-]+")  # a word as the clause rules read it: "condition-checks", "kids'" whole
 _ROLE_IS = _Regex(r"(?:[\w'-]+ ){0,2}?([a-z]{3,}(?:er|or)) (?:is|are) ((?:[\w'-]+ ?){1,4})")  # "call screener is ..."
 
