@@ -2029,6 +2029,14 @@ _PHRASES: list[tuple[_Regex, Any, tuple[str, ...]]] = [
             r"(?<=\d\d:\d\d )\(?(UK)(?![\w-])\)?(?!\)? time)"),
      lambda match: _ZONE_NAMES[(match.group(1) or match.group(2)).lower()],
      (" time", "uk")),
+    # North America's zones by their short names: "3pm Eastern", "Eastern time" and "3pm EST" or "EDT" are "ET",
+    # "noon Pacific" "noon PT" (a zone's bare name or its three letters only after a time, and with no name after
+    # it: no "Eastern Europe", "10:00 Central Station")
+    (_Regex(r"(?:(?<=\d:\d\d )|(?<=\bnoon )|(?<=\bmidnight ))(?:(Eastern|Pacific|Central|Mountain)\b"
+            r"(?: (?:[Ss]tandard |[Dd]aylight )?[Tt]ime\b)?(?! [A-Z])|([EPCM])[SD]T\b)"
+            r"|\b(Eastern|Pacific|Central|Mountain) (?:[Ss]tandard |[Dd]aylight )?[Tt]ime\b"),
+     lambda match: (match.group(2) or (match.group(1) or match.group(3))[0]) + "T",
+     ("eastern", "pacific", "central", "mountain", "st", "dt")),
     # the minus sign, a dash before a number, the word: "−16", "–16" and "minus 16" are "-16" (no "10 minus 4")
     (_Regex(rf"{_SIGN_BEFORE}(?:[−–‒˗]|(?<![\d.] )\bminus )(?=\d)", re.IGNORECASE), "-", ("−", "–", "‒", "˗", "minus")),
 ]

