@@ -1227,6 +1227,7 @@ _CURRENCIES = {"$": "USD", "US$": "USD", "A$": "AUD", "AU$": "AUD", "C$": "CAD",
                "HK$": "HKD", "S$": "SGD", "SG$": "SGD", "R$": "BRL", "€": "EUR", "£": "GBP",
                "¥": "JPY", "₹": "INR", "₩": "KRW", "₽": "RUB", "₺": "TRY", "₪": "ILS", "₫": "VND", "฿": "THB",
                "Kč": "CZK", "zł": "PLN"}
+_DOLLARS = frozenset(("aud", "cad", "nzd", "hkd", "sgd"))  # the other dollars a bare "$" may be
 _CURRENCY = r"(?:US|AU?|CA?|NZ|HK|SG?|R)?\$|[€£¥₹₩₽₺₪₫฿]|Kč|zł"
 _CURRENCY_NAMES = {"us": "USD", "australian": "AUD", "canadian": "CAD", "new zealand": "NZD", "hong kong": "HKD",
                    "singapore": "SGD", "euro": "EUR", "swiss": "CHF", "danish": "DKK", "norwegian": "NOK",
@@ -3480,6 +3481,8 @@ def _unmatched(tokens: frozenset[str], one: _Analysis, other: _Analysis) -> set[
     unmatched = {key for key in tokens if key not in other.keys or key in other.derived}
     if not unmatched:  # most comparisons: the rest reads every run of both texts
         return unmatched
+    if "usd" in unmatched and not other.keys.isdisjoint(_DOLLARS) or "usd" in other.keys and unmatched & _DOLLARS:
+        unmatched -= _DOLLARS | {"usd"}  # a bare "$" may be any dollar: "$650" is "A$650" in Australia
     if one.afternoon or other.afternoon:  # "quarter to seven" / "18:45", either way
         before_noon = set(other.afternoon.values())
         unmatched = {key for key in unmatched if one.afternoon.get(key) not in other.keys and key not in before_noon}

@@ -5974,6 +5974,19 @@ class ContradictionsAreNeverMerged(unittest.TestCase):
         self.assertTrue(am._named_for_verb(am._analyse("User cycles Sem to school on Tuesdays."),
                                            am._analyse("Anne-Marie cycles Sem to school on Tuesdays.")))
 
+    def test_a_bare_dollar_sign_may_be_any_dollar(self):  # held-out 566, 627, 628: restatements added
+        tune = "Tune shop: base grind + wax {0} 65, 24 h turnaround; edge sharpen only {0} 35."
+        write = "Base grind & wax $65, back in 24 hrs; just edges $35."
+        for code in ("NZD", "AUD", "CAD", "USD"):
+            with self.subTest(code=code):
+                self.assertFalse(am._specifics_differ(am._analyse(tune.format(code)), am._analyse(write), surest=True))
+                self.assertNotEqual(action_beside(tune.format(code), write), "add")
+        self.assertEqual(action_beside(tune.format("EUR"), write), "add")  # no euro
+        self.assertNotEqual(action_beside("Limo LM-1 is CA$325 per service within city limits, plus CA$2.10 per km "
+                                          "beyond the Perimeter Highway.",
+                                          "Limo LM-1: $325/service inside city limits, $2.10/km past the Perimeter."),
+                            "add")
+
     def test_agreeing_pairs_do_not_conflict(self):
         for old, new in [("Project uses Go 1.22.", "The project is built with Go 1.22."),
                          ("User likes short answers.", "User prefers short answers."),
