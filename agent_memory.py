@@ -2093,9 +2093,11 @@ _SUBJECT = _Regex(rf"\s*(?:(?:Dr|Mr|Mrs|Ms|Prof)\.?\s+|(?:Our|My|Their)\s+(?:[a-
                   r"gets|makes|sings|sleeps|attends|learns|competes|gives|receives|sells|buys|pays|accompanies|lends|"
                   r"borrows|maintains|sends|writes|cleans"
                   # verbs that are plural nouns too, after a word in -s, are a noun after a verb: "Logs rides on
-                  # Strava", "Books swims at the lido" (a name in -s before them, "James swims", is missed)
+                  # Strava", "Books swims at the lido" (a name in -s before them, "James swims", is missed); and
+                  # what one does for others at work: "Kevin Wong trains new kitchen staff"
                   r"|(?<![sS]\s)(?:swims|cycles|rides|climbs|dances|paints|volunteers|visits|tutors|meets|"
-                  r"commutes|leads|hosts|reviews|checks|fixes|repairs))\b")
+                  r"commutes|leads|hosts|reviews|checks|fixes|repairs|trains|mentors|supervises|approves|covers|"
+                  r"inspects|edits|translates|delivers|installs))\b")
 # or a name owning what the fact is about: "Tomasz's shoes", "Clubmate Sam's target event"
 _NO_OWNERS = _STOP_WORDS | _CALENDAR_WORDS | frozenset(
     "today tonight tomorrow yesterday everyone everybody someone somebody anyone nobody".split())  # "Today's plan"

@@ -5938,6 +5938,13 @@ class ContradictionsAreNeverMerged(unittest.TestCase):
                 self.assertIs(am._someone_else(entry, am._analyse(new)), someone_else)
         self.assertFalse(am._someone_else(am._analyse("User's boss is Dev Patel, who heads marketing analytics."),
                                           am._analyse("Manager is Dev Patel, head of marketing analytics.")))
+        # held-out 633 (merged at 0.74): a name as the subject of "trains", the user's "I"
+        mine = am._analyse("I train new servers on allergen questions myself in their first week.")
+        for new, someone_else in (("Kevin Wong trains new kitchen staff on allergen questions in their first week.",
+                                   True),
+                                  ("User trains new servers on allergen questions in their first week.", False)):
+            with self.subTest(new=new):
+                self.assertIs(am._someone_else(mine, am._analyse(new)), someone_else)
 
     def test_a_name_before_a_later_clause_after_any_opening_of_a_clause(self):  # review: merged at 0.86 to 0.91
         entry = "Has chronic lower-back pain; sees physio Lena Okafor at Broadway Physio every second Thursday."
