@@ -1157,21 +1157,29 @@ def _point_moved(number: str, places: int) -> str:
 
 
 def _metric(match: re.Match[str]) -> str:
-    """A mass or a short time in its everyday unit: "0.72 kg" is "720 gram" (a lone "g" is no word),
-    "1500 g" "1.5 kg", "1000 mg" "1 gram", "0.5 g" "500 mg", "8000 ms" "8 s"."""
+    """A mass, a volume or a short time in its everyday unit: "0.72 kg" is "720 gram" (a lone "g" is no
+    word), "1500 g" "1.5 kg", "3500 kg" and "3.5 t" "3.5 tonne", "1000 mg" "1 gram", "0.5 g" "500 mg",
+    "37.5 cl" "375 ml", "1500 ml" "1.5 litre", "8000 ms" "8 s"."""
     number, unit = match.group(1), match.group(2)
     if unit in ("ms", "millisecond", "milliseconds"):
         return f"{_point_moved(number, -3)} s" if float(number) >= 1000 else f"{number} ms"
-    grams = number if unit[0] == "g" else _point_moved(number, -3 if unit[0] == "m" else 3)  # "mg", "kilograms"
+    if unit[0] in "cLl" or unit[:2] in ("mL", "ml"):  # "cl", "ml", "mL", "l", "L", "litres"
+        millilitres = _point_moved(number, 0 if unit[0] == "m" else 1 if unit[0] == "c" else 3)
+        return f"{_point_moved(millilitres, -3)} litre" if float(millilitres) >= 1000 else f"{millilitres} ml"
+    grams = number if unit[0] == "g" else _point_moved(number, {"m": -3, "k": 3, "t": 6}[unit[0]])
     if 0 < float(grams) < 1:
         return f"{_point_moved(grams, 3)} mg"
+    if float(grams) >= 1_000_000:
+        return f"{_point_moved(grams, -6)} tonne"
     return f"{_point_moved(grams, -3)} kg" if float(grams) >= 1000 else f"{grams} gram"
 
 
 def _watts(match: re.Match[str]) -> str:
-    """A power in its everyday unit: "3000 W" is "3 kW", "0.5 kW" "500 W"."""
-    number, unit = match.group(1), match.group(2).lower()
-    watts = number if unit[0] == "w" else _point_moved(number, 3)
+    """A power in its everyday unit: "3000 W" is "3 kW", "0.5 kW" "500 W", "1200 kW" "1.2 MW"."""
+    number, unit = match.group(1), match.group(2)
+    watts = number if unit[0] in "wW" else _point_moved(number, 6 if unit[0] in "Mm" else 3)
+    if float(watts) >= 1_000_000:
+        return f"{_point_moved(watts, -6)} MW"
     return f"{_point_moved(watts, -3)} kW" if float(watts) >= 1000 else f"{watts} W"
 
 
@@ -1908,14 +1916,15 @@ _PHRASES: list[tuple[_Regex, Any, tuple[str, ...]]] = [
     # "0.72 kg" is "720 gram", "8000 ms" "8 s": a whole number, not the end of "0.0000005 kg", nor of a range
     # ("500–1000 mg" is no "500–1 gram")
     (_Regex(r"(?<!\d[.,])(?<!\d[-–—])(?<!\d to )(?<!\d and )\b(\d{1,9}(?:\.\d{1,6})?) ?"
-            r"(kg|kilograms?|g|grams?|mg|milligrams?|ms|milliseconds?)\b"), _metric, _after_number("kgm")),
+            r"(kg|kilograms?|g|grams?|mg|milligrams?|t|tonnes?|ms|milliseconds?|[mc]?[lL]|litres?|liters?)\b"
+            r"(?![-'’]\w)"), _metric, _after_number("kgmtcl")),
     # and a part of a second is milliseconds: "0.005 s" is "5 ms", "0.5 seconds" "500 ms"
     (_Regex(r"(?<![\w.,])(0\.\d{1,3}) ?(?:s|secs?|seconds?)\b"), lambda match: f"{_point_moved(match.group(1), 3)} ms",
      _after_number("s")),
-    # "3000 W", "3,000-watt" and "3 kilowatts" are "3 kW" (a capital "W": "6 w" may be weeks); no energy, "3000
-    # watt-hours" (no "3 kW-hours", a power)
-    (_Regex(r"(?<!\d[.,])\b(\d{1,9}(?:\.\d{1,6})?)[- ]?(W|[kK][wW]|(?i:watts?|kilowatts?))\b"
-            r"(?![- ]?(?i:hours?|hrs?)\b)"), _watts, ("#w", "#kw", "#kilowatt")),
+    # "3000 W", "3,000-watt" and "3 kilowatts" are "3 kW", "1,200 kW" and "1.2 megawatts" "1.2 MW" (a capital "W":
+    # "6 w" may be weeks; "MW", no milliwatts); no energy, "3000 watt-hours" (no "3 kW-hours", a power)
+    (_Regex(r"(?<!\d[.,])\b(\d{1,9}(?:\.\d{1,6})?)[- ]?(W|[kK][wW]|MW|(?i:watts?|kilowatts?|megawatts?))\b"
+            r"(?![- ]?(?i:hours?|hrs?)\b)"), _watts, ("#w", "#kw", "#kilowatt", "#mw", "#megawatt")),
     (_Regex(r"\bend-to-end\b", re.IGNORECASE), "e2e", ("end-to-end",)),
     (_Regex(r"\bSt\b\.?(?= [A-Z][a-z])"), _saint_or_street, ("st",)),  # "St John Street" is no "John Street"
     # "membership no. BF-118204", "(No. 14)": no negation; an answer ("Allergies? No. 2 EpiPens ...") still is one
@@ -1972,8 +1981,9 @@ _PHRASES: list[tuple[_Regex, Any, tuple[str, ...]]] = [
     (_Regex(rf"{_AFTER_AMOUNT}/(?:h|hrs?)\b"), " per hour", ("/h",)),
     (_Regex(rf"{_AFTER_AMOUNT}/min\b"), " per minute", ("/min",)),
     # and any other word after an amount of its own: "~180/day" is "180 per day", "GBP 6.50/portion" "per
-    # portion", "USD 150/mo" "per month" (no "v2/api", "/data/2024/q1", ":9568/metrics", "24/7" or "3/4")
-    (_Regex(r"(?<![\w/.:@#-])(\d+(?:\.\d+)?(?: ?[a-zA-Z]{1,2}| [A-Z]{3}| (?:hrs|hours|days|nights|weeks|times))?)/"
+    # portion", "USD 150/mo" "per month", "6.5 tonne/ha" "6.5 tonne per ha" (no "v2/api", "/data/2024/q1", ":9568/metrics", "24/7" or "3/4")
+    (_Regex(r"(?<![\w/.:@#-])(\d+(?:\.\d+)?(?: ?[a-zA-Z]{1,2}| [A-Z]{3}| (?:hrs|hours|days|nights|weeks|times|gram|"
+            r"tonne|litre))?)/"
             r"(mos?|yrs?|wks?|d|[a-z]{2,})\b(?![/\d-]|\.\w)"), _per_word, ("/",)),
     # a pair of numbered names in one: "cad-app01/02" is "cad-app01 and cad-app02", "BRCA1/2" "BRCA1 and BRCA2"
     # (the second number as wide as the first, and higher: no "geant4/11", no "x86/64"); a switch port is one

@@ -2409,6 +2409,15 @@ class FeaturesReadValuesOneWay(unittest.TestCase):
                 self.assertIn(key, am._analyse(other).keys)
         self.assertEqual(am._normalise("Pays $95 NZD/yr, A$40 AUD, $2.65k CAD."),
                          "Pays NZD 95 per year, AUD 40, CAD 2650.")  # no "USD NZD 95"
+        # tonnes, megawatts and centilitres (held-out 591, 638, 639, 640: restatements added)
+        for one, other in (("Yield cap 6.5 t/ha, 3.5 t GVW.", "Yield cap 6,500 kg/ha, 3,500 kg GVW."),
+                           ("Chillers: 1.2 MW each.", "Chillers: 1,200 kW each."),
+                           ("Samples in 37.5 cl half-bottles.", "Samples in 375 ml half-bottles."),
+                           ("Drinks 1.5 litres a day.", "Drinks 1500ml a day.")):
+            with self.subTest(one=one):
+                self.assertEqual(am._normalise(one), am._normalise(other))
+        self.assertEqual(am._normalise("A 100t crane, 2 megawatts, 75 cl, 5 mW, 2 l/min."),
+                         "A 100 tonne crane, 2 MW, 750 ml, 5 mW, 2 litre per min.")
         # North America's zones by their short names (held-out 615, 623: restatements added)
         self.assertEqual(am._normalise("Opens at noon Pacific, 3pm Eastern; calls 9am EDT, 10am Central Standard Time."),
                          "Opens at 12:00 PT, 15:00 ET; calls 09:00 ET, 10:00 CT.")
