@@ -1728,6 +1728,10 @@ _PHRASES: list[tuple[_Regex, Any, tuple[str, ...]]] = [
             r"(?!\s?(?:%|(?i:[kmgt]?(?:bps|bit|b/s|b)\b)))"),
      lambda match: (match.group() if match.group() == "24/7"
                     else f"{int(match.group(1))} {_MONTHS[int(match.group(2)) - 1]}"), ("/",)),
+    # and the other end of its range, in the same order: "15/12–06/01" is "15 December–6 January"
+    (_Regex(rf"(\d (?:{'|'.join(_MONTHS)})\s?(?:[-–]|to|until|till)\s?)(0?[1-9]|[12]\d|3[01])/(0?[1-9]|1[0-2])"
+            rf"{_DATE_END}"),
+     lambda match: f"{match.group(1)}{int(match.group(2))} {_MONTHS[int(match.group(3)) - 1]}", ("/",)),
     # "2026-07-01 to 2026-07-14", one value like "1-14 July 2026"
     (_Regex(rf"\b({_ISO_DATE}) ?(?:[-–]|\.\.|to|until|through) ?({_ISO_DATE})\b", re.IGNORECASE), r"\1/\2", _YEAR),
     # "800 × 600" and "800 by 600" are "800x600"; "3 × 12h" and "Node 22 by 2026" stay

@@ -2409,6 +2409,9 @@ class FeaturesReadValuesOneWay(unittest.TestCase):
                 self.assertIn(key, am._analyse(other).keys)
         self.assertEqual(am._normalise("Pays $95 NZD/yr, A$40 AUD, $2.65k CAD."),
                          "Pays NZD 95 per year, AUD 40, CAD 2650.")  # no "USD NZD 95"
+        # a range's second day and month read in the order its first tells (held-out 623, 638: restatements added)
+        self.assertEqual(am._normalise("Freeze 15/12–06/01 and 17/11 to 2/12; on 14/03, then 1/2 dose."),
+                         "Freeze 15 December–6 January and 17 November to 2 December; on 14 March, then 1/2 dose.")
         # tonnes, megawatts and centilitres (held-out 591, 638, 639, 640: restatements added)
         for one, other in (("Yield cap 6.5 t/ha, 3.5 t GVW.", "Yield cap 6,500 kg/ha, 3,500 kg GVW."),
                            ("Chillers: 1.2 MW each.", "Chillers: 1,200 kW each."),
