@@ -2700,7 +2700,8 @@ class FeaturesReadValuesOneWay(unittest.TestCase):
             "A 3000 W heater; kept 36 months; on call one week in four; 75 EUR/h; 1.0 bar.",
             "Fourteen and a half grand; since Xmas '25; in Swiss francs; 20 gigabytes.",
             "Runs at 06:00 Europe/London, 07:00 Tokyo time and 10:00 (UK).", "Base 135\u2013165K; 1.2bn rows.",
-            "Renews on 14/03.", "Costs $95 NZD a year, or R$ 1.500.", "Calls at 9am EST and noon Pacific."]
+            "Renews on 14/03.", "Costs $95 NZD a year, or R$ 1.500.", "Calls at 9am EST and noon Pacific.",
+            "Frozen 15/12–06/01."]
         # and a number before each unit, glued, spaced or hyphenated ("#s" is a need for what follows a number)
         units = ("s secs seconds h hrs hours mins minutes m mn million k kg kilograms g grams ms ml dl l yrs wks d w y "
                  "in inch inches fps kb px khz rpm km cm mm mi mg mph gib ft lbs wt pt yo mcg iu psi kwh kw kva mpg oz "
