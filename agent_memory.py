@@ -5229,20 +5229,23 @@ _USER_VERB = _Regex(r"\buser ([a-z]+(?:s|ed))\b")  # "the user reads", "user dri
 
 
 def _named_for_verb(one: _Analysis, other: _Analysis) -> bool:
-    """Does ``one`` open with the user as the subject of a verb, and ``other`` with a name, one
-    word, the user's text does not hold, as the subject of the same verb ("User cycles Sem to school
-    ..." / "Marloes cycles Sem to school ...")? The subject's pattern misses a name in -s before a
-    verb in -s; another person, whatever follows. A word in -s after "User" that is a noun, a small
+    """Does ``one`` open with the user as the subject of a verb, and ``other`` with a name, one or two
+    words, the user's text does not hold, as the subject of the same verb ("User cycles Sem to school
+    ..." / "Marloes cycles Sem to school ...", "I scan parcels ..." / "Jo Byrne scans with her own
+    ...")? The subject's pattern misses a name in -s before a verb in -s; another person, whatever
+    follows. A word in -s after "User" that is a noun, a small
     verb after it, or no verb in -s at all, is what the user has ("User settings are synced ..." /
     "Privacy settings are synced ...", "User ID at the gym is 88213" / "Member ID at the gym is
     88213"); a time is no name ("Mornings cycles Sem ...", "Nowadays cycles Sem ...")."""
     if not one.folded.startswith("user "):
         return False
     words, others = one.folded.split(), other.folded.split()
-    if (len(words) < 3 or len(others) < 3 or others[1] != words[1]
-            or not words[1].endswith("s") or _SMALL_VERB.fullmatch(words[2] + " ")):
+    if len(words) < 3 or len(others) < 3 or _SMALL_VERB.fullmatch(words[2] + " ") or others[0] == "user":
         return False
-    return others[0] != "user" and _names_another(others[0], one, other)
+    verbs = (words[1],) if words[1].endswith("s") else (words[1] + "s", words[1] + "es")  # "I scan" / "Jo scans"
+    return (others[1] in verbs and _names_another(others[0], one, other)
+            or len(others) > 3 and others[2] in verbs and _names_another(others[0], one, other)
+            and _names_another(others[1], one, other, at=1))  # "Kevin Wong trains ..."
 
 
 def _names_another(name: str, one: _Analysis, other: _Analysis, at: int = 0) -> bool:
