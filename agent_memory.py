@@ -1536,7 +1536,8 @@ _PER_UNITS = {"mo": "month", "mos": "month", "yr": "year", "yrs": "year", "wk": 
 _GLUED_UNITS = r"wt|pt|yo|mcg|iu|psi|[kmg]wh|[kmg]w|[km]?va|mah|ma|[km]?v|dbm|dbi|db|gbe|nm|mpg|oz|tsp|tbsp"
 _GLUED_UNIT = _Regex(_GLUED_UNITS)
 _CURRENCY_SIGNS = ("$", "€", "£", "¥", "₹", "₩", "₽", "₺", "₪", "₫", "฿", "kč", "zł")  # (as case-folded)
-_CURRENCY_CODES = sorted({*_CURRENCIES.values(), *_DOT_GROUPED.split("|")})
+_CURRENCY_CODES = sorted({*_CURRENCIES.values(), *_DOT_GROUPED.split("|"), "SEK", "NOK", "ZAR", "MXN", "CNY", "KES",
+                          "AED"})
 # an amount's thousands parted by spaces: "45 000" before "PLN" or "zł" (not "in 2024 500 €")
 _SPACE_GROUPED = r"(?:\d{1,3}(?: \d{3}(?!\d))+|\d+)"
 _AFTER_AMOUNT = r"(?:(?<=\d)|(?<=\d[a-zA-Z])|(?<=\d[a-zA-Z]{2})|(?<=\d [a-zA-Z])|(?<=\d [a-zA-Z]{2}))"
@@ -1762,6 +1763,8 @@ _PHRASES: list[tuple[_Regex, Any, tuple[str, ...]]] = [
     (_Regex(rf"{_SIGN_BEFORE}[-−–]({_CURRENCY})\s?(?=\d)|(?<![\w$])({_CURRENCY})\s?[-−–](?=\d)"),
      lambda match: _CURRENCIES[match.group(1) or match.group(2)] + " -",  # "-£120" is "GBP -120", no "£120"
      _CURRENCY_SIGNS),
+    # a code before a sign says which dollars it meant: "CAD $118.50" is "CAD 118.50"
+    (_Regex(rf"\b({'|'.join(_CURRENCY_CODES)}) (?:{_CURRENCY})\s?(?=\d)"), r"\1 ", _CURRENCY_SIGNS),
     # a code after the amount says which dollars a sign meant: "$95 NZD" is "NZD 95", as "NZ$95" is
     (_Regex(rf"(?<![\w$])(?:{_CURRENCY})\s?(\d[\d,.]*(?:[kKmM]|bn)?) ({'|'.join(_CURRENCY_CODES)})\b(?![\w$])"),
      r"\2 \1", _CURRENCY_SIGNS),
@@ -1857,7 +1860,7 @@ _PHRASES: list[tuple[_Regex, Any, tuple[str, ...]]] = [
     # "135–165K" is "135K–165K", its first number the smaller (no "2019-20k")
     (_Regex(r"(?<![\w.,-])(\d{1,15}(?:\.\d{1,3})?)(?=(?: ?[-–] ?| to )(\d{1,15}(?:\.\d{1,3})?)[kK]\b)"),
      lambda match: match.group(1) + ("k" if float(match.group(1)) < float(match.group(2)) else ""), _after_number("k")),
-    (_Regex(r"\b(\d{1,15}(?:\.\d{1,3})?)[kK]\b"), _thousands,  # int() refuses 4,300 digits and more
+    (_Regex(r"(?:\b|(?<=\b[A-Z]))(?<![\d.,])(\d{1,15}(?:\.\d{1,3})?)[kK]\b"), _thousands,  # int() refuses 4,300 digits and more
      _after_number("k")),
     (_Regex(r"(?<![\w.])(\d{1,9}(?:\.\d{1,6})?) ?bn\b"), lambda match: _point_moved(match.group(1), 9),
      _after_number("b")),  # "1.2bn rows" is "1200000000 rows", as "1.2 billion rows" is
@@ -1979,9 +1982,14 @@ _PHRASES: list[tuple[_Regex, Any, tuple[str, ...]]] = [
     # before a rate ("6 ILS approaches", "runway 27 ILS", "95 RON petrol" and "3 CAD licences" count no money, "300
     # CAD a month" does)
     (_Regex(rf"(?<![\w.,:–-])({_SPACE_GROUPED}(?:\.\d+)?(?: ?[–-] ?{_SPACE_GROUPED}(?:\.\d+)?)?) "
-            rf"({'|'.join(_CURRENCY_CODES)})\b(?![\w$]| ?\d)(?!(?<=CAD|CHF|ILS|INR|RON|SGD)"
+            rf"({'|'.join(_CURRENCY_CODES)})\b(?![\w$]| ?\d)(?!(?<=AED|CAD|CHF|ILS|INR|RON|SGD)"
             rf"(?!/| (?:per|a|an|each|every)\b| {_PERIODICAL}\b))"),
      r"\2 \1", tuple(f"#{code.lower()}" for code in _CURRENCY_CODES)),
+    # and its amount's thousands parted by spaces are one number: "NOK 84 500" is "NOK 84500", as "NOK 84,500" is
+    # (both ends of a range: "PLN 2 000-2 500" is "PLN 2000-2500")
+    (_Regex(rf"\b(?:{'|'.join(_CURRENCY_CODES)}) \d{{1,3}}(?: \d{{3}})+(?:(?: ?[–-] ?| to )\d{{1,3}}(?: \d{{3}})*)?"
+            r"(?![\d.,]?\d)"),
+     lambda match: re.sub(r"(?<=\d) (?=\d)", "", match.group()), tuple(code.lower() + " " for code in _CURRENCY_CODES)),
     (_Regex(rf"{_AFTER_AMOUNT}/(?:h|hrs?)\b"), " per hour", ("/h",)),
     (_Regex(rf"{_AFTER_AMOUNT}/min\b"), " per minute", ("/min",)),
     # and any other word after an amount of its own: "~180/day" is "180 per day", "GBP 6.50/portion" "per
