@@ -2144,7 +2144,7 @@ _UPDATE_MARKERS = _Regex(  # (the lookahead, each marker's first letter, spares 
     r"reduced|lowered|cut|replaced|(?<!\w )replacing(?= (?-i:[A-Z]))|is replacing(?= (?-i:[A-Z]))|swapped|renamed|"
     r"migrated|no longer|instead(?! of)|anymore|any more|"
     r"has started|have started|started using|stopped|updated|extended|shortened|postponed|rescheduled|delayed|slipped|pushed back|brought forward|"
-    r"(?<![\w\s])new(?! (?:york|zealand|jersey|relic|delhi|mexico|england|hampshire|orleans|forest|south wales|"
+    r"(?:(?<![\w\s])|(?<=[;,—–] the )|(?<=[;,—–] our ))new(?! (?:york|zealand|jersey|relic|delhi|mexico|england|hampshire|orleans|forest|south wales|"
     r"year|balance|staff)\b)(?= (?:[\w-]+ ){0,3}is\b| (?:[\w-]+ ){0,2}[\w-]+(?<![^s]s):)|"
     r"(?<![\w\s])current(?! accounts?\b)(?= (?:[\w-]+ ){0,3}is\b)|revised|rebooked|"
     r"retested|went up|gone up|went down|gone down|grown to|expanded to|these days|gone onto|gone on to|went onto|"
@@ -2158,7 +2158,8 @@ _UPDATE_MARKERS = _Regex(  # (the lookahead, each marker's first letter, spares 
     r"column|margin|sidebar|corner|lane|turn))|took over|has taken over|have taken over|from (?!\d)\S+ to|"
     r"(?<!a )(?<!is )(?<!are )(?<!be )(?<!been )(?<!was )(?<!were )retired(?=\s*(?:$|[.;,:)!]|(?:in|last|from|and)\b))"
     r")\b",  # "Sam left Google", not "left knee"; "since Fiona retired", not "retired clergy"; "New manager is
-    # Kerry Walsh" or "New van: a Vivaro-e" opening the text, not "New starters are given a buddy" nor "New
+    # Kerry Walsh" or "New van: a Vivaro-e" opening the text or a clause after another ("Mo stepped down; the new
+    # captain is Jordan Blake", "We hit 1k SPM; the new goal is 2.5k SPM"), not "New starters are given a buddy" nor "New
     # starters: ..." (a rule for all), "New York office is ...", "New Year: ..." or "Current account is with
     # Barclays"; "tightened" but not to a torque ("to 160 Nm"), "rose to" but not "Introduced Rose to the team";
     # ", replacing Gareth Price" or "is replacing Gareth Price", not "replacing kube-proxy", "needs replacing", nor
