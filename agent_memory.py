@@ -1932,6 +1932,9 @@ _PHRASES: list[tuple[_Regex, Any, tuple[str, ...]]] = [
     # "6 w" may be weeks; "MW", no milliwatts); no energy, "3000 watt-hours" (no "3 kW-hours", a power)
     (_Regex(r"(?<!\d[.,])\b(\d{1,9}(?:\.\d{1,6})?)[- ]?(W|[kK][wW]|MW|(?i:watts?|kilowatts?|megawatts?))\b"
             r"(?![- ]?(?i:hours?|hrs?)\b)"), _watts, ("#w", "#kw", "#kilowatt", "#mw", "#megawatt")),
+    # a symbol rate in baud: "9.6 kbaud" is "9600 baud", "1 Mbaud" "1000000 baud"
+    (_Regex(r"(?<!\d[.,])\b(\d{1,7}(?:\.\d{1,6})?) ?([kM])(?:baud|Bd)\b"),
+     lambda match: f"{_point_moved(match.group(1), 3 if match.group(2) == 'k' else 6)} baud", _after_number("km")),
     (_Regex(r"\bend-to-end\b", re.IGNORECASE), "e2e", ("end-to-end",)),
     (_Regex(r"\bSt\b\.?(?= [A-Z][a-z])"), _saint_or_street, ("st",)),  # "St John Street" is no "John Street"
     # "membership no. BF-118204", "(No. 14)": no negation; an answer ("Allergies? No. 2 EpiPens ...") still is one

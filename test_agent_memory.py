@@ -2411,6 +2411,9 @@ class FeaturesReadValuesOneWay(unittest.TestCase):
                 self.assertIn(key, am._analyse(other).keys)
         self.assertEqual(am._normalise("Pays $95 NZD/yr, A$40 AUD, $2.65k CAD."),
                          "Pays NZD 95 per year, AUD 40, CAD 2650.")  # no "USD NZD 95"
+        # a symbol rate in baud (held-out 656: restatements added)
+        self.assertEqual(am._normalise("Console at 115.2 kbaud, link at 1 Mbaud, bus at 9.6kbaud, 1200 baud."),
+                         "Console at 115200 baud, link at 1000000 baud, bus at 9600 baud, 1200 baud.")
         # a range's second day and month read in the order its first tells (held-out 623, 638: restatements added)
         self.assertEqual(am._normalise("Freeze 15/12–06/01 and 17/11 to 2/12; on 14/03, then 1/2 dose."),
                          "Freeze 15 December–6 January and 17 November to 2 December; on 14 March, then 1/2 dose.")
@@ -2712,7 +2715,7 @@ class FeaturesReadValuesOneWay(unittest.TestCase):
             "Fourteen and a half grand; since Xmas '25; in Swiss francs; 20 gigabytes.",
             "Runs at 06:00 Europe/London, 07:00 Tokyo time and 10:00 (UK).", "Base 135\u2013165K; 1.2bn rows.",
             "Renews on 14/03.", "Costs $95 NZD a year, or R$ 1.500.", "Calls at 9am EST and noon Pacific.",
-            "Frozen 15/12–06/01.", "Costs NOK 84 500, or CAD $118.50."]
+            "Frozen 15/12–06/01.", "Costs NOK 84 500, or CAD $118.50.", "Console at 115.2 kbaud."]
         # and a number before each unit, glued, spaced or hyphenated ("#s" is a need for what follows a number)
         units = ("s secs seconds h hrs hours mins minutes m mn million k kg kilograms g grams ms ml dl l yrs wks d w y "
                  "in inch inches fps kb px khz rpm km cm mm mi mg mph gib ft lbs wt pt yo mcg iu psi kwh kw kva mpg oz "
