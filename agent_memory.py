@@ -1236,6 +1236,7 @@ _CURRENCIES = {"$": "USD", "US$": "USD", "A$": "AUD", "AU$": "AUD", "C$": "CAD",
                "¥": "JPY", "₹": "INR", "₩": "KRW", "₽": "RUB", "₺": "TRY", "₪": "ILS", "₫": "VND", "฿": "THB",
                "Kč": "CZK", "zł": "PLN"}
 _DOLLARS = frozenset(("aud", "cad", "nzd", "hkd", "sgd"))  # the other dollars a bare "$" may be
+_US_DOLLARS = _Regex(r"\b(?:USD|usd)\b|\bUS ?\$|\bU\.S\. ?\$|\bUS [Dd]ollars?\b")  # no bare "$" ("lend us $50")
 _CURRENCY = r"(?:US|AU?|CA?|NZ|HK|SG?|R)?\$|[€£¥₹₩₽₺₪₫฿]|Kč|zł"
 _CURRENCY_NAMES = {"us": "USD", "australian": "AUD", "canadian": "CAD", "new zealand": "NZD", "hong kong": "HKD",
                    "singapore": "SGD", "euro": "EUR", "swiss": "CHF", "danish": "DKK", "norwegian": "NOK",
@@ -2537,6 +2538,7 @@ class _Analysis:
     features: frozenset[int]  # the buckets, for document frequencies
     updating: frozenset[str]  # what says that something changed: "now", "moved", "no longer"
     adding: frozenset[str]  # the kinds of its words saying one more (``_adding_marker``): "also", "one more"
+    us_dollars: bool  # names the US dollar as such ("USD", "US$"), no bare "$" that may be any dollar
     # read on first use, all together, from a second pass over its atoms (``_template_fields``)
     keys: frozenset[str]  # content words, numbers and initials, normalised
     afternoon: dict[str, str]  # its times a twelve-hour clock may tell, each as read after noon: "6:45" "18:45"
@@ -2827,6 +2829,7 @@ def _analyse_text(text: str) -> _Analysis:
     # clock words always may ("quarter to seven", "half five" before a 15:00)
     twelve_hour = (":" not in text or not _TWENTY_FOUR_HOUR.search(text)
                    or bool(_CLOCK_WORDS.search(text) or _CLOCK_SAID.search(text)))
+    us_dollars = "us" in text.casefold() and _US_DOLLARS.search(text)  # (before "$" is "USD" too)
     text = _normalise(text)
     code_spans = sorted(_code_spans(text))
     code_at = 0  # walked once alongside the atoms, which come in order
@@ -2899,6 +2902,7 @@ def _analyse_text(text: str) -> _Analysis:
         updating=frozenset(_SAME_MARKER.get(marker.casefold(), marker.casefold())
                            for marker in _UPDATE_MARKERS.findall(text)),
         adding=frozenset(_adding_marker(match) for match in _ADDING_MARKERS.finditer(text)),
+        us_dollars=bool(us_dollars),
     )
 
 
@@ -3509,8 +3513,10 @@ def _unmatched(tokens: frozenset[str], one: _Analysis, other: _Analysis) -> set[
     unmatched = {key for key in tokens if key not in other.keys or key in other.derived}
     if not unmatched:  # most comparisons: the rest reads every run of both texts
         return unmatched
-    if "usd" in unmatched and not other.keys.isdisjoint(_DOLLARS) or "usd" in other.keys and unmatched & _DOLLARS:
-        unmatched -= _DOLLARS | {"usd"}  # a bare "$" may be any dollar: "$650" is "A$650" in Australia
+    if ("usd" in unmatched and not one.us_dollars and not other.keys.isdisjoint(_DOLLARS)
+            or "usd" in other.keys and not other.us_dollars and unmatched & _DOLLARS):
+        unmatched -= _DOLLARS | {"usd"}  # a bare "$" may be any dollar: "$650" is "A$650" in Australia (but
+        # "USD 650" or "US$650" says which: no "SGD 650")
     if one.afternoon or other.afternoon:  # "quarter to seven" / "18:45", either way
         before_noon = set(other.afternoon.values())
         unmatched = {key for key in unmatched if one.afternoon.get(key) not in other.keys and key not in before_noon}

@@ -1976,8 +1976,8 @@ class FeaturesReadValuesOneWay(unittest.TestCase):
         read = am._analyse_text("Sam is off on Fridays.")
         self.assertEqual(am._TEMPLATE_FIELDS, set(am._template_fields(*read._later)))
         self.assertEqual(am._WORD_FIELDS, set(am._word_fields(read._later[0])))
-        self.assertEqual(am._TEMPLATE_FIELDS | am._WORD_FIELDS | {"weights", "features", "updating", "adding"},
-                         set(am._Analysis.__annotations__))
+        self.assertEqual(am._TEMPLATE_FIELDS | am._WORD_FIELDS
+                         | {"weights", "features", "updating", "adding", "us_dollars"}, set(am._Analysis.__annotations__))
         analysis = am._analyse_text("Staging now runs on port 5433, not 5432, Mon-Fri.")
         self.assertEqual(analysis.updating, {"now"})  # read at once, with the weights
         self.assertNotIn("negated", analysis.__dict__)  # not read yet
@@ -6039,6 +6039,18 @@ class ContradictionsAreNeverMerged(unittest.TestCase):
                                           "beyond the Perimeter Highway.",
                                           "Limo LM-1: $325/service inside city limits, $2.10/km past the Perimeter."),
                             "add")
+
+    def test_the_us_dollar_named_is_no_other_dollar(self):
+        # "USD" or "US$" says which dollar, as "SGD" does: only a bare "$" may be any dollar (was merged: "Salary
+        # is USD 95,000" / "Salary is SGD 95,000")
+        for us, other in [("USD 95,000", "SGD 95,000"), ("US$95,000", "S$95,000"), ("SGD 95,000", "USD 95,000"),
+                          ("95,000 US dollars", "95,000 Singapore dollars")]:
+            with self.subTest(us=us):
+                self.assertNotEqual(action_beside(f"Salary is {us}", f"Salary is {other}"), "merge")
+        self.assertTrue(am._specifics_differ(am._analyse("Rent is USD 1,200 a month."),
+                                             am._analyse("Rent is CAD 1,200 a month."), surest=True))
+        self.assertFalse(am._specifics_differ(am._analyse("Rent is $1,200 a month."),  # a bare "$" still may be
+                                              am._analyse("Rent is CAD 1,200 a month."), surest=True))
 
     def test_agreeing_pairs_do_not_conflict(self):
         for old, new in [("Project uses Go 1.22.", "The project is built with Go 1.22."),
