@@ -1730,9 +1730,10 @@ _PHRASES: list[tuple[_Regex, Any, tuple[str, ...]]] = [
             r"(?!\s?(?:%|(?i:[kmgt]?(?:bps|bit|b/s|b)\b)))"),
      lambda match: (match.group() if match.group() == "24/7"
                     else f"{int(match.group(1))} {_MONTHS[int(match.group(2)) - 1]}"), ("/",)),
-    # and the other end of its range, in the same order: "15/12–06/01" is "15 December–6 January"
+    # and the other end of its range, in the same order: "15/12–06/01" is "15 December–6 January" (no speeds down and
+    # up: "from 3 May to 30/10 Mbps")
     (_Regex(rf"(\d (?:{'|'.join(_MONTHS)})\s?(?:[-–]|to|until|till)\s?)(0?[1-9]|[12]\d|3[01])/(0?[1-9]|1[0-2])"
-            rf"{_DATE_END}"),
+            rf"{_DATE_END}(?!\s?(?:%|(?i:[kmgt]?(?:bps|bit|b/s|b)\b)))"),
      lambda match: f"{match.group(1)}{int(match.group(2))} {_MONTHS[int(match.group(3)) - 1]}", ("/",)),
     # "2026-07-01 to 2026-07-14", one value like "1-14 July 2026"
     (_Regex(rf"\b({_ISO_DATE}) ?(?:[-–]|\.\.|to|until|through) ?({_ISO_DATE})\b", re.IGNORECASE), r"\1/\2", _YEAR),

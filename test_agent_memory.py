@@ -2417,6 +2417,9 @@ class FeaturesReadValuesOneWay(unittest.TestCase):
         # a range's second day and month read in the order its first tells (held-out 623, 638: restatements added)
         self.assertEqual(am._normalise("Freeze 15/12–06/01 and 17/11 to 2/12; on 14/03, then 1/2 dose."),
                          "Freeze 15 December–6 January and 17 November to 2 December; on 14 March, then 1/2 dose.")
+        # but no speeds down and up, as the first day and month reads none (was "3 May to 30 October Mbps")
+        self.assertEqual(am._normalise("Broadband upgraded on 3 May to 30/10 Mbps."),
+                         "Broadband upgraded on 3 May to 30/10 Mbit.")
         # tonnes, megawatts and centilitres (held-out 591, 638, 639, 640: restatements added)
         for one, other in (("Yield cap 6.5 t/ha, 3.5 t GVW.", "Yield cap 6,500 kg/ha, 3,500 kg GVW."),
                            ("Chillers: 1.2 MW each.", "Chillers: 1,200 kW each."),
