@@ -1767,8 +1767,10 @@ _PHRASES: list[tuple[_Regex, Any, tuple[str, ...]]] = [
      _CURRENCY_SIGNS),
     # a code before a sign says which dollars it meant: "CAD $118.50" is "CAD 118.50"
     (_Regex(rf"\b({'|'.join(_CURRENCY_CODES)}) (?:{_CURRENCY})\s?(?=\d)"), r"\1 ", _CURRENCY_SIGNS),
-    # a code after the amount says which dollars a sign meant: "$95 NZD" is "NZD 95", as "NZ$95" is
-    (_Regex(rf"(?<![\w$])(?:{_CURRENCY})\s?(\d[\d,.]*(?:[kKmM]|bn)?) ({'|'.join(_CURRENCY_CODES)})\b(?![\w$])"),
+    # a code after the amount says which dollars a sign meant: "$95 NZD" is "NZD 95", as "NZ$95" is (not a code
+    # after a mark, or before a number: "$40, CAD 20 back", "$120. AUD fees ..." are another amount's, or none)
+    (_Regex(rf"(?<![\w$])(?:{_CURRENCY})\s?(\d(?:[\d,.]*\d)?(?:[kKmM]|bn)?) ({'|'.join(_CURRENCY_CODES)})\b"
+            r"(?![\w$]| ?\d)"),
      r"\2 \1", _CURRENCY_SIGNS),
     (_Regex(rf"(?<![\w$])({_CURRENCY})\s?(?=\d)"), lambda match: _CURRENCIES[match.group(1)] + " ",  # "USD 90"
      _CURRENCY_SIGNS),

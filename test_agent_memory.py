@@ -2411,6 +2411,10 @@ class FeaturesReadValuesOneWay(unittest.TestCase):
                 self.assertIn(key, am._analyse(other).keys)
         self.assertEqual(am._normalise("Pays $95 NZD/yr, A$40 AUD, $2.65k CAD."),
                          "Pays NZD 95 per year, AUD 40, CAD 2650.")  # no "USD NZD 95"
+        # but a code after a mark is no code of the amount before it (was "Ticket CAD 40, 20 refunded", "Spent AUD
+        # 120. fees apply.")
+        self.assertEqual(am._normalise("Ticket $40, CAD 20 refunded. Spent $120. AUD fees apply."),
+                         "Ticket USD 40, CAD 20 refunded. Spent USD 120. AUD fees apply.")
         # a symbol rate in baud (held-out 656: restatements added)
         self.assertEqual(am._normalise("Console at 115.2 kbaud, link at 1 Mbaud, bus at 9.6kbaud, 1200 baud."),
                          "Console at 115200 baud, link at 1000000 baud, bus at 9600 baud, 1200 baud.")
