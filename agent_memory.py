@@ -1864,7 +1864,8 @@ _PHRASES: list[tuple[_Regex, Any, tuple[str, ...]]] = [
     # "135–165K" is "135K–165K", its first number the smaller (no "2019-20k")
     (_Regex(r"(?<![\w.,-])(\d{1,15}(?:\.\d{1,3})?)(?=(?: ?[-–] ?| to )(\d{1,15}(?:\.\d{1,3})?)[kK]\b)"),
      lambda match: match.group(1) + ("k" if float(match.group(1)) < float(match.group(2)) else ""), _after_number("k")),
-    (_Regex(r"(?:\b|(?<=\b[A-Z]))(?<![\d.,])(\d{1,15}(?:\.\d{1,3})?)[kK]\b"), _thousands,  # int() refuses 4,300 digits and more
+    # (after a rand's "R" too, "R3.4k" is "R3400"; no "Y2K" or "C25K")
+    (_Regex(r"(?:\b|(?<=\bR))(?<![\d.,])(\d{1,15}(?:\.\d{1,3})?)[kK]\b"), _thousands,  # int() refuses 4,300 digits and more
      _after_number("k")),
     (_Regex(r"(?<![\w.])(\d{1,9}(?:\.\d{1,6})?) ?bn\b"), lambda match: _point_moved(match.group(1), 9),
      _after_number("b")),  # "1.2bn rows" is "1200000000 rows", as "1.2 billion rows" is
@@ -1989,7 +1990,7 @@ _PHRASES: list[tuple[_Regex, Any, tuple[str, ...]]] = [
     # before a rate ("6 ILS approaches", "runway 27 ILS", "95 RON petrol" and "3 CAD licences" count no money, "300
     # CAD a month" does)
     (_Regex(rf"(?<![\w.,:–-])({_SPACE_GROUPED}(?:\.\d+)?(?: ?[–-] ?{_SPACE_GROUPED}(?:\.\d+)?)?) "
-            rf"({'|'.join(_CURRENCY_CODES)})\b(?![\w$]| ?\d)(?!(?<=AED|CAD|CHF|ILS|INR|RON|SGD)"
+            rf"({'|'.join(_CURRENCY_CODES)})\b(?![\w$]| ?\d)(?!(?<=AED|CAD|CHF|CNY|ILS|INR|RON|SGD)"
             rf"(?!/| (?:per|a|an|each|every)\b| {_PERIODICAL}\b))"),
      r"\2 \1", tuple(f"#{code.lower()}" for code in _CURRENCY_CODES)),
     # and its amount's thousands parted by spaces are one number: "NOK 84 500" is "NOK 84500", as "NOK 84,500" is
@@ -2063,7 +2064,7 @@ _PHRASES: list[tuple[_Regex, Any, tuple[str, ...]]] = [
     # "noon Pacific" "noon PT" (a zone's bare name or its three letters only after a time, and with no name after
     # it: no "Eastern Europe", "10:00 Central Station")
     (_Regex(r"(?:(?<=\d:\d\d )|(?<=\bnoon )|(?<=\bmidnight ))(?:(Eastern|Pacific|Central|Mountain)\b"
-            r"(?: (?:[Ss]tandard |[Dd]aylight )?[Tt]ime\b)?(?! [A-Z])|([EPCM])[SD]T\b)"
+            r"(?: (?:[Ss]tandard |[Dd]aylight )?[Tt]ime\b)?(?! [A-Z]| line\b)|([EPCM])[SD]T\b)"
             r"|\b(Eastern|Pacific|Central|Mountain) (?:[Ss]tandard |[Dd]aylight )?[Tt]ime\b"),
      lambda match: (match.group(2) or (match.group(1) or match.group(3))[0]) + "T",
      ("eastern", "pacific", "central", "mountain", "st", "dt")),

@@ -2433,6 +2433,11 @@ class FeaturesReadValuesOneWay(unittest.TestCase):
                 self.assertEqual(am._normalise(one), am._normalise(other))
         self.assertEqual(am._normalise("A 100t crane, 2 megawatts, 75 cl, 5 mW, 2 l/min."),
                          "A 100 tonne crane, 2 MW, 750 ml, 5 mW, 2 litre per min.")
+        # "k" after a letter only after a rand's "R" (a review: "Y2K" was "Y2000", "C25K" "C25000")
+        self.assertEqual(am._normalise("Y2K, C25K and R3.4k."), "Y2K, C25K and R3400.")
+        # the Underground's Central line, Chinese New Year (a review)
+        self.assertEqual(am._normalise("The 08:15 Central line train; the 2026 CNY reunion."),
+                         "The 08:15 Central line train; the 2026 CNY reunion.")
         # a currency's code before a dollar sign, its amount's thousands parted by spaces; "k" after a letter
         # (held-out 644, 647, 648: restatements added; "R3.4k" was "R3.4000", "x3.4k" "x3.4000")
         for one, other in (("Total NOK 84 500 incl. VAT.", "Total NOK 84,500 incl. VAT."),
