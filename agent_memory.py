@@ -4305,8 +4305,14 @@ def _duties_exchanged(a: _Analysis, b: _Analysis) -> bool:
         # unless the opening is two who share the first clause: "User and Kirsty split ...")
     names = _name_keys(a) | _name_keys(b) | {"user"}  # "Ana" after "; " is a name, in either text
     one, other = (_duties(text, names) for text in (a, b))
-    return any(doer != second and verb != task and (second, verb) in other and (doer, task) in other
-               and (doer, verb) not in other and (second, verb) not in one
+    # or one duty moved between the two, each doing something in both texts ("Ria operates Amersfoort station
+    # and Wim does the schaduwstation" / "Wim operates Amersfoort station and Ria runs the schaduwstation"), a
+    # duty told, not "does" or "handles", which any restatement may give to either ("Rob collects Theo on Sundays;
+    # user does Tue and Thu" / "User picks Theo up on Tuesdays and Thursdays; Rob does Sundays")
+    doers, others = {doer for doer, _ in one}, {doer for doer, _ in other}
+    return any(doer != second and (second, verb) in other and (doer, verb) not in other and (second, verb) not in one
+               and (verb != task and (doer, task) in other
+                    or verb not in ("do", "handl") and second in doers and doer in others)
                for doer, verb in one for second, task in one)
 
 
@@ -4415,8 +4421,8 @@ def _duties(text: _Analysis, names: set[str]) -> set[tuple[str, str]]:
             continue
         words = _CLAUSE_WORD.findall(clause, 0, 80)[:7]
         for at, word in enumerate(words):
-            if not at or not word.endswith("s") or word in _STOP_WORDS or word in capitalised:
-                continue  # (no name in -s: "Gareth Evans translates")
+            if not at or not word.endswith("s") or word in _STOP_WORDS and word != "does" or word in capitalised:
+                continue  # (no name in -s: "Gareth Evans translates"; "Wim does the schaduwstation" is a duty)
             doers = [key for key in map(_word_key, words[max(0, at - 4):at]) if key in names]
             if doers:  # (none: "the NHS ...", a name in -s, is no doer and verb)
                 duties.add((doers[-1], _duty_key(word)))
