@@ -4300,7 +4300,8 @@ def _duties_exchanged(a: _Analysis, b: _Analysis) -> bool:
     opening = _opening_words(a)
     if (not a.word_clauses or not b.word_clauses
             or not all(text.word_clauses[-1] or " and " in text.folded or ", " in text.folded for text in (a, b))
-            or opening == _opening_words(b) and "and" not in opening):
+            or opening == _opening_words(b) and "and" not in opening
+            and not (" by " in a.folded and " by " in b.folded)):  # (doers after "by": "POs are approved by Euan")
         return False  # (cheap first: most texts are one clause, and most pairs open alike: the same one acts,
         # unless the opening is two who share the first clause: "User and Kirsty split ...")
     names = _name_keys(a) | _name_keys(b) | {"user"}  # "Ana" after "; " is a name, in either text
@@ -4429,7 +4430,13 @@ def _duties(text: _Analysis, names: set[str]) -> set[tuple[str, str]]:
                 if words[at + 1:at + 2] == ["and"] and words[at + 2:at + 3] and words[at + 2].endswith("s"):
                     duties.add((doers[-1], _duty_key(words[at + 2])))  # "repairs and maintains"
                 break
+    for verb, after in _DONE_BY.findall(text.folded):  # "... and approved by commercial manager Euan Baird"
+        if named := [key for key in map(_word_key, _CLAUSE_WORD.findall(after)) if key in names]:
+            duties.add((named[-1], _duty_key(verb)))
     return duties
+
+
+_DONE_BY = _Regex(r"\b([a-z]{3,}ed)(?: for [a-z]+)? by ((?:[\w'-]+ ){0,3}[\w'-]+)")  # "approved (for payment) by ..."
 
 
 def _duty_key(word: str) -> str:

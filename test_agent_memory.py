@@ -5010,6 +5010,11 @@ class ContradictionsAreNeverMerged(unittest.TestCase):
                 ("Editor is Ana Ruiz; Ben Ode edits the podcast.",
                  "Ana Ruiz edits the newsletter; podcast editor is Ben Ode.", False),
                 ("Supervisor is Ana Ruiz; Ben Ode translates.", "Ana Ruiz translates; supervisor is Ben Ode.", True),
+                # held-out 661 (merged at 0.74): doers after "by", both texts opening alike
+                ("Plant hire POs are raised by assistant QS Morag Findlay and approved by commercial manager Euan Baird.",
+                 "Plant hire invoices are checked by Euan Baird and then approved for payment by Morag Findlay.", True),
+                ("Plant hire POs are raised by assistant QS Morag Findlay and approved by commercial manager Euan Baird.",
+                 "Plant hire POs: raised by Morag Findlay, approved by Euan Baird.", False),
                 # held-out 653 (merged at 0.86): one duty moved between two who each do something in both texts
                 ("On open days Wim operates Amersfoort station and Ria runs the schaduwstation.",
                  "On club evenings Ria operates Amersfoort station and Wim does the schaduwstation.", True),
