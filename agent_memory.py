@@ -1730,8 +1730,8 @@ _PHRASES: list[tuple[_Regex, Any, tuple[str, ...]]] = [
             r"(?!\s?(?:%|(?i:[kmgt]?(?:bps|bit|b/s|b)\b)))"),
      lambda match: (match.group() if match.group() == "24/7"
                     else f"{int(match.group(1))} {_MONTHS[int(match.group(2)) - 1]}"), ("/",)),
-    # and the other end of its range, in the same order: "15/12–06/01" is "15 December–6 January" (no speeds down and
-    # up: "from 3 May to 30/10 Mbps")
+    # and the other end of its range, in the same order: "15/12–06/01" is "15 December–6 January" (no speeds down
+    # and up: "from 3 May to 30/10 Mbps")
     (_Regex(rf"(\d (?:{'|'.join(_MONTHS)})\s?(?:[-–]|to|until|till)\s?)(0?[1-9]|[12]\d|3[01])/(0?[1-9]|1[0-2])"
             rf"{_DATE_END}(?!\s?(?:%|(?i:[kmgt]?(?:bps|bit|b/s|b)\b)))"),
      lambda match: f"{match.group(1)}{int(match.group(2))} {_MONTHS[int(match.group(3)) - 1]}", ("/",)),
@@ -1864,8 +1864,8 @@ _PHRASES: list[tuple[_Regex, Any, tuple[str, ...]]] = [
     # "135–165K" is "135K–165K", its first number the smaller (no "2019-20k")
     (_Regex(r"(?<![\w.,-])(\d{1,15}(?:\.\d{1,3})?)(?=(?: ?[-–] ?| to )(\d{1,15}(?:\.\d{1,3})?)[kK]\b)"),
      lambda match: match.group(1) + ("k" if float(match.group(1)) < float(match.group(2)) else ""), _after_number("k")),
-    # (after a rand's "R" too, "R3.4k" is "R3400"; no "Y2K" or "C25K")
-    (_Regex(r"(?:\b|(?<=\bR))(?<![\d.,])(\d{1,15}(?:\.\d{1,3})?)[kK]\b"), _thousands,  # int() refuses 4,300 digits and more
+    # (after a rand's "R" too, "R3.4k" is "R3400"; no "Y2K" or "C25K"; int() refuses 4,300 digits and more)
+    (_Regex(r"(?:\b|(?<=\bR))(?<![\d.,])(\d{1,15}(?:\.\d{1,3})?)[kK]\b"), _thousands,
      _after_number("k")),
     (_Regex(r"(?<![\w.])(\d{1,9}(?:\.\d{1,6})?) ?bn\b"), lambda match: _point_moved(match.group(1), 9),
      _after_number("b")),  # "1.2bn rows" is "1200000000 rows", as "1.2 billion rows" is
@@ -2001,7 +2001,8 @@ _PHRASES: list[tuple[_Regex, Any, tuple[str, ...]]] = [
     (_Regex(rf"{_AFTER_AMOUNT}/(?:h|hrs?)\b"), " per hour", ("/h",)),
     (_Regex(rf"{_AFTER_AMOUNT}/min\b"), " per minute", ("/min",)),
     # and any other word after an amount of its own: "~180/day" is "180 per day", "GBP 6.50/portion" "per
-    # portion", "USD 150/mo" "per month", "6.5 tonne/ha" "6.5 tonne per ha" (no "v2/api", "/data/2024/q1", ":9568/metrics", "24/7" or "3/4")
+    # portion", "USD 150/mo" "per month", "6.5 tonne/ha" "6.5 tonne per ha" (no "v2/api", "/data/2024/q1",
+    # ":9568/metrics", "24/7" or "3/4")
     (_Regex(r"(?<![\w/.:@#-])(\d+(?:\.\d+)?(?: ?[a-zA-Z]{1,2}| [A-Z]{3}| (?:hrs|hours|days|nights|weeks|times|gram|"
             r"tonne|litre))?)/"
             r"(mos?|yrs?|wks?|d|[a-z]{2,})\b(?![/\d-]|\.\w)"), _per_word, ("/",)),
@@ -2152,7 +2153,8 @@ _UPDATE_MARKERS = _Regex(  # (the lookahead, each marker's first letter, spares 
     r"reduced|lowered|cut|replaced|(?<!\w )replacing(?= (?-i:[A-Z]))|is replacing(?= (?-i:[A-Z]))|swapped|renamed|"
     r"migrated|no longer|instead(?! of)|anymore|any more|"
     r"has started|have started|started using|stopped|updated|extended|shortened|postponed|rescheduled|delayed|slipped|pushed back|brought forward|"
-    r"(?:(?<![\w\s])|(?<=[;,—–] the )|(?<=[;,—–] our ))new(?! (?:york|zealand|jersey|relic|delhi|mexico|england|hampshire|orleans|forest|south wales|"
+    r"(?:(?<![\w\s])|(?<=[;,—–] the )|(?<=[;,—–] our ))"
+    r"new(?! (?:york|zealand|jersey|relic|delhi|mexico|england|hampshire|orleans|forest|south wales|"
     r"year|balance|staff)\b)(?= (?:[\w-]+ ){0,3}is\b| (?:[\w-]+ ){0,2}[\w-]+(?<![^s]s):)|"
     r"(?<![\w\s])current(?! accounts?\b)(?= (?:[\w-]+ ){0,3}is\b)|revised|rebooked|"
     r"retested|went up|gone up|went down|gone down|grown to|expanded to|these days|gone onto|gone on to|went onto|"
@@ -2167,8 +2169,8 @@ _UPDATE_MARKERS = _Regex(  # (the lookahead, each marker's first letter, spares 
     r"(?<!a )(?<!is )(?<!are )(?<!be )(?<!been )(?<!was )(?<!were )retired(?=\s*(?:$|[.;,:)!]|(?:in|last|from|and)\b))"
     r")\b",  # "Sam left Google", not "left knee"; "since Fiona retired", not "retired clergy"; "New manager is
     # Kerry Walsh" or "New van: a Vivaro-e" opening the text or a clause after another ("Mo stepped down; the new
-    # captain is Jordan Blake", "We hit 1k SPM; the new goal is 2.5k SPM"), not "New starters are given a buddy" nor "New
-    # starters: ..." (a rule for all), "New York office is ...", "New Year: ..." or "Current account is with
+    # captain is Jordan Blake", "We hit 1k SPM; the new goal is 2.5k SPM"), not "New starters are given a buddy" nor
+    # "New starters: ..." (a rule for all), "New York office is ...", "New Year: ..." or "Current account is with
     # Barclays"; "tightened" but not to a torque ("to 160 Nm"), "rose to" but not "Introduced Rose to the team";
     # ", replacing Gareth Price" or "is replacing Gareth Price", not "replacing kube-proxy", "needs replacing", nor
     # a task a word names before it: "Quote for replacing Velux windows", "starts replacing Howdens units on 3 March"
