@@ -5270,10 +5270,10 @@ def _named_for_verb(one: _Analysis, other: _Analysis) -> bool:
     words, the user's text does not hold, as the subject of the same verb ("User cycles Sem to school
     ..." / "Marloes cycles Sem to school ...", "I scan parcels ..." / "Jo Byrne scans with her own
     ...")? The subject's pattern misses a name in -s before a verb in -s; another person, whatever
-    follows. A word in -s after "User" that is a noun, a small
-    verb after it, or no verb in -s at all, is what the user has ("User settings are synced ..." /
-    "Privacy settings are synced ...", "User ID at the gym is 88213" / "Member ID at the gym is
-    88213"); a time is no name ("Mornings cycles Sem ...", "Nowadays cycles Sem ...")."""
+    follows. A word in -s after "User" that is a noun, a small verb after it, or no verb in -s at all,
+    is what the user has ("User settings are synced ..." / "Privacy settings are synced ...", "User ID
+    at the gym is 88213" / "Member ID at the gym is 88213"); a time is no name ("Mornings cycles Sem
+    ...", "Nowadays cycles Sem ...")."""
     if not one.folded.startswith("user "):
         return False
     words, others = one.folded.split(), other.folded.split()
