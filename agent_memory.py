@@ -2068,7 +2068,7 @@ _PHRASES: list[tuple[_Regex, Any, tuple[str, ...]]] = [
             r"(?: (?:[Ss]tandard |[Dd]aylight )?[Tt]ime\b)?(?! [A-Z]| line\b)|([EPCM])[SD]T\b)"
             r"|\b(Eastern|Pacific|Central|Mountain) (?:[Ss]tandard |[Dd]aylight )?[Tt]ime\b"),
      lambda match: (match.group(2) or (match.group(1) or match.group(3))[0]) + "T",
-     ("eastern", "pacific", "central", "mountain", "st", "dt")),
+     ("eastern", "pacific", "central", "mountain", *(f"{zone}{kind}t" for zone in "epcm" for kind in "sd"))),
     # the minus sign, a dash before a number, the word: "−16", "–16" and "minus 16" are "-16" (no "10 minus 4")
     (_Regex(rf"{_SIGN_BEFORE}(?:[−–‒˗]|(?<![\d.] )\bminus )(?=\d)", re.IGNORECASE), "-", ("−", "–", "‒", "˗", "minus")),
 ]
