@@ -1174,6 +1174,16 @@ def _metric(match: re.Match[str]) -> str:
     return f"{_point_moved(grams, -3)} kg" if float(grams) >= 1000 else f"{grams} gram"
 
 
+def _month_first(match: re.Match[str]) -> str:
+    """"6/30" is "June 30", the month first; but a runway's two ends, 18 apart ("runway 09/27"), and a card's month
+    and year ("expires 07/25", "valid to 03/27") stay as written."""
+    month, day = int(match.group(1)), int(match.group(2))
+    before = match.string[max(0, match.start() - 12):match.start()].casefold()
+    if day - month == 18 or "exp" in before or "valid" in before:
+        return match.group()
+    return f"{_MONTHS[month - 1]} {day}"
+
+
 def _watts(match: re.Match[str]) -> str:
     """A power in its everyday unit: "3000 W" is "3 kW", "0.5 kW" "500 W", "1200 kW" "1.2 MW"."""
     number, unit = match.group(1), match.group(2)
@@ -1730,6 +1740,10 @@ _PHRASES: list[tuple[_Regex, Any, tuple[str, ...]]] = [
             r"(?!\s?(?:%|(?i:[kmgt]?(?:bps|bit|b/s|b)\b)))"),
      lambda match: (match.group() if match.group() == "24/7"
                     else f"{int(match.group(1))} {_MONTHS[int(match.group(2)) - 1]}"), ("/",)),
+    # and the month first, the day past 12, as the month's name and the day: "6/30" is "June 30" (no fraction of an
+    # inch, "3/16", "5/32"; see _month_first)
+    (_Regex(rf"{_DATE_START}(0?[1-9]|1[0-2])/(1[3-57-9]|2\d|3[01]){_DATE_END}"
+            r"(?!\s?(?:%|\"|in\b|inch|(?i:[kmgt]?(?:bps|bit|b/s|b)\b)))"), _month_first, ("/",)),
     # and the other end of its range, in the same order: "15/12–06/01" is "15 December–6 January" (no speeds down
     # and up: "from 3 May to 30/10 Mbps")
     (_Regex(rf"(\d (?:{'|'.join(_MONTHS)})\s?(?:[-–]|to|until|till)\s?)(0?[1-9]|[12]\d|3[01])/(0?[1-9]|1[0-2])"

