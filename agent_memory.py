@@ -1451,6 +1451,7 @@ def _date_range(year: str, month: str, first: str, last: str, written: str, last
 
 
 _DATE_START, _DATE_END = r"(?<![\w/-])(?<!\w\.)", r"(?!\w|[./-]\w)"  # "/backups/2026-03-31.tar" holds no date
+_NO_RATE_AFTER = r"(?!\s?(?:%|(?i:[kmgt]?(?:bps|bit|b/s|b)\b)))"  # "10/20%", "30/10 Mbps": no day and month
 _NO_RANGE_END = r"(?<!\d[-–])(?<!\d [-–] )(?<!\d to )"  # "14 July 2026" in "1 to 14 July 2026" is no date alone
 
 
@@ -1736,18 +1737,17 @@ _PHRASES: list[tuple[_Regex, Any, tuple[str, ...]]] = [
      lambda match: _month_of_year(match.group(1), match.group(2), match.group()), _YEAR),
     # A day and month without a year, the day first past 12, as the day and the month's name: "14/03" is "14
     # March" (no "24/7", no fraction "1/3", network "172.16/12" nor speeds down and up, "30/10 Mbps")
-    (_Regex(rf"{_DATE_START}(1[3-9]|2\d|3[01])/(0?[1-9]|1[0-2]){_DATE_END}"
-            r"(?!\s?(?:%|(?i:[kmgt]?(?:bps|bit|b/s|b)\b)))"),
+    (_Regex(rf"{_DATE_START}(1[3-9]|2\d|3[01])/(0?[1-9]|1[0-2]){_DATE_END}{_NO_RATE_AFTER}"),
      lambda match: (match.group() if match.group() == "24/7"
                     else f"{int(match.group(1))} {_MONTHS[int(match.group(2)) - 1]}"), ("/",)),
     # and the month first, the day past 12, as the month's name and the day: "6/30" is "June 30" (no fraction of an
     # inch, "3/16", "5/32"; see _month_first)
-    (_Regex(rf"{_DATE_START}(0?[1-9]|1[0-2])/(1[3-57-9]|2\d|3[01]){_DATE_END}"
-            r"(?!\s?(?:%|\"|in\b|inch|(?i:[kmgt]?(?:bps|bit|b/s|b)\b)))"), _month_first, ("/",)),
+    (_Regex(rf"{_DATE_START}(0?[1-9]|1[0-2])/(1[3-57-9]|2\d|3[01]){_DATE_END}{_NO_RATE_AFTER}"
+            r"(?!\s?(?:\"|in\b|inch))"), _month_first, ("/",)),
     # and the other end of its range, in the same order: "15/12–06/01" is "15 December–6 January" (no speeds down
     # and up: "from 3 May to 30/10 Mbps")
     (_Regex(rf"(\d (?:{'|'.join(_MONTHS)})\s?(?:[-–]|to|until|till)\s?)(0?[1-9]|[12]\d|3[01])/(0?[1-9]|1[0-2])"
-            rf"{_DATE_END}(?!\s?(?:%|(?i:[kmgt]?(?:bps|bit|b/s|b)\b)))"),
+            rf"{_DATE_END}{_NO_RATE_AFTER}"),
      lambda match: f"{match.group(1)}{int(match.group(2))} {_MONTHS[int(match.group(3)) - 1]}", ("/",)),
     # "2026-07-01 to 2026-07-14", one value like "1-14 July 2026"
     (_Regex(rf"\b({_ISO_DATE}) ?(?:[-–]|\.\.|to|until|through) ?({_ISO_DATE})\b", re.IGNORECASE), r"\1/\2", _YEAR),
@@ -2849,7 +2849,7 @@ def _analyse_text(text: str) -> _Analysis:
     # clock words always may ("quarter to seven", "half five" before a 15:00)
     twelve_hour = (":" not in text or not _TWENTY_FOUR_HOUR.search(text)
                    or bool(_CLOCK_WORDS.search(text) or _CLOCK_SAID.search(text)))
-    us_dollars = "us" in text.casefold() and _US_DOLLARS.search(text)  # (before "$" is "USD" too)
+    us_dollars = ("US" in text or "usd" in text or "U.S." in text) and _US_DOLLARS.search(text)  # (before "$" is "USD" too)
     text = _normalise(text)
     code_spans = sorted(_code_spans(text))
     code_at = 0  # walked once alongside the atoms, which come in order
