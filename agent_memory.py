@@ -2849,7 +2849,8 @@ def _analyse_text(text: str) -> _Analysis:
     # clock words always may ("quarter to seven", "half five" before a 15:00)
     twelve_hour = (":" not in text or not _TWENTY_FOUR_HOUR.search(text)
                    or bool(_CLOCK_WORDS.search(text) or _CLOCK_SAID.search(text)))
-    us_dollars = ("US" in text or "usd" in text or "U.S." in text) and _US_DOLLARS.search(text)  # (before "$" is "USD" too)
+    # (read before "$" is "USD" too)
+    us_dollars = ("US" in text or "usd" in text or "U.S." in text) and _US_DOLLARS.search(text)
     text = _normalise(text)
     code_spans = sorted(_code_spans(text))
     code_at = 0  # walked once alongside the atoms, which come in order
