@@ -2731,7 +2731,8 @@ class FeaturesReadValuesOneWay(unittest.TestCase):
             "Fourteen and a half grand; since Xmas '25; in Swiss francs; 20 gigabytes.",
             "Runs at 06:00 Europe/London, 07:00 Tokyo time and 10:00 (UK).", "Base 135\u2013165K; 1.2bn rows.",
             "Renews on 14/03.", "Costs $95 NZD a year, or R$ 1.500.", "Calls at 9am EST and noon Pacific.",
-            "Frozen 15/12–06/01.", "Costs NOK 84 500, or CAD $118.50.", "Console at 115.2 kbaud.", "Due 6/30."]
+            "Frozen 15/12–06/01.", "Costs NOK 84 500, or CAD $118.50.", "Console at 115.2 kbaud.", "Due 6/30.",
+                     "Costs 250 TL."]
         # and a number before each unit, glued, spaced or hyphenated ("#s" is a need for what follows a number)
         units = ("s secs seconds h hrs hours mins minutes m mn million k kg kilograms g grams ms ml dl l yrs wks d w y "
                  "in inch inches fps kb px khz rpm km cm mm mi mg mph gib ft lbs wt pt yo mcg iu psi kwh kw kva mpg oz "
@@ -6068,6 +6069,50 @@ class ContradictionsAreNeverMerged(unittest.TestCase):
                                           "beyond the Perimeter Highway.",
                                           "Limo LM-1: $325/service inside city limits, $2.10/km past the Perimeter."),
                             "add")
+
+    def test_a_time_of_four_digits_is_a_time_where_the_text_writes_times_so(self):
+        # held-out 576, 596, 611, 637, 649, 666, 671: restatements added ("0630" read as a number, not 06:30)
+        for written, read in (("CCR permit meetings: 0630 days, 1830 nights.", "06:30 days, 18:30 nights."),
+                              ("Inbound bank lands 2300–0130Z.", "lands 23:00–01:30 UTC."),
+                              ("Likes to activate 1500-1800z.", "activate 15:00-18:00 UTC."),
+                              ("Shifts 0630–1030 (AM) and 1400–1800 (PM).",
+                               "06:30–10:30 (AM) and 14:00–18:00 (PM)."),
+                              ("First shift is 0700 to 1500, second 1500 to 2300.", "07:00 to 15:00, second 15:00"),
+                              ("Launched 0315, returned 0540.", "Launched 03:15, returned 05:40."),
+                              ("Changeover at 0630 and 1830 ACST.", "06:30 and 18:30 ACST"),
+                              ("TAFs go out 05Z and 11Z.", "05:00 UTC and 11:00 UTC"),
+                              ("Evening shift 1200–2000, since 2019, at 0800.",
+                               "12:00–20:00, since 2019, at 08:00")):
+            with self.subTest(written=written):
+                self.assertIn(read, am._normalise(written))
+        # no year, reference, phone number, count or measure, and nothing in a text that writes no time so
+        for written, kept in (("Cage 0412 at Equinix FR5", "0412"), ("Card ending 0912", "0912"),
+                              ("Trip phone ends 0917", "0917"), ("Ref HGT/FH/25/0412 at 0900", "/0412 at 09:00"),
+                              ("Bundle BB-2025-0412 at 0900", "-0412 at 09:00"),
+                              ("Request 2024-0502-1187 at 0900", "2024-0502-1187"),
+                              ("Call +1 514 555 0142 at 0900", "555 0142"), ("Freephone 0800 123 4567", "0800 123"),
+                              ("Plans to retire around 2030", "2030"), ("Baptisms from 1813 to 1920", "1813 to 1920"),
+                              ("Seed fixed at 1234", "1234"), ("Shoots Tri-X at 1600", "1600"),
+                              ("Roughly 1850 TT, 900 hrs dual", "1850 TT"), ("Its 2024 MOT at 0900", "2024 MOT"),
+                              ("In 2020 at 0800", "In 2020 at 08:00"), ("At 0745", "At 07:45"),
+                              ("At 0800: 1200 litres, 1800 MHz, 2100°F", "1200 litre, 1800 MHz, 2100"),
+                              ("Covers 2019–2020 at 0700", "2019–2020 at 07:00")):
+            with self.subTest(written=written):
+                self.assertIn(kept, am._normalise(written))
+        self.assertEqual(action_beside("Permit review meeting is 06:30 in the CCR for day shift and 18:30 for "
+                                       "night shift.", "CCR permit meetings: 0630 days, 1830 nights."), "merge")
+        self.assertEqual(action_beside("Prefers activating weekday mornings 15:00-18:00 UTC when hunters are "
+                                       "plentiful.", "Likes to activate 1500-1800z on weekday mornings."), "merge")
+        self.assertNotEqual(action_beside("Early shift 06:00-14:00 at Hohenberg.",
+                                          "Early shift 0600-0800 at Hohenberg."), "merge")  # another time stays one
+
+    def test_the_lira_written_tl_is_the_lira(self):  # held-out 673: a restatement added
+        self.assertEqual(am._normalise("Clasp from 600 TL plus gold weight"), "Clasp from TRY 600 plus gold weight")
+        self.assertEqual(am._normalise("Two TL roles"), "Two TL roles")
+        self.assertEqual(action_beside("Chain solder repair 250 TL per joint; clasp replacement from 600 TL plus gold "
+                                       "weight used.",
+                                       "Solder per chain joint 250\u20ba; new clasp starting at 600\u20ba + gold "
+                                       "weight used."), "merge")
 
     def test_the_us_dollar_named_is_no_other_dollar(self):
         # "USD" or "US$" says which dollar, as "SGD" does: only a bare "$" may be any dollar (was merged: "Salary
