@@ -1184,6 +1184,26 @@ def _month_first(match: re.Match[str]) -> str:
     return f"{_MONTHS[month - 1]} {day}"
 
 
+_WEEKDAY_NAME = (r"(?:(?:Mon|Tues?|Wednes|Thurs?|Fri|Satur|Sun)(?:day)?|Wed|Thu|Sat|Mo|Di|Mi|Do|Fr|Sa|So|Montag|"
+                 r"Dienstag|Mittwoch|Donnerstag|Freitag|Samstag|Sonntag)\b")  # ("Wed 09.04.", "Mi 09.04.")
+_NO_DAY_BEFORE = _Regex(rf"(?:\b(?!{_WEEKDAY_NAME})[A-Z][\w-]*|\d|\b(?:to|v|version|release|[a-z]+[A-Z]\w*))\s*$")
+
+
+def _dotted_day(match: re.Match[str]) -> str:
+    """"09.04." is "9 April"; but not after a name, a number or "to" ("Ubuntu 22.04.", "VS 2022 17.10.",
+    "upgraded to 24.10." are versions), unless after another day so written ("24.12.–06.01.")."""
+    before = match.string[max(0, match.start() - 24):match.start()]
+    if before.endswith(("–", "-", "– ", "- ")) and _DOTTED_DAY_END.search(before.rstrip(" –-")):
+        return f"{int(match.group(1))} {_MONTHS[int(match.group(2)) - 1]}"
+    if _NO_DAY_BEFORE.search(before):
+        return match.group()
+    return f"{int(match.group(1))} {_MONTHS[int(match.group(2)) - 1]}"
+
+
+_DOTTED_DAY_END = _Regex(r"\d (?:January|February|March|April|May|June|July|August|September|October|November|"
+                         r"December)$|\d\d\.\d\d\.$")
+
+
 def _watts(match: re.Match[str]) -> str:
     """A power in its everyday unit: "3000 W" is "3 kW", "0.5 kW" "500 W", "1200 kW" "1.2 MW"."""
     number, unit = match.group(1), match.group(2)
@@ -1744,6 +1764,11 @@ _PHRASES: list[tuple[_Regex, Any, tuple[str, ...]]] = [
     # inch, "3/16", "5/32"; see _month_first)
     (_Regex(rf"{_DATE_START}(0?[1-9]|1[0-2])/(1[3-57-9]|2\d|3[01]){_DATE_END}{_NO_RATE_AFTER}"
             r"(?!\s?(?:\"|in\b|inch))"), _month_first, ("/",)),
+    # and a day and month with dots, as much of Europe writes them, the day first: "09.04." is "9 April", and both
+    # ends of "24.12.–06.01." (not a version ending a sentence, "Ubuntu 22.04.", "upgraded to 24.10.", "VS 2022
+    # 17.10."; see _dotted_day)
+    (_Regex(r"(?<![\w.,:/€$£-])(?<![\w.]-)(0[1-9]|[12]\d|3[01])\.(0[1-9]|1[0-2])\.(?!\d|\.\d)"), _dotted_day,
+     _after_number(".")),
     # and the other end of its range, in the same order: "15/12–06/01" is "15 December–6 January" (no speeds down
     # and up: "from 3 May to 30/10 Mbps")
     (_Regex(rf"(\d (?:{'|'.join(_MONTHS)})\s?(?:[-–]|to|until|till)\s?)(0?[1-9]|[12]\d|3[01])/(0?[1-9]|1[0-2])"

@@ -2732,7 +2732,7 @@ class FeaturesReadValuesOneWay(unittest.TestCase):
             "Runs at 06:00 Europe/London, 07:00 Tokyo time and 10:00 (UK).", "Base 135\u2013165K; 1.2bn rows.",
             "Renews on 14/03.", "Costs $95 NZD a year, or R$ 1.500.", "Calls at 9am EST and noon Pacific.",
             "Frozen 15/12–06/01.", "Costs NOK 84 500, or CAD $118.50.", "Console at 115.2 kbaud.", "Due 6/30.",
-                     "Costs 250 TL."]
+                     "Costs 250 TL.", "Due on 09.04."]
         # and a number before each unit, glued, spaced or hyphenated ("#s" is a need for what follows a number)
         units = ("s secs seconds h hrs hours mins minutes m mn million k kg kilograms g grams ms ml dl l yrs wks d w y "
                  "in inch inches fps kb px khz rpm km cm mm mi mg mph gib ft lbs wt pt yo mcg iu psi kwh kw kva mpg oz "
@@ -6105,6 +6105,22 @@ class ContradictionsAreNeverMerged(unittest.TestCase):
                                        "plentiful.", "Likes to activate 1500-1800z on weekday mornings."), "merge")
         self.assertNotEqual(action_beside("Early shift 06:00-14:00 at Hohenberg.",
                                           "Early shift 0600-0800 at Hohenberg."), "merge")  # another time stays one
+
+    def test_a_day_and_month_with_dots_is_the_day_first(self):
+        # held-out 622, 637, 643, 646, 650, 657, 672: restatements added ("09.04." read as a number)
+        for written, read in (("CL check: Wed 09.04., 6 pm.", "Wed 9 April,"),
+                              ("Next visit 03.11.", "visit 3 November"),
+                              ("Kita shut 04.08.–22.08. and 24.12.–06.01.",
+                               "4 August–22 August and 24 December–6 January"),
+                              ("Due on 15.02., 15.05. and 15.11.", "15 February, 15 May and 15 November")):
+            with self.subTest(written=written):
+                self.assertIn(read, am._normalise(written))
+        for version in ("Runs Ubuntu 22.04.", "Jellyfin upgraded to 10.10.", "Built with VS 2022 17.10.",
+                        "Nix stateVersion 24.05.", "pH 7.04.", "Costs €12.05.", "Node at 10.10.4.31"):
+            with self.subTest(version=version):
+                self.assertFalse(set(am._normalise(version).split()) & set(am._MONTHS))  # no day and month read
+        self.assertEqual(action_beside("User's next contact lens check at Lehmann is Wednesday 9 April, 18:00.",
+                                       "CL check at Augenoptik Lehmann: Wed 09.04., 6 pm."), "merge")
 
     def test_the_lira_written_tl_is_the_lira(self):  # held-out 673: a restatement added
         self.assertEqual(am._normalise("Clasp from 600 TL plus gold weight"), "Clasp from TRY 600 plus gold weight")
