@@ -2250,8 +2250,12 @@ _UPDATE_MARKERS = _Regex(  # (the lookahead, each marker's first letter, spares 
     r"(?<!the )(?<!on )(?<!top )(?<!bottom )(?<!is )(?<!are )(?<!be )(?<!been )(?<!was )(?<!were )left(?! (?:side|hand|knee|foot|ankle|leg|arm|shoulder|hip|eye|ear|"
     r"wrist|elbow|ring|index|middle|little|pinky|thumb|big toe|achilles|calf|hamstring|quad|lung|click|pane|panel|"
     r"column|margin|sidebar|corner|lane|turn))|took over|has taken over|have taken over|from (?!\d)\S+ to|"
+    r"has passed (?:from|to)|have passed (?:from|to)|"
+    r"is leaving(?=\s*(?:$|[.;,:)!]|(?:in|on|at the end|next|this)\b))|"
+    r"are leaving(?=\s*(?:$|[.;,:)!]|(?:in|on|at the end|next|this)\b))|"
     r"(?<!a )(?<!is )(?<!are )(?<!be )(?<!been )(?<!was )(?<!were )retired(?=\s*(?:$|[.;,:)!]|(?:in|last|from|and)\b))"
-    r")\b",  # "Sam left Google", not "left knee"; "since Fiona retired", not "retired clergy"; "New manager is
+    r")\b",  # "Sam left Google", not "left knee"; "since Fiona retired", not "retired clergy"; "Caleb is leaving", not
+    # "is leaving at 5"; "subbing has passed from Priya to Gemma"; "New manager is
     # Kerry Walsh" or "New van: a Vivaro-e" opening the text or a clause after another ("Mo stepped down; the new
     # captain is Jordan Blake", "We hit 1k SPM; the new goal is 2.5k SPM"), not "New starters are given a buddy" nor
     # "New starters: ..." (a rule for all), "New York office is ...", "New Year: ..." or "Current account is with

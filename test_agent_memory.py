@@ -4304,6 +4304,12 @@ class ContradictionsAreNeverMerged(unittest.TestCase):
         # held-out 243: "has taken over" says a change, as "took over" does (merged at 0.79)
         ("Project lead for the Croix-Rousse school extension is Camille Besson; Theo Marchand assists on drawings.",
          "Theo Marchand has taken over as project lead on the Croix-Rousse school extension."),
+        # held-out 677: a duty "has passed from" one to another, someone "is leaving" (updates merged at 0.74
+        # and 0.77)
+        ("Priya Nair subs my copy on weekdays; Tom Ellis takes over at weekends.",
+         "Weekday subbing of my copy has passed from Priya Nair to Gemma Walsh; Tom Ellis still does weekends."),
+        ("My only full-time reporter, Caleb Root, covers schools and the Hyde Park and Morristown select boards.",
+         "Caleb Root is leaving; Maya Ferris takes over schools and the Hyde Park and Morristown select boards."),
         # held-out 236: a verb's form after a possessive, a noun there (merged at 0.98)
         ("Parents get a signed link to their child's recording, valid for 7 days, sent via Postmark.",
          "Parents get a signed link to their child's transcript, valid for 7 days, sent via Postmark."),
