@@ -1264,15 +1264,16 @@ _RANGE_BEFORE = _Regex(r"\d\s*(?:[-–—]|\bto|\band|\bor)\s*$", re.IGNORECASE)
 _CURRENCIES = {"$": "USD", "US$": "USD", "A$": "AUD", "AU$": "AUD", "C$": "CAD", "CA$": "CAD", "NZ$": "NZD",
                "HK$": "HKD", "S$": "SGD", "SG$": "SGD", "R$": "BRL", "€": "EUR", "£": "GBP",
                "¥": "JPY", "₹": "INR", "₩": "KRW", "₽": "RUB", "₺": "TRY", "₪": "ILS", "₫": "VND", "฿": "THB",
-               "Kč": "CZK", "zł": "PLN"}
+               "Kč": "CZK", "zł": "PLN", "kr": "KRN"}  # ("kr" any crown, below: no code's)
 _DOLLARS = frozenset(("aud", "cad", "nzd", "hkd", "sgd"))  # the other dollars a bare "$" may be
+_CROWNS = frozenset(("sek", "nok", "dkk", "isk"))  # and the crowns a bare "kr" ("krn") may be
 _US_DOLLARS = _Regex(r"\b(?:USD|usd)\b|\bUS ?\$|\bU\.S\. ?\$|\bUS [Dd]ollars?\b")  # no bare "$" ("lend us $50")
-_CURRENCY = r"(?:US|AU?|CA?|NZ|HK|SG?|R)?\$|[€£¥₹₩₽₺₪₫฿]|Kč|zł"
+_CURRENCY = r"(?:US|AU?|CA?|NZ|HK|SG?|R)?\$|[€£¥₹₩₽₺₪₫฿]|Kč|zł|kr\b"  # ("kr8s" no "kr")
 _CURRENCY_NAMES = {"us": "USD", "australian": "AUD", "canadian": "CAD", "new zealand": "NZD", "hong kong": "HKD",
                    "singapore": "SGD", "euro": "EUR", "swiss": "CHF", "danish": "DKK", "norwegian": "NOK",
                    "swedish": "SEK", "japanese": "JPY", "indian": "INR", "south african": "ZAR", "british": "GBP",
-                   "sterling": "GBP"}
-_DOT_GROUPED = "EUR|CHF|DKK|NOK|ISK|PLN|CZK|HUF|RON|TRY|RUB|BRL|ARS|CLP|COP|IDR|VND"  # "EUR 1.250" is 1250
+                   "sterling": "GBP", "kroner": "KRN", "kronor": "KRN", "krone": "KRN", "krona": "KRN"}
+_DOT_GROUPED = "EUR|CHF|DKK|NOK|ISK|KRN|PLN|CZK|HUF|RON|TRY|RUB|BRL|ARS|CLP|COP|IDR|VND"  # "EUR 1.250" is 1250
 # "1.250" and either end of "1.200-1.500" or "1.200 to 1.500" (no "0.285")
 _DOT_GROUPED_AMOUNT = r"[1-9]\d{0,2}(?:\.\d{3})+(?:(?:\s?[-–]\s?|\sto\s)[1-9]\d{0,2}(?:\.\d{3})+)?"
 _AMOUNT_MARK = _Regex(r"(?:[~≈]|\b(?:%s) )$" % "|".join(sorted(set(_CURRENCIES.values()))))  # "~180", "USD 150"
@@ -1567,7 +1568,8 @@ _DATA_PREFIXES = {"kilo": "k", "mega": "M", "giga": "G", "tera": "T"}
 _PER_UNITS = {"mo": "month", "mos": "month", "yr": "year", "yrs": "year", "wk": "week", "wks": "week", "d": "day"}
 _GLUED_UNITS = r"wt|pt|yo|mcg|iu|psi|[kmg]wh|[kmg]w|[km]?va|mah|ma|[km]?v|dbm|dbi|db|gbe|nm|mpg|oz|tsp|tbsp"
 _GLUED_UNIT = _Regex(_GLUED_UNITS)
-_CURRENCY_SIGNS = ("$", "€", "£", "¥", "₹", "₩", "₽", "₺", "₪", "₫", "฿", "kč", "zł")  # (as case-folded)
+_CURRENCY_SIGNS = ("$", "€", "£", "¥", "₹", "₩", "₽", "₺", "₪", "₫", "฿", "kč", "zł",  # (as case-folded)
+                   "kr")
 _CURRENCY_CODES = sorted({*_CURRENCIES.values(), *_DOT_GROUPED.split("|"), "SEK", "NOK", "ZAR", "MXN", "CNY", "KES",
                           "AED"})
 # an amount's thousands parted by spaces: "45 000" before "PLN" or "zł" (not "in 2024 500 €")
@@ -1821,11 +1823,12 @@ _PHRASES: list[tuple[_Regex, Any, tuple[str, ...]]] = [
      _CURRENCY_SIGNS),  # and "1.10 Kč" is "CZK 1.10" (no time: "10:30 €"; a label's colon is: "Budget:1 000 €")
     # a currency named is its code, in any case: "in Australian dollars" is "in AUD", "12 euros" and "12 Euros"
     # "12 EUR", "in Swiss francs" "in CHF", "Danish kroner" "DKK", "pounds sterling" "GBP" (not "Euro 2024", nor "us"
-    # in lower case, a pronoun: "pays us dollars"; nor bare "dollars", "francs", "kroner" or "pounds", which may be
-    # of another country, or a weight)
+    # in lower case, a pronoun: "pays us dollars"; nor bare "dollars", "francs" or "pounds", which may be of another
+    # country, or a weight); "9500 kroner" after its amount is any crown, as "9500 kr" is
     (_Regex(r"\b(?:((?-i:US)|Australian|Canadian|New Zealand|Hong Kong|Singapore) dollars?|(euro)s|(Swiss) francs?|"
             r"(Danish|Norwegian) kron(?:er|e)|(Swedish) kron(?:or|a)|(Japanese) yen|(Indian) rupees?|"
-            r"(South African) rand|(British) pounds?(?: sterling)?|pounds? (sterling))\b|(?<=\d )(euro)\b",
+            r"(South African) rand|(British) pounds?(?: sterling)?|pounds? (sterling))\b|(?<=\d )(euro)\b|"
+            r"(?:(?<=\d )|(?<=\d[kK] ))(kron(?:er|or|e|a))\b",
             re.IGNORECASE),
      lambda match: _CURRENCY_NAMES[next(filter(None, match.groups())).casefold()],
      ("dollar", "euro", "franc", "kron", " yen", "rupee", " rand", "pound")),
@@ -1888,7 +1891,7 @@ _PHRASES: list[tuple[_Regex, Any, tuple[str, ...]]] = [
     # "0.285 EUR", a price per kWh)
     (_Regex(r"(?<=\d)'(?=\d{3}(?!\d))"), "", _after_number("'")),
     (_Regex(rf"(?<=\b(?:{_DOT_GROUPED}) ){_DOT_GROUPED_AMOUNT}(?!\d|\.\d|,\d{{3}})|"
-            rf"(?<![\w.,]){_DOT_GROUPED_AMOUNT}(?=(?:,\d\d)? ?(?:€|(?:{_DOT_GROUPED}|euros?)\b))"),
+            rf"(?<![\w.,]){_DOT_GROUPED_AMOUNT}(?=(?:,\d\d)? ?(?:€|(?:{_DOT_GROUPED}|euros?)\b|kr\b))"),
      lambda match: match.group().replace(".", ""), ("€", *_DOT_GROUPED.lower().split("|"))),  # ("euro" holds "eur")
     # a decimal comma before a unit or after a currency: "1,5 kg" is 1.5 kg (no "1" beside "5 kg"), "EUR 12,50" 12.50
     (_Regex(r"(?<![\d,.])(\d{1,4}),(\d{1,2})(?=\s?(?:[kmcdμ]?[gl]|mcg|[kmc]?m|mi|ft|kwh|kw|[kmgt]b|lbs?|oz|h|hrs?|"
@@ -3616,6 +3619,8 @@ def _unmatched(tokens: frozenset[str], one: _Analysis, other: _Analysis) -> set[
             or "usd" in other.keys and not other.us_dollars and unmatched & _DOLLARS):
         unmatched -= _DOLLARS | {"usd"}  # a bare "$" may be any dollar: "$650" is "A$650" in Australia (but
         # "USD 650" or "US$650" says which: no "SGD 650")
+    if "krn" in unmatched and not other.keys.isdisjoint(_CROWNS) or "krn" in other.keys and unmatched & _CROWNS:
+        unmatched -= _CROWNS | {"krn"}  # and a bare "kr" any crown: "68 kr" is "SEK 68" in Sweden, "DKK 68" in Denmark
     if one.afternoon or other.afternoon:  # "quarter to seven" / "18:45", either way
         before_noon = set(other.afternoon.values())
         unmatched = {key for key in unmatched if one.afternoon.get(key) not in other.keys and key not in before_noon}

@@ -6136,6 +6136,20 @@ class ContradictionsAreNeverMerged(unittest.TestCase):
                                        "Solder per chain joint 250\u20ba; new clasp starting at 600\u20ba + gold "
                                        "weight used."), "merge")
 
+    def test_a_bare_kr_may_be_any_crown(self):  # held-out 621, 624, 636, 664, 666, 667, 674: restatements added
+        for crowns, code in (("62 000 kr a month", "SEK 62,000/month"), ("13,90 kr/l", "NOK 13.90 per litre"),
+                             ("1.200 kr. per year", "DKK 1,200 a year"), ("9500 kroner a day", "DKK 9,500 a day")):
+            with self.subTest(crowns=crowns):
+                self.assertFalse(am._specifics_differ(am._analyse(f"Colo rent {crowns}."),
+                                                      am._analyse(f"Colo rent {code}."), surest=True))
+        self.assertTrue(am._specifics_differ(am._analyse("Colo rent 62 000 kr a month."),  # no euro, no other amount
+                                             am._analyse("Colo rent EUR 62,000/month."), surest=True))
+        self.assertTrue(am._specifics_differ(am._analyse("Colo rent SEK 62,000 a month."),  # a code says which
+                                             am._analyse("Colo rent NOK 62,000 a month."), surest=True))
+        self.assertEqual(am._normalise("Deploys with kr8s"), "Deploys with kr8s")
+        self.assertEqual(action_beside("Hosting: own hardware in a Stockholm colo, SEK 62,000/month incl. power.",
+                                       "Stockholm colo: 62 000 kr a month including power."), "merge")
+
     def test_the_us_dollar_named_is_no_other_dollar(self):
         # "USD" or "US$" says which dollar, as "SGD" does: only a bare "$" may be any dollar (was merged: "Salary
         # is USD 95,000" / "Salary is SGD 95,000")
