@@ -1563,7 +1563,13 @@ _DOSE_UNIT = r"(?:mg|mcg|µg|μg|g|grams?|ml|units?|iu|u|tabs?|tablets?|caps?|ca
 _TIMES_A_DAY = {"bd": 2, "bid": 2, "tds": 3, "tid": 3, "qds": 4, "qid": 4}
 _DOSES_A_DAY = "|".join("".join(rf"{letter}\.?" for letter in abbreviation) for abbreviation in _TIMES_A_DAY)
 _ZONE_NAMES = {"london": "UK time", "uk": "UK time", "british": "UK time", "dublin": "Irish time", "tokyo": "JST",
-               "japan": "JST", "japanese": "JST", "seoul": "KST", "korea": "KST", "korean": "KST"}
+               "japan": "JST", "japanese": "JST", "seoul": "KST", "korea": "KST", "korean": "KST",
+               "vietnam": "ICT", "hanoi": "ICT", "bangkok": "ICT", "thailand": "ICT", "thai": "ICT", "jakarta": "WIB",
+               "singapore": "SGT", "hong kong": "HKT", "argentina": "ART", "buenos aires": "ART", "darwin": "ACST",
+               "brisbane": "AEST", "perth": "AWST", "south africa": "SAST", "johannesburg": "SAST", "india": "IST",
+               "indian": "IST", "mumbai": "IST", "delhi": "IST", "dubai": "GST", "uae": "GST", "gulf": "GST",
+               "malaysia": "MYT", "kuala lumpur": "MYT", "moscow": "MSK",
+               "mez": "CET", "central european": "CET", "mesz": "CEST", "central european summer": "CEST"}
 _DATA_PREFIXES = {"kilo": "k", "mega": "M", "giga": "G", "tera": "T"}
 _PER_UNITS = {"mo": "month", "mos": "month", "yr": "year", "yrs": "year", "wk": "week", "wks": "week", "d": "day"}
 _GLUED_UNITS = r"wt|pt|yo|mcg|iu|psi|[kmg]wh|[kmg]w|[km]?va|mah|ma|[km]?v|dbm|dbi|db|gbe|nm|mpg|oz|tsp|tbsp"
@@ -2090,7 +2096,7 @@ _PHRASES: list[tuple[_Regex, Any, tuple[str, ...]]] = [
     (_Regex(r"\b(?:the )?same (?:business|working|work) day\b", re.IGNORECASE), "0 workdays", ("same",)),
     (_Regex(r"\b(?:business|working|work) days?\b", re.IGNORECASE), "workdays", ("day",)),  # "2 business days" is no 48 hours
     # an offset from UTC is signed: "UTC-5" and "UTC −5" are "UTC -5", no "UTC+5"
-    (_Regex(r"\b(UTC|GMT)\s?([-−+])\s?(?=\d)"), r"\1 \2", ("utc", "gmt")),
+    (_Regex(r"\b(UTC|GMT)\s?([-−+])\s?(?=\d)"), lambda match: f"UTC {match.group(2)}", ("utc", "gmt")),  # "GMT+8" too
     # a time zone is its city's time: "Europe/Berlin" and "America/New_York" are "Berlin time" and "New York time";
     # and a country's, as people call it: "Europe/London", "London time" and "17:00 (UK)" are "UK time", "Asia/Tokyo",
     # "Tokyo time" and "Japan time" "JST". No region after the slash, nor a part of the world: "Europe/Asia accounts"
@@ -2100,11 +2106,15 @@ _PHRASES: list[tuple[_Regex, Any, tuple[str, ...]]] = [
             r"(?!/)(?:\s+time\b)?"),  # (no "America/Argentina/Buenos_Aires", a zone within a country)
      lambda match: _ZONE_NAMES.get(match.group(1).lower(), match.group(1).replace("_", " ") + " time"),
      ("/",)),
-    # ("UK" a word: no "UK time-based" of "09:30 UK-based", no "UK time) time" of "09:30 (UK) time")
-    (_Regex(r"\b(British|London|Japan(?:ese)?|Tokyo|Korean?|Seoul|Dublin) time\b|"
-            r"(?<=\d\d:\d\d )\(?(UK)(?![\w-])\)?(?!\)? time)"),
-     lambda match: _ZONE_NAMES[(match.group(1) or match.group(2)).lower()],
-     (" time", "uk")),
+    # ("UK" a word: no "UK time-based" of "09:30 UK-based", no "UK time) time" of "09:30 (UK) time"); so are other
+    # countries' and cities' times that have a short name: "Vietnam time" is "ICT", "Jakarta time" "WIB", "Darwin
+    # time" "ACST", "Singapore time" "SGT"; and Central Europe's in German: "MEZ" is "CET", "MESZ" "CEST"
+    (_Regex(r"\b(British|London|Japan(?:ese)?|Tokyo|Korean?|Seoul|Dublin|Vietnam|Hanoi|Bangkok|Thai(?:land)?|Jakarta|"
+            r"Singapore|Hong Kong|Argentina|Buenos Aires|Darwin|Brisbane|Perth|South Africa|Johannesburg|India|Indian|"
+            r"Mumbai|Delhi|Dubai|UAE|Gulf|Malaysia|Kuala Lumpur|Moscow|Central European(?: [Ss]ummer)?)"
+            r"(?: [Ss]tandard)? [Tt]ime\b|(?<=\d\d:\d\d )\(?(UK)(?![\w-])\)?(?!\)? time)|\b(MES?Z)\b"),
+     lambda match: _ZONE_NAMES[(match.group(1) or match.group(2) or match.group(3)).lower()],
+     (" time", "uk", "mez", "mesz")),
     # North America's zones by their short names: "3pm Eastern", "Eastern time" and "3pm EST" or "EDT" are "ET",
     # "noon Pacific" "noon PT" (a zone's bare name or its three letters only after a time, and with no name after
     # it: no "Eastern Europe", "10:00 Central Station")

@@ -1932,9 +1932,21 @@ class FeaturesReadValuesOneWay(unittest.TestCase):
                            ("On-call hands over on Mondays at 10:00 Europe/London.", "On-call hands over Mondays, 10am (UK)."),
                            ("Streams Tue/Thu/Sat 21:00 JST.", "Streams Tue/Thu/Sat at 9pm Tokyo time."),
                            ("Works 09:00-17:00 Irish time.", "Works 9am-5pm Europe/Dublin."),
-                           ("EOD save runs at 17:05 America/New_York.", "EOD save runs at 5:05pm New York time.")):
+                           ("EOD save runs at 17:05 America/New_York.", "EOD save runs at 5:05pm New York time."),
+                           # held-out 615, 623, 625, 629, 677: other countries' and cities' times by their short
+                           # names, Central Europe's in German too, and an offset from GMT as from UTC
+                           ("Sync Wed 10am Jakarta time.", "Sync Wed 10:00 WIB."),
+                           ("Scrims 7pm to 10pm Vietnam time.", "Scrims 19:00 to 22:00 ICT."),
+                           ("Rota times are Singapore time (GMT+8).", "Rota times are SGT (UTC+8)."),
+                           ("Launch times in local time (MEZ/MESZ).", "Launch times in local time (CET/CEST)."),
+                           ("Deadlines in Central European time.", "Deadlines in CET."),
+                           ("Changeover 6:30pm Darwin time.", "Changeover 18:30 ACST.")):
             with self.subTest(text=one):
                 self.assertEqual(am._analyse(one).keys, am._analyse(other).keys)
+        for one, other in (("Sync Wed 10:00 WIB.", "Sync Wed 10:00 ICT."), ("Office in CET.", "Office in CEST."),
+                           ("Calls at 09:00 UTC+8.", "Calls at 09:00 UTC+7.")):
+            with self.subTest(text=one):  # another zone stays another
+                self.assertNotEqual(am._analyse(one).keys, am._analyse(other).keys)
         for text in ("Lives in the UK.", "A UK-based team.", "Keeps UK hours."):
             with self.subTest(text=text):
                 self.assertEqual(am._normalise(text), text)
