@@ -2226,10 +2226,11 @@ _SUBJECT = _Regex(rf"\s*(?:(?:Dr|Mr|Mrs|Ms|Prof)\.?\s+|(?:Our|My|Their)\s+(?:[a-
                   r"|(?<![sS]\s)(?:swims|cycles|rides|climbs|dances|paints|volunteers|visits|tutors|meets|"
                   r"commutes|leads|hosts|reviews|checks|fixes|repairs|trains|mentors|supervises|approves|covers|"
                   r"inspects|edits|translates|delivers|installs))\b")
-# or a name owning what the fact is about: "Tomasz's shoes", "Clubmate Sam's target event"
+# or a name owning what the fact is about: "Tomasz's shoes", "Clubmate Sam's target event", "Mate Lotte Brandsma's
+# refresher"
 _NO_OWNERS = _STOP_WORDS | _CALENDAR_WORDS | frozenset(
     "today tonight tomorrow yesterday everyone everybody someone somebody anyone nobody".split())  # "Today's plan"
-_OWNER = _Regex(rf"\s*(?:(?:Dr|Mr|Mrs|Ms|Prof)\.?\s+|{_NAME}\s+)?(?!User['’])({_NAME})['’]s\b")
+_OWNER = _Regex(rf"\s*(?:(?:Dr|Mr|Mrs|Ms|Prof)\.?\s+|(?:{_NAME}\s+){{1,2}})?(?!User['’])({_NAME})['’]s\b")
 # One more of a kind: "... is also in the notebook", "a second monitor", "Spare telemetry radios are ..."
 # (not spare time or a spare room: free time, a room), "Won't use cement grout either" (a negated "too";
 # "either ... or" is a choice)

@@ -4049,6 +4049,9 @@ class ContradictionsAreNeverMerged(unittest.TestCase):
         ("Target event this season is the Birmingham International on 15\u201316 March 2025.",
          "Clubmate Sam's target event this season is the Birmingham International on 15\u201316 March 2025."),
         ("User's Latin shoes are Supadance size 7.", "Tomasz's Latin shoes are Supadance size 7."),
+        # held-out 685: the owner after a role and a first name (merged at 0.94)
+        ("My STCW basic safety refresher expires on 14 March 2026.",
+         "Mate Lotte Brandsma's STCW basic safety refresher expires 14 March 2026."),
         ("Standup is at 9.", "Sam's standup is at 9."),  # "Standup" opens as a subject, but names no one
         ("Window seats preferred to aisle seats.", "Aisle seats preferred to window seats."),
         ("Team sync is every fortnight on Monday.", "Team sync is every Monday."),
