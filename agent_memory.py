@@ -3935,10 +3935,12 @@ def _values_swapped(a: _Analysis, b: _Analysis) -> bool:
 def _value_replaced(a: _Analysis, b: _Analysis) -> bool:
     """Do two texts in the same words put another value in one place ("served on number 10 ...; 14
     days to respond" / "on number 14 ...; 14 days ...")? The number may appear elsewhere in both, but
-    not as often: numbers only moved ("Mon 9-5, Tue 10-6" / "Tue 10-6, Mon 9-5") replace nothing."""
+    not as often: numbers only moved ("Mon 9-5, Tue 10-6" / "Tue 10-6, Mon 9-5") replace nothing. Each slot's
+    numbers are counted: a number put in place of another the slot already holds is a replacement too ("closed
+    24 December–6 January" / "closed 24 December–24 January", "due 1 April and 1 October" / "... and 4 October")."""
     if a.skeleton != b.skeleton:
         return False
-    numbers = [[{key for key in slot if key[0].isdigit()} for slot in text.slots] for text in (a, b)]
+    numbers = [[Counter(key for key in slot if key[0].isdigit()) for slot in text.slots] for text in (a, b)]
     counts = [Counter(key for slot in text.slots for key in slot if key[0].isdigit()) for text in (a, b)]
     return any(one - other and other - one and not all(any(_same_date(key, each) for each in other - one)
                                                        for key in one - other)  # "10/06/2025" / "10 June 2025"

@@ -6142,6 +6142,15 @@ class ContradictionsAreNeverMerged(unittest.TestCase):
                 self.assertFalse(set(am._normalise(version).split()) & set(am._MONTHS))  # no day and month read
         self.assertEqual(action_beside("User's next contact lens check at Lehmann is Wednesday 9 April, 18:00.",
                                        "CL check at Augenoptik Lehmann: Wed 09.04., 6 pm."), "merge")
+        # a day put in place of another the dates already hold is another date, dots or words (merged at 0.74
+        # and 0.75: the slot's numbers were compared as sets, {24, 6} holding {24})
+        for old, new in (("Office closed 24.12.–06.01.", "Office closed 24.12.–24.01."),
+                         ("Office closed 24 December–6 January", "Office closed 24 December–24 January"),
+                         ("Kita shut 09.04.–22.08.", "Kita shut 22.04.–22.08."),
+                         ("Renewals due 01.04. and 01.10.", "Renewals due 01.04. and 04.10.")):
+            with self.subTest(old=old, new=new):
+                self.assertNotEqual(action_beside(old, new), "merge")
+                self.assertNotEqual(action_beside(new, old), "merge")
 
     def test_the_lira_written_tl_is_the_lira(self):  # held-out 673: a restatement added
         self.assertEqual(am._normalise("Clasp from 600 TL plus gold weight"), "Clasp from TRY 600 plus gold weight")
