@@ -1186,7 +1186,10 @@ def _month_first(match: re.Match[str]) -> str:
 
 _WEEKDAY_NAME = (r"(?:(?:Mon|Tues?|Wednes|Thurs?|Fri|Satur|Sun)(?:day)?|Wed|Thu|Sat|Mo|Di|Mi|Do|Fr|Sa|So|Montag|"
                  r"Dienstag|Mittwoch|Donnerstag|Freitag|Samstag|Sonntag)\b")  # ("Wed 09.04.", "Mi 09.04.")
-_NO_DAY_BEFORE = _Regex(rf"(?:\b(?!{_WEEKDAY_NAME})[A-Z][\w-]*|\d|\b(?:to|v|version|release|[a-z]+[A-Z]\w*))\s*$")
+# (nor after a time, one of a range or list: "08.30–12.10." is 08:30 to 12:10, "at 09.30 and 11.05." two times; a
+# time whose minutes could be a month is left out, "15.04–15.10." is 15 April to 15 October)
+_NO_DAY_BEFORE = _Regex(rf"(?:\b(?!{_WEEKDAY_NAME})[A-Z][\w-]*|\d|\b(?:to|v|version|release|[a-z]+[A-Z]\w*)|"
+                        r"\b\d{1,2}(?::[0-5]\d|\.(?:00|1[3-9]|[2-5]\d))\s*(?:[-–]|\b(?:to|till|until|and|or)\b|,))\s*$")
 
 
 def _dotted_day(match: re.Match[str]) -> str:

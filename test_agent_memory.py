@@ -6137,11 +6137,16 @@ class ContradictionsAreNeverMerged(unittest.TestCase):
             with self.subTest(written=written):
                 self.assertIn(read, am._normalise(written))
         for version in ("Runs Ubuntu 22.04.", "Jellyfin upgraded to 10.10.", "Built with VS 2022 17.10.",
-                        "Nix stateVersion 24.05.", "pH 7.04.", "Costs €12.05.", "Node at 10.10.4.31"):
+                        "Nix stateVersion 24.05.", "pH 7.04.", "Costs €12.05.", "Node at 10.10.4.31",
+                        "Clinic runs 08.30–12.10.", "Lunch 12.00–13.05.", "Sessions at 09.30 and 11.05."):
             with self.subTest(version=version):
                 self.assertFalse(set(am._normalise(version).split()) & set(am._MONTHS))  # no day and month read
         self.assertEqual(action_beside("User's next contact lens check at Lehmann is Wednesday 9 April, 18:00.",
                                        "CL check at Augenoptik Lehmann: Wed 09.04., 6 pm."), "merge")
+        # a time ending a range or list of times written with dots is no date (merged at 0.73: "08.30–12.10."
+        # read "08.30–12 October"); a range of days without the first dot is still one ("15.04–15.10.")
+        self.assertNotEqual(action_beside("Clinic runs 08.30–12.10.", "Clinic runs until 12 October."), "merge")
+        self.assertIn("15 October", am._normalise("Water's on at ROD Malwa 15.04–15.10."))
         # a day put in place of another the dates already hold is another date, dots or words (merged at 0.74
         # and 0.75: the slot's numbers were compared as sets, {24, 6} holding {24})
         for old, new in (("Office closed 24.12.–06.01.", "Office closed 24.12.–24.01."),
