@@ -1193,10 +1193,11 @@ _NO_DAY_BEFORE = _Regex(rf"(?:\b(?!{_WEEKDAY_NAME})[A-Z][\w-]*|\d|\b(?:to|v|vers
 
 
 def _dotted_day(match: re.Match[str]) -> str:
-    """"09.04." is "9 April"; but not after a name, a number or "to" ("Ubuntu 22.04.", "VS 2022 17.10.",
-    "upgraded to 24.10." are versions), unless after another day so written ("24.12.–06.01.")."""
+    """"09.04." is "9 April"; but not after a capitalised word, a number or "to" ("Ubuntu 22.04.", "VS 2022
+    17.10.", "upgraded to 24.10." are versions; "Deadline 15.02." is missed), unless after another day so
+    written and a dash ("24.12.–06.01.")."""
     before = match.string[max(0, match.start() - 24):match.start()]
-    if before.endswith(("–", "-", "– ", "- ")) and _DOTTED_DAY_END.search(before.rstrip(" –-")):
+    if before.endswith(("–", "– ")) and _DOTTED_DAY_END.search(before.rstrip(" –-")):
         return f"{int(match.group(1))} {_MONTHS[int(match.group(2)) - 1]}"
     if _NO_DAY_BEFORE.search(before):
         return match.group()
@@ -1825,7 +1826,8 @@ _PHRASES: list[tuple[_Regex, Any, tuple[str, ...]]] = [
     (_Regex(rf"(?<![\w$])({_CURRENCY})\s?(?=\d)"), lambda match: _CURRENCIES[match.group(1)] + " ",  # "USD 90"
      _CURRENCY_SIGNS),
     # the lira's "TL" after an amount: "250 TL" is "TRY 250", as "250₺" is
-    (_Regex(r"(?<![\w.,])(\d[\d,.]*\d) TL\b(?![\w-])"), r"TRY \1", _after_number("t")),
+    (_Regex(r"(?<![\w.,])(\d{3,}(?:[.,]\d+)?|\d{1,3}(?:[.,]\d{3})+(?:[.,]\d\d)?|\d{1,2}[.,]\d\d) TL\b(?![\w-])"),
+     r"TRY \1", _after_number("t")),  # (no "12 TL" team leads, nor "1,5 TL" teaspoons)
     (_Regex(rf"(?<![\w.,–-])(?<!\d:)({_SPACE_GROUPED}(?:[.,]\d+)*(?:[kKmM]|bn)?"
             rf"(?:\s?[–-]\s?{_SPACE_GROUPED}(?:[.,]\d+)*(?:[kKmM]|bn)?)?)\s?({_CURRENCY})(?![\w$])"),  # "90 €" is "EUR 90", as "€90" is, "1.200-1.500 €"
      lambda match: f"{_CURRENCIES[match.group(2)]} {match.group(1)}",  # "EUR 1.200-1.500", "45 000 zł" "PLN 45 000";
@@ -2148,10 +2150,10 @@ _AM_PM = _Regex(r"\d\s?[ap]\.?m\b", re.IGNORECASE)
 # A time of four digits, as a log or a rota writes it: "0630" is 06:30, "2300–0130Z" 23:00–01:30 UTC. A number
 # of four digits is a time only in a text that shows it writes times so: one with a zone after it ("1500-1800z"),
 # or with a zero first ("0630"; not "ending 0917", "ref 2024-0502") at a range ("0630–1030"), after a word of
-# time ("at 0745", "launched 0315") or before one ("0630 days", "0600 hrs"). There, "1830 nights" is 18:30 too,
+# time ("at 0745", "launched 0315") or before one ("0630 days"). There, "1830 nights" is 18:30 too,
 # and "1400–1800"; but not a year ("in 2020", "2019–2020"), nothing after a "/", "#" or letter ("FH/25/0412",
 # "pr-1234"), no part of a longer number ("0800 123 4567", "2024-0502-1187"), and nothing counted ("1200 litres",
-# "1800 MHz", "2100°F")
+# "1800 MHz", "2100°F", "every 1200 h")
 _HOUR_OF_DAY = r"(?:[01]\d|2[0-3])"
 _FOUR_DIGITS = rf"{_HOUR_OF_DAY}[0-5]\d"
 _FOUR_DIGIT_BEFORE = (r"(?<!\d )(?:(?<![\w.,:/#+£$€-])|"
@@ -2159,23 +2161,23 @@ _FOUR_DIGIT_BEFORE = (r"(?<!\d )(?:(?<![\w.,:/#+£$€-])|"
 _TIME_WORDS_AFTER = r"(?:days?|nights?|daily|week(?:days|ends|ly)|start|starts|finish|each|every|local|sharp|onwards)"
 _ZONE_AFTER = r"(?:[Zz]|UTC|GMT|[A-Z]{0,2}[SD]T|[CEW]ET|ICT|SGT|HKT)\b(?![/-])"  # "1500Z", "1830 ACST"; no "MOT"
 _FOUR_DIGIT_AFTER = (r"(?!(?<=\d[-–]\d\d\d\d)[-–]\d|[-–]\d{4}[-–]\d)"  # (no part of three: "2024-0502-1187")
-                     rf"(?=$|[,;)]|\.(?!\d)|\s?(?:{_ZONE_AFTER}|(?:hrs|h)\b)|\s?[-–]\s?\d|\s(?:\(|[A-Z][a-z]|"
+                     rf"(?=$|[,;)]|\.(?!\d)|\s?{_ZONE_AFTER}|\s?[-–]\s?\d|\s(?:\(|[A-Z][a-z]|"
                      rf"{_TIME_WORDS_AFTER}\b|(?:and|to|till|until|or|on)\s))")
 _TIME_WORD_BEFORE = "|".join(rf"(?<=\b(?i:{word}) )" for word in (
     "at", "from", "by", "until", "till", "before", "after", "around", "between", "departs", "leaves", "lands",
     "launched", "returned", "back", "starts", "opens", "closes", "arrives"))
 _FOUR_DIGIT_TIMES = _Regex(rf"(?=[0-2]\d\d\d)(?:{_FOUR_DIGIT_BEFORE}{_FOUR_DIGITS}(?=\s?(?:{_ZONE_AFTER}|local\b))|"
                            rf"(?:{_TIME_WORD_BEFORE}|{_FOUR_DIGIT_BEFORE}(?={_FOUR_DIGITS}(?:\s?[-–]\s?| to )0)|"
-                           rf"{_FOUR_DIGIT_BEFORE}(?=0\d[0-5]\d(?:(?:\s?[-–]\s?| to ){_FOUR_DIGITS}|\s?(?:hrs|h|"
-                           rf"{_TIME_WORDS_AFTER})\b)))0\d[0-5]\d{_FOUR_DIGIT_AFTER})")
-_FOUR_DIGIT_TIME = _Regex(rf"(?=[0-2]\d\d\d){_FOUR_DIGIT_BEFORE}({_HOUR_OF_DAY})([0-5]\d){_FOUR_DIGIT_AFTER}(?:\s?(?:hrs|h)\b)?")
-_TIME_AFTER_YEAR = _Regex(rf"\s?(?:{_ZONE_AFTER}|(?:local|hrs|h|{_TIME_WORDS_AFTER})\b)")
+                           rf"{_FOUR_DIGIT_BEFORE}(?=0\d[0-5]\d(?:(?:\s?[-–]\s?| to ){_FOUR_DIGITS}|"
+                           rf"\s?{_TIME_WORDS_AFTER}\b)))0\d[0-5]\d{_FOUR_DIGIT_AFTER})")
+_FOUR_DIGIT_TIME = _Regex(rf"(?=[0-2]\d\d\d){_FOUR_DIGIT_BEFORE}({_HOUR_OF_DAY})([0-5]\d){_FOUR_DIGIT_AFTER}")
+_TIME_AFTER_YEAR = _Regex(rf"\s?(?:{_ZONE_AFTER}|{_TIME_WORDS_AFTER}\b)")
 _RANGE_PARTNER_AFTER = _Regex(r"\s?(?:[-–]\s?|to )(\d{4})")
 _RANGE_PARTNER_BEFORE = _Regex(r"(\d{4})\s?(?:[-–]\s?|to )$")
 
 
 def _four_digit_time(match: re.Match[str]) -> str:
-    """"0630" is "06:30", "1830 hrs" "18:30"; but a year stays a year ("in 2020", "2019–2020"), unless a
+    """"0630" is "06:30", "1830" "18:30"; but a year stays a year ("in 2020", "2019–2020"), unless a
     time is said with it: a zone or a word of time after it ("2000Z", "1900 nights"), or an end of a range
     that is no year ("1200–2000")."""
     hour, minutes = match.group(1, 2)
