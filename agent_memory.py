@@ -4405,6 +4405,28 @@ _RETURN = _Regex(r"\b(?:back|home|out) (?:to|from)\b")
 _DIRECTION = tuple(_Regex(rf"\b{way} (?:the |a |an |her |his |their |my )?([\w'-]+)") for way in ("from", "to"))
 
 
+# Verbs of one showing another how, or looking after them: who does it in one text may not be who it is done to in
+# the other
+_TEACHING = _Regex(r"\b(trains|mentors|coaches|teaches|tutors|supervises) ([\w'-]+)(?: ([\w'-]+))?")
+
+
+def _learner_turned(a: _Analysis, b: _Analysis) -> bool:
+    """Does one who trains, mentors, coaches, teaches, tutors or supervises in one text (``_duties``)
+    have it done to them in the other, by someone else ("Tug master Rafael Moreira trains new masters;
+    current trainee is Bianca Teixeira" / "Bianca Teixeira trains Rafael Moreira on the new app")? The
+    teacher taught: roles turned, whatever else each text says. Not when the first text has it done
+    to them too, nor when they do it in both ("Ana trains Ben; Ben trains the new starters")."""
+    if not (_TEACHING.search(a.folded) and _TEACHING.search(b.folded)):
+        return False  # (cheap first: few texts teach anyone)
+    names = _name_keys(a) | _name_keys(b) | {"user"}
+    def taught(text: _Analysis) -> set[tuple[str, str]]:  # (verb, one it is done to)
+        return {(_duty_key(verb), key) for verb, *learner in _TEACHING.findall(text.folded)
+                for key in map(_word_key, filter(None, learner)) if key in names}
+    duties = {text: _duties(text, names) for text in (a, b)}
+    return any((verb, doer) in taught(other) and (doer, verb) not in duties[other] and (verb, doer) not in taught(one)
+               for one, other in ((a, b), (b, a)) for doer, verb in duties[one])
+
+
 def _duties_exchanged(a: _Analysis, b: _Analysis) -> bool:
     """Do two people do two things in one text, and each the other's in the other ("Jonas writes the
     monthly blog post; Ana posts it on Mastodon" / "Ana writes the release notes; Jonas posts the
@@ -5094,7 +5116,8 @@ def _conflicting(old: _Analysis, new: _Analysis) -> bool:
             or _direction_turned(old, new) or _to_turned(old, new) or _arrow_turned(old, new)
             or _from_to_swapped(old, new)
             or _clauses_crossed(old, new)
-            or _duties_exchanged(old, new) or _order_turned(old, new) or _passive_turned(old, new)
+            or _duties_exchanged(old, new) or _learner_turned(old, new) or _order_turned(old, new)
+            or _passive_turned(old, new)
             or _ranks_turned(old, new) or _hired_turned(old, new)
             or _agent_differs(old, new)
             or _owner_stressed(old, new)

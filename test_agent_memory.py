@@ -4049,6 +4049,12 @@ class ContradictionsAreNeverMerged(unittest.TestCase):
         ("Target event this season is the Birmingham International on 15\u201316 March 2025.",
          "Clubmate Sam's target event this season is the Birmingham International on 15\u201316 March 2025."),
         ("User's Latin shoes are Supadance size 7.", "Tomasz's Latin shoes are Supadance size 7."),
+        # held-out 685 and 274: one who trains or teaches in one text is trained or taught in the other (merged
+        # at 0.73 and 0.74)
+        ("Tug master Rafael Moreira trains new masters on the ASD tugs; current trainee is Bianca Teixeira.",
+         "Bianca Teixeira trains Rafael Moreira on the new tug order app."),
+        ("Jozef teaches Wout chess on Sunday afternoons at his kitchen table.",
+         "Wout teaches his grandad Jozef to use his tablet on Sunday afternoons at the kitchen table."),
         # held-out 685: the owner after a role and a first name (merged at 0.94)
         ("My STCW basic safety refresher expires on 14 March 2026.",
          "Mate Lotte Brandsma's STCW basic safety refresher expires 14 March 2026."),
