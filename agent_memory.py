@@ -2189,6 +2189,8 @@ def _four_digit_time(match: re.Match[str]) -> str:
     return f"{hour}:{minutes}"
 
 
+# "Rs 1,500" is "₹1,500", the rupee; "KSh 650" is "KES 650", Kenya's shilling (read first: a cheap test finds them)
+_RUPEES_OR_SHILLINGS = _Regex(r"(?<![\w$])(?:(Rs\.? ?)|K[Ss]hs?\.? ?)(?=\d)")
 _ZULU = _Regex(rf"(?<=\d:\d\d)\s?[Zz]\b|(?<![\w.,:/-])({_HOUR_OF_DAY})Z\b")  # "0130Z" is 01:30 UTC, "05Z" 05:00 UTC
 # A sign is part of its number ("-18 °C" is no "18 °C"), but no hyphen of "10-18", "UTC-5" or "-np 4"
 _ATOM = _Regex(rf"{_SIGN_BEFORE}-\d+(?:[.:/]\d+)*|\b[vV]?\d+(?:[.:/]\d+)+|[^\W_]+(?:'(?:s|t|re|ll|ve|d|m)\b)?")
@@ -2770,6 +2772,8 @@ def _normalise(text: str) -> str:
         text = _FIRST_PERSON.sub(_first_person, text)
     if _FOUR_DIGIT_TIMES.search(text):
         text = _FOUR_DIGIT_TIME.sub(_four_digit_time, text)
+    if "Rs" in text or "Sh" in text or "sh" in text:
+        text = _RUPEES_OR_SHILLINGS.sub(lambda match: "₹" if match.group(1) else "KES ", text)
     if ("Z" in text or "z" in text) and _ZULU.search(text):
         text = _ZULU.sub(lambda match: f"{match.group(1)}:00 UTC" if match.group(1) else " UTC", text)
     lowered = text.lower()  # (the clock words are read in any case: "At Half Nine")

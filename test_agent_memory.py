@@ -6187,6 +6187,17 @@ class ContradictionsAreNeverMerged(unittest.TestCase):
         self.assertEqual(action_beside("Hosting: own hardware in a Stockholm colo, SEK 62,000/month incl. power.",
                                        "Stockholm colo: 62 000 kr a month including power."), "merge")
 
+    def test_rs_is_the_rupee_and_ksh_the_kenyan_shilling(self):  # held-out 632, 640, 654, 663, 682, 685
+        for written, read in (("Crew Rs 1,500/day, cast Rs. 2,000/day", "Crew INR 1500 per day, cast INR 2000 per day"),
+                              ("Ksh180 a drop, KSh 3.5k a night", "KES 180 a drop, KES 3500 a night")):
+            with self.subTest(written=written):
+                self.assertEqual(am._normalise(written), read)
+        for other in ("Mrs 5 and Bash 4 run", "Hrs 12", "Rs. and KSh alone"):  # no amount after them
+            self.assertEqual(am._normalise(other), other)
+        self.assertEqual(action_beside("Per diem: crew \u20b91,500/day, cast \u20b92,000/day; paid in cash by the "
+                                       "company manager every Monday.", "Per diems: crew Rs 1,500/day, cast Rs "
+                                       "2,000/day; company manager pays cash each Monday."), "merge")
+
     def test_the_us_dollar_named_is_no_other_dollar(self):
         # "USD" or "US$" says which dollar, as "SGD" does: only a bare "$" may be any dollar (was merged: "Salary
         # is USD 95,000" / "Salary is SGD 95,000")
