@@ -2165,7 +2165,8 @@ _FOUR_DIGIT_AFTER = (r"(?!(?<=\d[-–]\d\d\d\d)[-–]\d|[-–]\d{4}[-–]\d)"  #
                      rf"{_TIME_WORDS_AFTER}\b|(?:and|to|till|until|or|on)\s))")
 _TIME_WORD_BEFORE = "|".join(rf"(?<=\b(?i:{word}) )" for word in (
     "at", "from", "by", "until", "till", "before", "after", "around", "between", "departs", "leaves", "lands",
-    "launched", "returned", "back", "starts", "opens", "closes", "arrives"))
+    "launched", "returned", "back", "starts", "opens", "closes", "arrives", "check-in", "report", "reporting",
+    "leaving", "departure", "up", "off", "lift"))  # ("check-in 0530, lift 0630", "wheels up 0715", "take-off 0730")
 _FOUR_DIGIT_TIMES = _Regex(rf"(?=[0-2]\d\d\d)(?:{_FOUR_DIGIT_BEFORE}{_FOUR_DIGITS}(?=\s?(?:{_ZONE_AFTER}|local\b))|"
                            rf"(?:{_TIME_WORD_BEFORE}|{_FOUR_DIGIT_BEFORE}(?={_FOUR_DIGITS}(?:\s?[-–]\s?| to )0)|"
                            rf"{_FOUR_DIGIT_BEFORE}(?=0\d[0-5]\d(?:(?:\s?[-–]\s?| to ){_FOUR_DIGITS}|"
@@ -4283,7 +4284,8 @@ def _readings(text: _Analysis, other: _Analysis) -> list[tuple[list[str], Option
 _MUTUAL_VERBS = frozenset("meets met marries married dates dated sees saw knows knew".split())
 # Verbs of one taking on or overseeing another, a person or a firm, never a program ("Freja hires Sofie" / "Sofie
 # hires Freja"; no "employ", a synonym of "use": "Jellyfin uses Tailscale")
-_HIRING_VERBS = frozenset(map(_word_key, "hire subcontract mentor supervise coach manage".split()))
+_HIRING_VERBS = frozenset(map(_word_key, "hire subcontract mentor supervise coach manage relieve train teach "
+                                          "tutor".split()))  # (and one relieving, training or teaching another)
 # Verbs of giving whose object is the one given to, the thing given after "with" ("Café Lume supplies Tanka with 40
 # loaves a week" / "Tanka supplies 40 portions of causa a week to Café Lume")
 _PROVIDING_VERBS = frozenset(map(_word_key, "supply provide furnish equip".split()))

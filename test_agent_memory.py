@@ -4055,6 +4055,9 @@ class ContradictionsAreNeverMerged(unittest.TestCase):
          "Bianca Teixeira trains Rafael Moreira on the new tug order app."),
         ("Jozef teaches Wout chess on Sunday afternoons at his kitchen table.",
          "Wout teaches his grandad Jozef to use his tablet on Sunday afternoons at the kitchen table."),
+        # held-out 689: who relieves whom turned round, the pronouns with them (merged at 0.90)
+        ("Control room operator Nurul Izzah relieves Faizal Rahman during his off rotation.",
+         "Faizal Rahman relieves Nurul Izzah in the control room during her off rotation."),
         # held-out 685: the owner after a role and a first name (merged at 0.94)
         ("My STCW basic safety refresher expires on 14 March 2026.",
          "Mate Lotte Brandsma's STCW basic safety refresher expires 14 March 2026."),
@@ -6106,6 +6109,8 @@ class ContradictionsAreNeverMerged(unittest.TestCase):
                                "06:30–10:30 (AM) and 14:00–18:00 (PM)."),
                               ("First shift is 0700 to 1500, second 1500 to 2300.", "07:00 to 15:00, second 15:00"),
                               ("Launched 0315, returned 0540.", "Launched 03:15, returned 05:40."),
+                              ("Check-in 0530, lift 0630.", "Check-in 05:30, lift 06:30."),  # held-out 689
+                              ("Reporting time 0630, take-off 0730.", "time 06:30, take-off 07:30."),
                               ("Changeover at 0630 and 1830 ACST.", "06:30 and 18:30 ACST"),
                               ("TAFs go out 05Z and 11Z.", "05:00 UTC and 11:00 UTC"),
                               ("Evening shift 1200–2000, since 2019, at 0800.",
