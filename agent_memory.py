@@ -1573,6 +1573,7 @@ _ZONE_NAMES = {"london": "UK time", "uk": "UK time", "british": "UK time", "dubl
                "brisbane": "AEST", "perth": "AWST", "south africa": "SAST", "johannesburg": "SAST", "india": "IST",
                "indian": "IST", "mumbai": "IST", "delhi": "IST", "dubai": "GST", "uae": "GST", "gulf": "GST",
                "malaysia": "MYT", "kuala lumpur": "MYT", "moscow": "MSK",
+               "irish": "Irish time", "israel": "Israel time",  # (no "IST", whose initials they share: India's)
                "mez": "CET", "central european": "CET", "mesz": "CEST", "central european summer": "CEST"}
 _DATA_PREFIXES = {"kilo": "k", "mega": "M", "giga": "G", "tera": "T"}
 _PER_UNITS = {"mo": "month", "mos": "month", "yr": "year", "yrs": "year", "wk": "week", "wks": "week", "d": "day"}
@@ -2113,10 +2114,12 @@ _PHRASES: list[tuple[_Regex, Any, tuple[str, ...]]] = [
      ("/",)),
     # ("UK" a word: no "UK time-based" of "09:30 UK-based", no "UK time) time" of "09:30 (UK) time"); so are other
     # countries' and cities' times that have a short name: "Vietnam time" is "ICT", "Jakarta time" "WIB", "Darwin
-    # time" "ACST", "Singapore time" "SGT"; and Central Europe's in German: "MEZ" is "CET", "MESZ" "CEST"
+    # time" "ACST", "Singapore time" "SGT"; and Central Europe's in German: "MEZ" is "CET", "MESZ" "CEST"; but
+    # "Irish Standard Time" and "Israel Standard Time" are "Irish time" and "Israel time", no initials "IST" that
+    # "India time" reads as (merged with "India Standard Time" at 0.72)
     (_Regex(r"\b(British|London|Japan(?:ese)?|Tokyo|Korean?|Seoul|Dublin|Vietnam|Hanoi|Bangkok|Thai(?:land)?|Jakarta|"
             r"Singapore|Hong Kong|Argentina|Buenos Aires|Darwin|Brisbane|Perth|South Africa|Johannesburg|India|Indian|"
-            r"Mumbai|Delhi|Dubai|UAE|Gulf|Malaysia|Kuala Lumpur|Moscow|Central European(?: [Ss]ummer)?)"
+            r"Mumbai|Delhi|Dubai|UAE|Gulf|Malaysia|Kuala Lumpur|Moscow|Central European(?: [Ss]ummer)?|Irish|Israel)"
             r"(?: [Ss]tandard)? [Tt]ime\b|(?<=\d\d:\d\d )\(?(UK)(?![\w-])\)?(?!\)? time)|\b(MES?Z)\b"),
      lambda match: _ZONE_NAMES[(match.group(1) or match.group(2) or match.group(3)).lower()],
      (" time", "uk", "mez", "mesz")),
@@ -4644,17 +4647,26 @@ def _hired_turned(a: _Analysis, b: _Analysis) -> bool:
     if not (_HIRING_STEM.search(a.folded) and _HIRING_STEM.search(b.folded)):
         return False  # (cheap first: most texts hire no one)
     def voices(text: _Analysis) -> set[tuple[str, str, bool]]:  # (name, verb, passive)
-        return {(_word_key(name), _word_key(verb), bool(passive)) for name, passive, verb in _HIRED.findall(text.folded)
-                if _word_key(verb) in _HIRING_VERBS and _word_key(name) in text.specific
-                and verb.endswith("ed" if passive else "s")}
+        return {(_word_key(name), _hiring_key(verb), bool(passive)) for name, passive, verb in _HIRED.findall(text.folded)
+                if _hiring_key(verb) in _HIRING_KEYS and _word_key(name) in text.specific
+                and (verb.endswith("ed") or verb == "taught" if passive else verb.endswith("s"))}
     one, other = voices(a), voices(b)
     return any((name, verb, not passive) in other for name, verb, passive in one)
 
 
 # A word and a verb of hiring right after it, or after "is" ("Mia Krüger subcontracts", "Mia Krüger is subcontracted")
-_HIRING_STEMS = r"(?:hire|subcontract|mentor|supervis|coach|manag)"
+_HIRING_STEMS = r"(?:hire|subcontract|mentor|supervis|coach|manag|reliev|train|teach|taught|tutor)"
 _HIRING_STEM = _Regex(_HIRING_STEMS)
 _HIRED = _Regex(rf"([^\W\d_]+) ((?:is|are|was|were|gets|got) )?([^\W\d_]*{_HIRING_STEMS}[^\W\d_]*)")
+
+
+def _hiring_key(verb: str) -> str:
+    """One key for a verb of ``_HIRING_VERBS`` in -s and in -ed ("supervises" and "supervised" give
+    "superviz", "relieves" and "relieved" "reliev", where their word keys differ), "taught" as "teaches"."""
+    return _duty_key("teaches" if verb == "taught" else verb)
+
+
+_HIRING_KEYS = frozenset(map(_duty_key, _HIRING_VERBS))
 
 
 def _done_by(text: _Analysis) -> list[tuple[set[str], str, set[str]]]:
