@@ -1189,7 +1189,8 @@ _WEEKDAY_NAME = (r"(?:(?:Mon|Tues?|Wednes|Thurs?|Fri|Satur|Sun)(?:day)?|Wed|Thu|
 # (nor after a time, one of a range or list: "08.30–12.10." is 08:30 to 12:10, "at 09.30 and 11.05." two times; a
 # time whose minutes could be a month is left out, "15.04–15.10." is 15 April to 15 October)
 _NO_DAY_BEFORE = _Regex(rf"(?:\b(?!{_WEEKDAY_NAME})[A-Z][\w-]*|\d|\b(?:to|v|version|release|[a-z]+[A-Z]\w*)|"
-                        r"\b\d{1,2}(?::[0-5]\d|\.(?:00|1[3-9]|[2-5]\d))\s*(?:[-–]|\b(?:to|till|until|and|or)\b|,))\s*$")
+                        r"\b\d{1,2}(?::[0-5]\d|\.(?:00|1[3-9]|[2-5]\d))\s*"
+                        r"(?:[-–]|\b(?:to|till|until|and|or)\b|,))\s*$")
 
 
 def _dotted_day(match: re.Match[str]) -> str:
@@ -1579,8 +1580,7 @@ _DATA_PREFIXES = {"kilo": "k", "mega": "M", "giga": "G", "tera": "T"}
 _PER_UNITS = {"mo": "month", "mos": "month", "yr": "year", "yrs": "year", "wk": "week", "wks": "week", "d": "day"}
 _GLUED_UNITS = r"wt|pt|yo|mcg|iu|psi|[kmg]wh|[kmg]w|[km]?va|mah|ma|[km]?v|dbm|dbi|db|gbe|nm|mpg|oz|tsp|tbsp"
 _GLUED_UNIT = _Regex(_GLUED_UNITS)
-_CURRENCY_SIGNS = ("$", "€", "£", "¥", "₹", "₩", "₽", "₺", "₪", "₫", "฿", "kč", "zł",  # (as case-folded)
-                   "kr")
+_CURRENCY_SIGNS = ("$", "€", "£", "¥", "₹", "₩", "₽", "₺", "₪", "₫", "฿", "kč", "zł", "kr")  # (case-folded)
 _CURRENCY_CODES = sorted({*_CURRENCIES.values(), *_DOT_GROUPED.split("|"), "SEK", "NOK", "ZAR", "MXN", "CNY", "KES",
                           "AED"})
 # an amount's thousands parted by spaces: "45 000" before "PLN" or "zł" (not "in 2024 500 €")
@@ -4647,7 +4647,8 @@ def _hired_turned(a: _Analysis, b: _Analysis) -> bool:
     if not (_HIRING_STEM.search(a.folded) and _HIRING_STEM.search(b.folded)):
         return False  # (cheap first: most texts hire no one)
     def voices(text: _Analysis) -> set[tuple[str, str, bool]]:  # (name, verb, passive)
-        return {(_word_key(name), _hiring_key(verb), bool(passive)) for name, passive, verb in _HIRED.findall(text.folded)
+        return {(_word_key(name), _hiring_key(verb), bool(passive))
+                for name, passive, verb in _HIRED.findall(text.folded)
                 if _hiring_key(verb) in _HIRING_KEYS and _word_key(name) in text.specific
                 and (verb.endswith("ed") or verb == "taught" if passive else verb.endswith("s"))}
     one, other = voices(a), voices(b)
