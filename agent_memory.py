@@ -1198,11 +1198,10 @@ def _dotted_day(match: re.Match[str]) -> str:
     17.10.", "upgraded to 24.10." are versions; "Deadline 15.02." is missed), unless after another day so
     written and a dash ("24.12.–06.01.")."""
     before = match.string[max(0, match.start() - 24):match.start()]
+    day = f"{int(match.group(1))} {_MONTHS[int(match.group(2)) - 1]}"
     if before.endswith(("–", "– ")) and _DOTTED_DAY_END.search(before.rstrip(" –-")):
-        return f"{int(match.group(1))} {_MONTHS[int(match.group(2)) - 1]}"
-    if _NO_DAY_BEFORE.search(before):
-        return match.group()
-    return f"{int(match.group(1))} {_MONTHS[int(match.group(2)) - 1]}"
+        return day
+    return match.group() if _NO_DAY_BEFORE.search(before) else day
 
 
 _DOTTED_DAY_END = _Regex(r"\d (?:January|February|March|April|May|June|July|August|September|October|November|"
@@ -4432,7 +4431,9 @@ def _learner_turned(a: _Analysis, b: _Analysis) -> bool:
         return {(_duty_key(verb), key) for verb, *learner in _TEACHING.findall(text.folded)
                 for key in map(_word_key, filter(None, learner)) if key in names}
     duties = {text: _duties(text, names) for text in (a, b)}
-    return any((verb, doer) in taught(other) and (doer, verb) not in duties[other] and (verb, doer) not in taught(one)
+    learners = {text: taught(text) for text in (a, b)}
+    return any((verb, doer) in learners[other] and (doer, verb) not in duties[other]
+               and (verb, doer) not in learners[one]
                for one, other in ((a, b), (b, a)) for doer, verb in duties[one])
 
 
