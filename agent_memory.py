@@ -1574,7 +1574,11 @@ _ZONE_NAMES = {"london": "UK time", "uk": "UK time", "british": "UK time", "dubl
                "indian": "IST", "mumbai": "IST", "delhi": "IST", "dubai": "GST", "uae": "GST", "gulf": "GST",
                "malaysia": "MYT", "kuala lumpur": "MYT", "moscow": "MSK",
                "irish": "Irish time", "israel": "Israel time",  # (no "IST", whose initials they share: India's)
-               "mez": "CET", "central european": "CET", "mesz": "CEST", "central european summer": "CEST"}
+               "mez": "CET", "central european": "CET", "mesz": "CEST", "central european summer": "CEST",
+               "australian eastern": "AEST", "australian central": "ACST", "australian western": "AWST"}
+# the first letters of the short names above that are a letter and "ST": "Georgia Standard Time" is no "GST", the
+# Gulf's, nor "Iran Standard Time" "IST", India's
+_ZONE_INITIALS = "".join(sorted({name[0] for name in _ZONE_NAMES.values() if len(name) == 3 and name[1:] == "ST"}))
 _DATA_PREFIXES = {"kilo": "k", "mega": "M", "giga": "G", "tera": "T"}
 _PER_UNITS = {"mo": "month", "mos": "month", "yr": "year", "yrs": "year", "wk": "week", "wks": "week", "d": "day"}
 _GLUED_UNITS = r"wt|pt|yo|mcg|iu|psi|[kmg]wh|[kmg]w|[km]?va|mah|ma|[km]?v|dbm|dbi|db|gbe|nm|mpg|oz|tsp|tbsp"
@@ -2115,12 +2119,17 @@ _PHRASES: list[tuple[_Regex, Any, tuple[str, ...]]] = [
     # countries' and cities' times that have a short name: "Vietnam time" is "ICT", "Jakarta time" "WIB", "Darwin
     # time" "ACST", "Singapore time" "SGT"; and Central Europe's in German: "MEZ" is "CET", "MESZ" "CEST"; but
     # "Irish Standard Time" and "Israel Standard Time" are "Irish time" and "Israel time", no initials "IST" that
-    # "India time" reads as (merged with "India Standard Time" at 0.72)
+    # "India time" reads as (merged with "India Standard Time" at 0.72); so is any other place's standard time
+    # whose initials one of these takes: "Georgia Standard Time" is "Georgia time", no "GST" (merged with "Gulf
+    # Standard Time")
     (_Regex(r"\b(British|London|Japan(?:ese)?|Tokyo|Korean?|Seoul|Dublin|Vietnam|Hanoi|Bangkok|Thai(?:land)?|Jakarta|"
             r"Singapore|Hong Kong|Argentina|Buenos Aires|Darwin|Brisbane|Perth|South Africa|Johannesburg|India|Indian|"
-            r"Mumbai|Delhi|Dubai|UAE|Gulf|Malaysia|Kuala Lumpur|Moscow|Central European(?: [Ss]ummer)?|Irish|Israel)"
-            r"(?: [Ss]tandard)? [Tt]ime\b|(?<=\d\d:\d\d )\(?(UK)(?![\w-])\)?(?!\)? time)|\b(MES?Z)\b"),
-     lambda match: _ZONE_NAMES[(match.group(1) or match.group(2) or match.group(3)).lower()],
+            r"Mumbai|Delhi|Dubai|UAE|Gulf|Malaysia|Kuala Lumpur|Moscow|Central European(?: [Ss]ummer)?|Irish|Israel|"
+            r"Australian (?:Eastern|Central|Western))(?: [Ss]tandard)? [Tt]ime\b"
+            r"|(?<=\d\d:\d\d )\(?(UK)(?![\w-])\)?(?!\)? time)|\b(MES?Z)\b"
+            rf"|\b([{_ZONE_INITIALS}][a-z]+) [Ss]tandard [Tt]ime\b"),
+     lambda match: (_ZONE_NAMES[(match.group(1) or match.group(2) or match.group(3)).lower()] if match.group(4) is None
+                    else match.group(4) + " time"),
      (" time", "uk", "mez", "mesz")),
     # North America's zones by their short names: "3pm Eastern", "Eastern time" and "3pm EST" or "EDT" are "ET",
     # "noon Pacific" "noon PT" (a zone's bare name or its three letters only after a time, and with no name after

@@ -1941,7 +1941,8 @@ class FeaturesReadValuesOneWay(unittest.TestCase):
                            ("Launch times in local time (MEZ/MESZ).", "Launch times in local time (CET/CEST)."),
                            ("Deadlines in Central European time.", "Deadlines in CET."),
                            ("Changeover 6:30pm Darwin time.", "Changeover 18:30 ACST."),
-                           ("Support hours 9-5 Irish Standard Time.", "Support hours 9-5 Europe/Dublin.")):
+                           ("Support hours 9-5 Irish Standard Time.", "Support hours 9-5 Europe/Dublin."),
+                           ("Handover 08:00 Australian Eastern Standard Time.", "Handover 08:00 AEST.")):
             with self.subTest(text=one):
                 self.assertEqual(am._analyse(one).keys, am._analyse(other).keys)
         for one, other in (("Sync Wed 10:00 WIB.", "Sync Wed 10:00 ICT."), ("Office in CET.", "Office in CEST."),
@@ -1951,7 +1952,12 @@ class FeaturesReadValuesOneWay(unittest.TestCase):
         # review of 6f2f7f9: Ireland's and Israel's standard times are no "IST", India's, by their initials (merged
         # at 0.72 and 0.75)
         for one, other in (("Standup is 10:00 Irish Standard Time.", "Standup is 10:00 India Standard Time."),
-                           ("Standup is 10:00 Israel Standard Time.", "Standup is 10:00 Mumbai time.")):
+                           ("Standup is 10:00 Israel Standard Time.", "Standup is 10:00 Mumbai time."),
+                           # nor is any other place's whose initials a short name takes: "Georgia Standard Time" no
+                           # "GST" (merged with the Gulf's at 0.85), nor "Iran Standard Time" "IST"
+                           ("The Tbilisi calls are at 10:00 Georgia Standard Time on Mondays.",
+                            "The Tbilisi calls are at 10:00 Gulf Standard Time on Mondays."),
+                           ("Standup is 10:00 Iran Standard Time.", "Standup is 10:00 India Standard Time.")):
             with self.subTest(text=one):
                 self.assertNotEqual(action_beside(one, other), "merge")
         for text in ("Lives in the UK.", "A UK-based team.", "Keeps UK hours."):
