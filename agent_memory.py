@@ -1267,16 +1267,18 @@ _PREFERRERS = frozenset(("user", "i", "we", "they", "he", "she", "who", "always"
 _RANGE_BEFORE = _Regex(r"\d\s*(?:[-–—]|\bto|\band|\bor)\s*$", re.IGNORECASE)  # "30 to 60 minutes", not "set to 60"
 _CURRENCIES = {"$": "USD", "US$": "USD", "A$": "AUD", "AU$": "AUD", "C$": "CAD", "CA$": "CAD", "NZ$": "NZD",
                "HK$": "HKD", "S$": "SGD", "SG$": "SGD", "R$": "BRL", "€": "EUR", "£": "GBP",
-               "¥": "JPY", "₹": "INR", "₩": "KRW", "₽": "RUB", "₺": "TRY", "₪": "ILS", "₫": "VND", "฿": "THB",
-               "Kč": "CZK", "zł": "PLN", "kr": "KRN"}  # ("kr" any crown, below: no code's)
+               "¥": "CNJ", "₹": "INR", "₩": "KRW", "₽": "RUB", "₺": "TRY", "₪": "ILS", "₫": "VND", "฿": "THB",
+               "Kč": "CZK", "zł": "PLN", "kr": "KRN"}  # ("kr" any crown, "¥" the yuan or the yen: no code's)
 _DOLLARS = frozenset(("aud", "cad", "nzd", "hkd", "sgd"))  # the other dollars a bare "$" may be
-_CROWNS = frozenset(("sek", "nok", "dkk", "isk"))  # and the crowns a bare "kr" ("krn") may be
+# and the currencies a bare "kr" ("krn") or "¥" ("cnj") may be
+_BARE_SIGNS = (("krn", frozenset(("sek", "nok", "dkk", "isk"))), ("cnj", frozenset(("cny", "jpy"))))
 _US_DOLLARS = _Regex(r"\b(?:USD|usd)\b|\bUS ?\$|\bU\.S\. ?\$|\bUS [Dd]ollars?\b")  # no bare "$" ("lend us $50")
 _CURRENCY = r"(?:US|AU?|CA?|NZ|HK|SG?|R)?\$|[€£¥₹₩₽₺₪₫฿]|Kč|zł|kr\b"  # ("kr8s" no "kr")
 _CURRENCY_NAMES = {"us": "USD", "australian": "AUD", "canadian": "CAD", "new zealand": "NZD", "hong kong": "HKD",
                    "singapore": "SGD", "euro": "EUR", "swiss": "CHF", "danish": "DKK", "norwegian": "NOK",
                    "swedish": "SEK", "japanese": "JPY", "indian": "INR", "south african": "ZAR", "british": "GBP",
-                   "sterling": "GBP", "kroner": "KRN", "kronor": "KRN", "krone": "KRN", "krona": "KRN"}
+                   "sterling": "GBP", "kroner": "KRN", "kronor": "KRN", "krone": "KRN", "krona": "KRN",
+                   "yen": "JPY", "yuan": "CNY", "renminbi": "CNY", "rmb": "CNY"}
 _DOT_GROUPED = "EUR|CHF|DKK|NOK|ISK|KRN|PLN|CZK|HUF|RON|TRY|RUB|BRL|ARS|CLP|COP|IDR|VND"  # "EUR 1.250" is 1250
 # "1.250" and either end of "1.200-1.500" or "1.200 to 1.500" (no "0.285")
 _DOT_GROUPED_AMOUNT = r"[1-9]\d{0,2}(?:\.\d{3})+(?:(?:\s?[-–]\s?|\sto\s)[1-9]\d{0,2}(?:\.\d{3})+)?"
@@ -1443,6 +1445,31 @@ def _year_last_date(match: re.Match[str]) -> str:
     return match.group()
 
 
+def _yearless_range(match: re.Match[str]) -> str:
+    """"09/09–13/09" as "9–13 September" and "28/02–03/03" as "28 February–3 March": the day first where a
+    day is past 12, or where both ends share the second number, a month ("03/03–07/03" is 3 to 7 March); the
+    month first where a day past 12 says so ("9/28–10/02" is "September 28–October 2"). Else (no number past
+    12, "01/04–03/04" aside) as written, and never fractions ("1/4–3/4")."""
+    first, second, gap, third, fourth = match.groups()
+    numbers = [int(first), int(second), int(third), int(fourth)]
+    if numbers[0] > 12 or numbers[2] > 12 or (numbers[1] == numbers[3] and numbers[0] != numbers[2]
+                                               and (first[0] == "0" or not numbers[0] < numbers[1] > numbers[2])):
+        (start, start_month), (end, end_month) = (numbers[0], numbers[1]), (numbers[2], numbers[3])
+        day_first = True
+    elif numbers[1] > 12 or numbers[3] > 12:
+        (start_month, start), (end_month, end) = (numbers[0], numbers[1]), (numbers[2], numbers[3])
+        day_first = False
+    else:
+        return match.group()
+    if not (start_month <= 12 and end_month <= 12 and (start_month, start) < (end_month, end)):
+        return match.group()
+    months = _MONTHS[start_month - 1], _MONTHS[end_month - 1]
+    if start_month == end_month:
+        return f"{start}{gap}{end} {months[0]}" if day_first else f"{months[0]} {start}{gap}{end}"
+    return (f"{start} {months[0]}{gap}{end} {months[1]}" if day_first
+            else f"{months[0]} {start}{gap}{months[1]} {end}")
+
+
 def _slashed_year(year: str) -> str:
     """The year of a date written with slashes, in four digits: "25" is 2025, "98" 1998."""
     return year if len(year) == 4 else str(int(year) + (2000 if int(year) < 70 else 1900))
@@ -1477,6 +1504,8 @@ def _date_range(year: str, month: str, first: str, last: str, written: str, last
 
 _DATE_START, _DATE_END = r"(?<![\w/-])(?<!\w\.)", r"(?!\w|[./-]\w)"  # "/backups/2026-03-31.tar" holds no date
 _NO_RATE_AFTER = r"(?!\s?(?:%|(?i:[kmgt]?(?:bps|bit|b/s|b)\b)))"  # "10/20%", "30/10 Mbps": no day and month
+_DATE_WORD_BEFORE = "|".join(rf"(?<=\b(?i:{word}) )" for word in ("on", "by", "from", "until", "till", "due", "before",
+                                                                     "after"))
 _NO_RANGE_END = r"(?<!\d[-–])(?<!\d [-–] )(?<!\d to )"  # "14 July 2026" in "1 to 14 July 2026" is no date alone
 
 
@@ -1585,7 +1614,7 @@ _GLUED_UNITS = r"wt|pt|yo|mcg|iu|psi|[kmg]wh|[kmg]w|[km]?va|mah|ma|[km]?v|dbm|db
 _GLUED_UNIT = _Regex(_GLUED_UNITS)
 _CURRENCY_SIGNS = ("$", "€", "£", "¥", "₹", "₩", "₽", "₺", "₪", "₫", "฿", "kč", "zł", "kr")  # (case-folded)
 _CURRENCY_CODES = sorted({*_CURRENCIES.values(), *_DOT_GROUPED.split("|"), "SEK", "NOK", "ZAR", "MXN", "CNY", "KES",
-                          "AED"})
+                          "AED", "RMB"})  # ("RMB" the yuan's other name: "CNY", below)
 # an amount's thousands parted by spaces: "45 000" before "PLN" or "zł" (not "in 2024 500 €")
 _SPACE_GROUPED = r"(?:\d{1,3}(?: \d{3}(?!\d))+|\d+)"
 _AFTER_AMOUNT = r"(?:(?<=\d)|(?<=\d[a-zA-Z])|(?<=\d[a-zA-Z]{2})|(?<=\d [a-zA-Z])|(?<=\d [a-zA-Z]{2}))"
@@ -1771,8 +1800,18 @@ _PHRASES: list[tuple[_Regex, Any, tuple[str, ...]]] = [
      lambda match: _month_of_year(match.group(2), match.group(1), match.group()), _YEAR),
     (_Regex(rf"{_DATE_START}((?:19|20)\d\d)-(\d\d){_DATE_END}"),
      lambda match: _month_of_year(match.group(1), match.group(2), match.group()), _YEAR),
+    # A range of days and months without a year, as the days and the months' names: "09/09–13/09" is "9–13
+    # September", as "13/09" is "13 September" (see _yearless_range)
+    (_Regex(rf"{_DATE_START}(0?[1-9]|[12]\d|3[01])/(0?[1-9]|[12]\d|3[01])(\s?[-–]\s?| to | until | till )"
+            rf"(0?[1-9]|[12]\d|3[01])/(0?[1-9]|[12]\d|3[01]){_DATE_END}{_NO_RATE_AFTER}(?!\s?(?:\"|in\b|inch))"),
+     _yearless_range, ("/",)),
     # A day and month without a year, the day first past 12, as the day and the month's name: "14/03" is "14
-    # March" (no "24/7", no fraction "1/3", network "172.16/12" nor speeds down and up, "30/10 Mbps")
+    # March" (no "24/7", no fraction "1/3", network "172.16/12" nor speeds down and up, "30/10 Mbps"); and a day
+    # that is its month's number, either way round, where two digits or a word before it say it is a date: "on
+    # 07/07" is "on 7 July" (no score, "rated 10/10")
+    (_Regex(rf"(?:{_DATE_START}(?=(0[1-9])/\1)|(?:{_DATE_WORD_BEFORE})(?=(1[0-2])/\2))"
+            rf"(\d\d)/\d\d{_DATE_END}{_NO_RATE_AFTER}"),
+     lambda match: f"{int(match.group(3))} {_MONTHS[int(match.group(3)) - 1]}", ("/",)),
     (_Regex(rf"{_DATE_START}(1[3-9]|2\d|3[01])/(0?[1-9]|1[0-2]){_DATE_END}{_NO_RATE_AFTER}"),
      lambda match: (match.group() if match.group() == "24/7"
                     else f"{int(match.group(1))} {_MONTHS[int(match.group(2)) - 1]}"), ("/",)),
@@ -1839,14 +1878,15 @@ _PHRASES: list[tuple[_Regex, Any, tuple[str, ...]]] = [
     # a currency named is its code, in any case: "in Australian dollars" is "in AUD", "12 euros" and "12 Euros"
     # "12 EUR", "in Swiss francs" "in CHF", "Danish kroner" "DKK", "pounds sterling" "GBP" (not "Euro 2024", nor "us"
     # in lower case, a pronoun: "pays us dollars"; nor bare "dollars", "francs" or "pounds", which may be of another
-    # country, or a weight); "9500 kroner" after its amount is any crown, as "9500 kr" is
+    # country, or a weight); "9500 kroner" after its amount is any crown, as "9500 kr" is; "25k yen" is "JPY 25k",
+    # and "38 yuan", "38 RMB" and "38 renminbi" are "CNY 38"
     (_Regex(r"\b(?:((?-i:US)|Australian|Canadian|New Zealand|Hong Kong|Singapore) dollars?|(euro)s|(Swiss) francs?|"
             r"(Danish|Norwegian) kron(?:er|e)|(Swedish) kron(?:or|a)|(Japanese) yen|(Indian) rupees?|"
             r"(South African) rand|(British) pounds?(?: sterling)?|pounds? (sterling))\b|(?<=\d )(euro)\b|"
-            r"(?:(?<=\d )|(?<=\d[kK] ))(kron(?:er|or|e|a))\b",
+            r"(?:(?<=\d )|(?<=\d[kK] ))(kron(?:er|or|e|a)|yen|yuan)\b|(?:Chinese )?(renminbi|(?-i:RMB))\b",
             re.IGNORECASE),
      lambda match: _CURRENCY_NAMES[next(filter(None, match.groups())).casefold()],
-     ("dollar", "euro", "franc", "kron", " yen", "rupee", " rand", "pound")),
+     ("dollar", "euro", "franc", "kron", " yen", "rupee", " rand", "pound", "yuan", "renminbi", "rmb")),
     (_Regex(rf"(?<=\b[Ii]n )({_CURRENCY})(?![\w$])"), lambda match: _CURRENCIES[match.group(1)],  # "in US$"
      _CURRENCY_SIGNS),
     # pence are pounds: "45p a mile" and "45 pence a mile" are "GBP 0.45 a mile" (one or two digits: "1080p" is a
@@ -2160,7 +2200,7 @@ _TIME_12H = _Regex(r"(?<![\d.:])\b(\d{1,2})(?:[:.](\d\d))?\s?([ap])(?:m\b|\.m\b\
 _AM_PM = _Regex(r"\d\s?[ap]\.?m\b", re.IGNORECASE)
 # A time of four digits, as a log or a rota writes it: "0630" is 06:30, "2300–0130Z" 23:00–01:30 UTC. A number
 # of four digits is a time only in a text that shows it writes times so: one with a zone after it ("1500-1800z"),
-# or with a zero first ("0630"; not "ending 0917", "ref 2024-0502") at a range ("0630–1030"), after a word of
+# or with a zero first ("0630"; not "ending 0917", "ref 2024-0502") at a range ("0630–1030", "1800–0600"), after a word of
 # time ("at 0745", "launched 0315") or before one ("0630 days"). There, "1830 nights" is 18:30 too,
 # and "1400–1800"; but not a year ("in 2020", "2019–2020"), nothing after a "/", "#" or letter ("FH/25/0412",
 # "pr-1234"), no part of a longer number ("0800 123 4567", "2024-0502-1187"), and nothing counted ("1200 litres",
@@ -2169,17 +2209,20 @@ _HOUR_OF_DAY = r"(?:[01]\d|2[0-3])"
 _FOUR_DIGITS = rf"{_HOUR_OF_DAY}[0-5]\d"
 _FOUR_DIGIT_BEFORE = (r"(?<!\d )(?:(?<![\w.,:/#+£$€-])|"
                       rf"(?<=(?<![\w.,:/#+-]){_FOUR_DIGITS}[-–])|(?<=(?<![\w.,:/#+-]){_FOUR_DIGITS} [-–] ))")
+# the start of a range that ends at such a time, but no year's ("1800–0600", not "ref 2024-0502")
+_RANGE_START_BEFORE = "|".join(rf"(?<=(?<![\w.,:/#+-])(?:0\d|1[0-8]|2[1-3])[0-5]\d{gap})" for gap in ("-", "–", " - ", " – ",
+                                                                                                " to "))
 _TIME_WORDS_AFTER = r"(?:days?|nights?|daily|week(?:days|ends|ly)|start|starts|finish|each|every|local|sharp|onwards)"
 _ZONE_AFTER = r"(?:[Zz]|UTC|GMT|[A-Z]{0,2}[SD]T|[CEW]ET|ICT|SGT|HKT)\b(?![/-])"  # "1500Z", "1830 ACST"; no "MOT"
 _FOUR_DIGIT_AFTER = (r"(?!(?<=\d[-–]\d\d\d\d)[-–]\d|[-–]\d{4}[-–]\d)"  # (no part of three: "2024-0502-1187")
                      rf"(?=$|[,;)]|\.(?!\d)|\s?{_ZONE_AFTER}|\s?[-–]\s?\d|\s(?:\(|[A-Z][a-z]|"
-                     rf"{_TIME_WORDS_AFTER}\b|(?:and|to|till|until|or|on)\s))")
+                     rf"{_TIME_WORDS_AFTER}\b|(?:and|to|till|until|or|on|with)\s))")
 _TIME_WORD_BEFORE = "|".join(rf"(?<=\b(?i:{word}) )" for word in (
     "at", "from", "by", "until", "till", "before", "after", "around", "between", "departs", "leaves", "lands",
     "launched", "returned", "back", "starts", "opens", "closes", "arrives", "check-in", "report", "reporting",
     "leaving", "departure", "up", "off", "lift"))  # ("check-in 0530, lift 0630", "wheels up 0715", "take-off 0730")
 _FOUR_DIGIT_TIMES = _Regex(rf"(?=[0-2]\d\d\d)(?:{_FOUR_DIGIT_BEFORE}{_FOUR_DIGITS}(?=\s?(?:{_ZONE_AFTER}|local\b))|"
-                           rf"(?:{_TIME_WORD_BEFORE}|{_FOUR_DIGIT_BEFORE}(?={_FOUR_DIGITS}(?:\s?[-–]\s?| to )0)|"
+                           rf"(?:{_TIME_WORD_BEFORE}|{_RANGE_START_BEFORE}|"
                            rf"{_FOUR_DIGIT_BEFORE}(?=0\d[0-5]\d(?:(?:\s?[-–]\s?| to ){_FOUR_DIGITS}|"
                            rf"\s?{_TIME_WORDS_AFTER}\b)))0\d[0-5]\d{_FOUR_DIGIT_AFTER})")
 _FOUR_DIGIT_TIME = _Regex(rf"(?=[0-2]\d\d\d){_FOUR_DIGIT_BEFORE}({_HOUR_OF_DAY})([0-5]\d){_FOUR_DIGIT_AFTER}")
@@ -3651,8 +3694,9 @@ def _unmatched(tokens: frozenset[str], one: _Analysis, other: _Analysis) -> set[
             or "usd" in other.keys and not other.us_dollars and unmatched & _DOLLARS):
         unmatched -= _DOLLARS | {"usd"}  # a bare "$" may be any dollar: "$650" is "A$650" in Australia (but
         # "USD 650" or "US$650" says which: no "SGD 650")
-    if "krn" in unmatched and not other.keys.isdisjoint(_CROWNS) or "krn" in other.keys and unmatched & _CROWNS:
-        unmatched -= _CROWNS | {"krn"}  # and a bare "kr" any crown: "68 kr" is "SEK 68" in Sweden, "DKK 68" in Denmark
+    for bare, meant in _BARE_SIGNS:  # and a bare "kr" any crown: "68 kr" is "SEK 68" in Sweden, "DKK 68" in
+        if bare in unmatched and not other.keys.isdisjoint(meant) or bare in other.keys and unmatched & meant:
+            unmatched -= meant | {bare}  # Denmark; a bare "¥" the yuan or the yen: "¥38" is "CNY 38" in China
     if one.afternoon or other.afternoon:  # "quarter to seven" / "18:45", either way
         before_noon = set(other.afternoon.values())
         unmatched = {key for key in unmatched if one.afternoon.get(key) not in other.keys and key not in before_noon}
