@@ -4468,7 +4468,11 @@ _DIRECTION = tuple(_Regex(rf"\b{way} (?:the |a |an |her |his |their |my )?([\w'-
 
 # Verbs of one showing another how, or looking after them: who does it in one text may not be who it is done to in
 # the other
-_TEACHING = _Regex(r"\b(trains|mentors|coaches|teaches|tutors|supervises) ([\w'-]+)(?: ([\w'-]+))?")
+# (and whom: the names in up to six words after it, "mentors new members Lina Haddad and Owen Kirby", up to a
+# word that says where, when or what: "teaches illustration at KASK on Mondays" teaches no KASK)
+_TEACHING = _Regex(r"\b(trains|mentors|coaches|teaches|tutors|supervises) ((?:[\w'-]+ ){0,5}[\w'-]+)")
+_TEACHING_STOP = _Regex(r"\b(?:at|on|in|for|with|from|to|by|during|while|when|about|via|until|after|before|there|"
+                        r"each|every|over|under)\b.*")
 
 
 def _learner_turned(a: _Analysis, b: _Analysis) -> bool:
@@ -4481,8 +4485,8 @@ def _learner_turned(a: _Analysis, b: _Analysis) -> bool:
         return False  # (cheap first: few texts teach anyone)
     names = _name_keys(a) | _name_keys(b) | {"user"}
     def taught(text: _Analysis) -> set[tuple[str, str]]:  # (verb, one it is done to)
-        return {(_duty_key(verb), key) for verb, *learner in _TEACHING.findall(text.folded)
-                for key in map(_word_key, filter(None, learner)) if key in names}
+        return {(_duty_key(verb), key) for verb, learners in _TEACHING.findall(text.folded)
+                for key in map(_word_key, _TEACHING_STOP.sub("", learners).split()) if key in names}
     duties = {text: _duties(text, names) for text in (a, b)}
     learners = {text: taught(text) for text in (a, b)}
     return any((verb, doer) in learners[other] and (doer, verb) not in duties[other]

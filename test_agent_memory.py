@@ -4078,6 +4078,9 @@ class ContradictionsAreNeverMerged(unittest.TestCase):
          "Bianca Teixeira trains Rafael Moreira on the new tug order app."),
         ("Jozef teaches Wout chess on Sunday afternoons at his kitchen table.",
          "Wout teaches his grandad Jozef to use his tablet on Sunday afternoons at the kitchen table."),
+        # held-out 700: the taught among a list after the verb (merged at 0.77)
+        ("Mentoring: Dev Patel mentors new members Lina Haddad and Owen Kirby this season.",
+         "Lina Haddad mentors Owen Kirby on queen rearing this season."),
         # held-out 689: who relieves whom turned round, the pronouns with them (merged at 0.90)
         ("Control room operator Nurul Izzah relieves Faizal Rahman during his off rotation.",
          "Faizal Rahman relieves Nurul Izzah in the control room during her off rotation."),
@@ -4986,6 +4989,20 @@ class ContradictionsAreNeverMerged(unittest.TestCase):
             with self.subTest(new=new):
                 self.assertEqual(am._hired_turned(am._analyse(old), am._analyse(new)), turned)
                 self.assertEqual(am._hired_turned(am._analyse(new), am._analyse(old)), turned)
+
+    def test_the_taught_are_the_names_after_the_verb_up_to_where_or_when(self):  # held-out 700: merged at 0.77
+        for old, new, turned in (
+                ("Dev Patel mentors new members Lina Haddad and Owen Kirby.", "Lina Haddad mentors Owen Kirby.", True),
+                # a place or a day after the verb is taught nothing (were merges asked about once read so)
+                ("Ines teaches illustration at KASK on Mondays and works Tue-Fri.",
+                 "Ines works Tue-Fri; on Mondays she teaches illustration at KASK.", False),
+                ("Wei Ling trains the new hires there; Darren heads the bar at Tanjong Pagar.",
+                 "Wei Ling trains new hires at Tiong Bahru; Darren is head barista at Tanjong Pagar.", False),
+                ("Luis is being trained by Denise on the XRF analyzer; she trains all new counter hires.",
+                 "Denise trains new counter staff on the XRF analyzer; currently training Luis.", False)):
+            with self.subTest(new=new):
+                self.assertEqual(am._learner_turned(am._analyse(old), am._analyse(new)), turned)
+                self.assertEqual(am._learner_turned(am._analyse(new), am._analyse(old)), turned)
 
     def test_a_way_back_from_where_the_other_goes_is_another_fact(self):  # held-out 127 to 251: merged
         for old, new, turned in (
