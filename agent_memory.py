@@ -2226,12 +2226,19 @@ _TIME_WORDS_AFTER = r"(?:days?|nights?|daily|week(?:days|ends|ly)|start|starts|f
 _ZONE_AFTER = r"(?:[Zz]|UTC|GMT|[A-Z]{0,2}[SD]T|[CEW]ET|ICT|SGT|HKT)\b(?![/-])"  # "1500Z", "1830 ACST"; no "MOT"
 _FOUR_DIGIT_AFTER = (r"(?!(?<=\d[-–]\d\d\d\d)[-–]\d|[-–]\d{4}[-–]\d)"  # (no part of three: "2024-0502-1187")
                      rf"(?=$|[,;)]|\.(?!\d)|\s?{_ZONE_AFTER}|\s?[-–]\s?\d|\s(?:\(|[A-Z][a-z]|"
-                     rf"{_TIME_WORDS_AFTER}\b|(?:and|to|till|until|or|on|with)\s))")
+                     rf"{_TIME_WORDS_AFTER}\b|(?:and|to|till|until|or|on|with|at|once)\s))")
 _TIME_WORD_BEFORE = "|".join(rf"(?<=\b(?i:{word}) )" for word in (
     "at", "from", "by", "until", "till", "before", "after", "around", "between", "departs", "leaves", "lands",
     "launched", "returned", "back", "starts", "opens", "closes", "arrives", "check-in", "report", "reporting",
     "leaving", "departure", "up", "off", "lift"))  # ("check-in 0530, lift 0630", "wheels up 0715", "take-off 0730")
+# and a day before it ("Mondays 2000", "Wednesday at 1900"), and a range with an end past 2100 ("1930-2130")
+_DAY_BEFORE = "|".join(rf"(?<=\b{day}{plural} {at})" for day in ("Mon", "Tue", "Tues", "Wed", "Thu", "Thur", "Thurs",
+                                                                   "Fri", "Sat", "Sun", *_DAYS)
+                       for plural in (("", "s") if len(day) > 4 else ("",)) for at in ("", "at "))
+_LATE_RANGE = rf"(?:2[1-3][0-5]\d(?:\s?[-–]\s?| to ){_FOUR_DIGITS}|{_FOUR_DIGITS}(?:\s?[-–]\s?| to )2[1-3][0-5]\d)"
 _FOUR_DIGIT_TIMES = _Regex(rf"(?=[0-2]\d\d\d)(?:{_FOUR_DIGIT_BEFORE}{_FOUR_DIGITS}(?=\s?(?:{_ZONE_AFTER}|local\b))|"
+                           rf"(?:{_DAY_BEFORE}){_FOUR_DIGITS}{_FOUR_DIGIT_AFTER}|"
+                           rf"{_FOUR_DIGIT_BEFORE}{_LATE_RANGE}{_FOUR_DIGIT_AFTER}|"
                            rf"(?:{_TIME_WORD_BEFORE}|{_RANGE_START_BEFORE}|"
                            rf"{_FOUR_DIGIT_BEFORE}(?=0\d[0-5]\d(?:(?:\s?[-–]\s?| to ){_FOUR_DIGITS}|"
                            rf"\s?{_TIME_WORDS_AFTER}\b)))0\d[0-5]\d{_FOUR_DIGIT_AFTER})")
@@ -2239,14 +2246,17 @@ _FOUR_DIGIT_TIME = _Regex(rf"(?=[0-2]\d\d\d){_FOUR_DIGIT_BEFORE}({_HOUR_OF_DAY})
 _TIME_AFTER_YEAR = _Regex(rf"\s?(?:{_ZONE_AFTER}|{_TIME_WORDS_AFTER}\b)")
 _RANGE_PARTNER_AFTER = _Regex(r"\s?(?:[-–]\s?|to )(\d{4})")
 _RANGE_PARTNER_BEFORE = _Regex(r"(\d{4})\s?(?:[-–]\s?|to )$")
+_AT_OR_DAY_BEFORE = _Regex(r"(?:\bat |\b(?:Mon|Tues|Wednes|Thurs|Fri|Satur|Sun)days? |\b(?:Mon|Tues?|Wed|Thu(?:rs?)?|Fri|"
+                           r"Sat|Sun) )$")
 
 
 def _four_digit_time(match: re.Match[str]) -> str:
     """"0630" is "06:30", "1830" "18:30"; but a year stays a year ("in 2020", "2019–2020"), unless a
-    time is said with it: a zone or a word of time after it ("2000Z", "1900 nights"), or an end of a range
-    that is no year ("1200–2000")."""
+    time is said with it: a zone or a word of time after it ("2000Z", "1900 nights"), "at" or a day before it
+    ("at 1900", "Mondays 2000"), or an end of a range that is no year ("1200–2000")."""
     hour, minutes = match.group(1, 2)
-    if hour in ("19", "20") and not _TIME_AFTER_YEAR.match(match.string, match.end(2)):
+    if (hour in ("19", "20") and not _TIME_AFTER_YEAR.match(match.string, match.end(2))
+            and not _AT_OR_DAY_BEFORE.search(match.string, max(match.start() - 10, 0), match.start())):
         partner = (_RANGE_PARTNER_AFTER.match(match.string, match.end(2))
                    or _RANGE_PARTNER_BEFORE.search(match.string, max(match.start() - 9, 0), match.start()))
         if not partner or partner.group(1).startswith(("19", "20")):

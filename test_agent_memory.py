@@ -6172,7 +6172,14 @@ class ContradictionsAreNeverMerged(unittest.TestCase):
                                "12:00–20:00, since 2019, at 08:00"),
                               # held-out 701: a range that ends at a zero first (a restatement added)
                               ("Duty crew: 1800–0600 with Stn 7.", "18:00–06:00 with"),
-                              ("Nights 2200 to 0600.", "22:00 to 06:00")):
+                              ("Nights 2200 to 0600.", "22:00 to 06:00"),
+                              # held-out 711: a day before it, "at" before a time that may be a year, and a range
+                              # past 2100 (restatements added)
+                              ("Launch every Wednesday at 1900, weather permitting.", "Wednesday at 19:00,"),
+                              ("Boat Thursdays 2000-2200; land Mondays 2000.", "Thursdays 20:00-22:00; land Mondays 20:00."),
+                              ("Mondays 1930-2130 at the hut, Saturday 0900 once a month.",
+                               "Mondays 19:30-21:30 at the hut, Saturday 09:00 every month."),
+                              ("Talks 1930-2130.", "19:30-21:30")):
             with self.subTest(written=written):
                 self.assertIn(read, am._normalise(written))
         # no year, reference, phone number, count or measure, and nothing in a text that writes no time so
@@ -6188,7 +6195,9 @@ class ContradictionsAreNeverMerged(unittest.TestCase):
                               ("Filter change every 1200 h; checks from 0800", "every 1200 hours"),  # review
                               ("At 0800: 1200 litres, 1800 MHz, 2100°F", "1200 litre, 1800 MHz, 2100"),
                               ("Covers 2019–2020 at 0700", "2019–2020 at 07:00"), ("Ref 2024-0502 with", "2024-0502"),
-                              ("Card ending 0917 with Visa", "0917 with")):
+                              ("Card ending 0917 with Visa", "0917 with"),
+                              ("Built 1930-1945", "1930-1945"), ("Born on a Tuesday in 1990", "in 1990"),
+                              ("Retires around 2030", "2030"), ("Cage 0412 at Equinix", "0412 at")):
             with self.subTest(written=written):
                 self.assertIn(kept, am._normalise(written))
         self.assertEqual(action_beside("Permit review meeting is 06:30 in the CCR for day shift and 18:30 for "
