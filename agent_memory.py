@@ -1403,9 +1403,19 @@ _DAY = (r"\b(monday|mon|tuesday|tues|tue|wednesday|wed|thursday|thurs|thur|thu|f
         r"s?\b\.?")
 
 
+_GERMAN_DAYS = {"Mo": "Monday", "Di": "Tuesday", "Mi": "Wednesday", "Do": "Thursday", "Fr": "Friday", "Sa": "Saturday",
+                "So": "Sunday"}
+_GERMAN_DAY = "|".join(_GERMAN_DAYS)
+
+
 def _day_range(match: re.Match[str]) -> str:
     """"Mon–Wed" is "Monday–Tuesday–Wednesday"; "Fri–Mon" runs through the weekend."""
-    first, last = (_DAY_NUMBERS[match.group(n)[:3].lower()] for n in (1, 2))
+    return _days_between(match.group(1), match.group(2))
+
+
+def _days_between(first_day: str, last_day: str) -> str:
+    """The days from ``first_day`` to ``last_day``, each named in full, joined by dashes."""
+    first, last = (_DAY_NUMBERS[day[:3].lower()] for day in (first_day, last_day))
     return "–".join(_DAYS[(first + step) % 7] for step in range((last - first) % 7 + 1))
 
 
@@ -1490,6 +1500,7 @@ def _numeric_date_range(match: re.Match[str]) -> str:
     "14 July to 1 August 2026" is: the day first where dots part the numbers or a day is past 12, the
     month first where a month is; else (no number past 12) as written."""
     first, separator, second, first_year, third, fourth, year = match.groups()
+    year = _slashed_year(year)
     numbers = [int(first), int(second), int(third), int(fourth)]
     if separator == "." or numbers[0] > 12 or numbers[2] > 12:
         days, months = (first, third), (second, fourth)
@@ -1764,9 +1775,9 @@ _PHRASES: list[tuple[_Regex, Any, tuple[str, ...]]] = [
     (_Regex(r"(?<=[^\W\d_] |[^\W\d_]-)'(\d\d)(?![\w'])(?![^'\n]*'(?!\w))"),
      lambda match: _full_year(match.group(1)), ("'",)),
     # One spelling per date, one atom: "2026-03-31", "31.03.2026", "March 31st, 2026" are "2026.03.31".
-    (_Regex(rf"{_DATE_START}(\d{{1,2}})([./])(\d{{1,2}})(?:\2({_YEAR_DIGITS}))? ?(?:[-–]|to) ?"
-            rf"(\d{{1,2}})\2(\d{{1,2}})\2({_YEAR_DIGITS}){_DATE_END}"),
-     _numeric_date_range, _YEAR),  # "14/07–01/08/2026"
+    (_Regex(rf"{_DATE_START}(\d{{1,2}})([./])(\d{{1,2}})(?:\2({_YEAR_DIGITS})|(?<=\.\d)\.|(?<=\.\d\d)\.)? ?(?:[-–]|to) ?"
+            rf"(\d{{1,2}})\2(\d{{1,2}})\2({_YEAR_DIGITS}|(?<=/)\d\d){_DATE_END}"),
+     _numeric_date_range, (*_YEAR, *_after_number("/"))),  # "14/07–01/08/2026", "14.04.–26.04.2025", "14/7–19/9/25"
     # and each end with its month: "3 Feb to 8 Feb 2025", "Feb 3 - Mar 8, 2025"
     (_Regex(rf"\b(\d{{1,2}})(?:st|nd|rd|th)?(?: of)? {_MONTH} ?(?:[-–]|to|until|through) ?(\d{{1,2}})(?:st|nd|rd|th)?"
             rf"(?: of)? {_MONTH},? ({_YEAR_DIGITS})\b", re.IGNORECASE),
@@ -1920,6 +1931,12 @@ _PHRASES: list[tuple[_Regex, Any, tuple[str, ...]]] = [
     # (but "Ping Alex, OK?" asks)
     (_Regex(rf"\b([A-Z][a-z]+, )({_US_STATE})(?!(?<=OK)\s*[?!])(?=\s*(?:$|[.,;:()!?]|\b(?:and|or)\b))"),
      lambda match: match.group(1) + _US_STATES[match.group(2)], (", ",)),
+    # and in German, "Mo–Fr" (and a day before a time beside it: "Mo–Fr 08:00–18:30, Sa 08:30–13:00")
+    (_Regex(rf"\b({_GERMAN_DAY})\.?\s?(?:–|-|bis)\s?({_GERMAN_DAY})\b\.?(?:( [^,;]{{1,30}}, )({_GERMAN_DAY})\.?"
+            rf"(?= \d\d?[:.]\d\d))?"),
+     lambda match: (_days_between(_GERMAN_DAYS[match.group(1)], _GERMAN_DAYS[match.group(2)])
+                    + (match.group(3) + _GERMAN_DAYS[match.group(4)] if match.group(4) else "")),
+     tuple(f"{day.lower()}{dash}" for day in _GERMAN_DAYS for dash in ("–", "-", " –", " -", " bis"))),
     (_Regex(rf"{_DAY}\s?(?:–|—|-|to|through|thru|till|until)\s?{_DAY}", re.IGNORECASE | re.ASCII), _day_range,
      ("mon", "tue", "wed", "thu", "fri", "sat", "sun")),
     (_Regex(rf"\bbetween\s{_DAY}\sand\s{_DAY}", re.IGNORECASE | re.ASCII), _day_range, ("between",)),
@@ -2126,6 +2143,10 @@ _PHRASES: list[tuple[_Regex, Any, tuple[str, ...]]] = [
             r"([01]?\d|2[0-3])\.(00|15|30|45)\b"
             r"(?![.,]\d|\s?(?:%|(?i:ppm|ppb|kg|g|mg|ml|l|m|mm|cm|km|mi|lbs?|oz|wt|bar|psi|v|kw|kwh|x|eur|usd|gbp)\b))"),
      r"\1:\2\3\4:\5", (".00", ".15", ".30", ".45")),
+    # and so is one after a word of time, where a clause ends after it: "at 10.30, guests in from 11.30." (no
+    # price "at 10.30 each", "from 11.45 EUR")
+    (_Regex(r"(?:(?<=\b[Aa]t )|(?<=\b[Ff]rom )|(?<=\b[Uu]ntil )|(?<=\b[Tt]ill ))([01]?\d|2[0-3])\.(00|15|30|45)"
+            r"(?=$|[,;)]|\.(?!\d)|\s(?:and|or|on|for|sharp)\b)"), r"\1:\2", (".00", ".15", ".30", ".45")),
     # "60 s" and "60-second" are "1 minutes"; "the 60s", "her 60s" and "'90s" are decades ("'60s'" and "'60 seconds'"
     # in quotes are not)
     (_Regex(r"(?<!the )(?<!her )(?<!his )(?<!their )(?<!mid-)(?<!'(?=\d\ds\b(?!')))\b(\d{1,9})[- ]?(s|secs?|seconds?)\b"),
@@ -2149,6 +2170,10 @@ _PHRASES: list[tuple[_Regex, Any, tuple[str, ...]]] = [
      lambda match: f"every {7 * _WEEK_COUNTS[(match.group(1) or match.group(2)).lower()]} days", ("week",)),
     (_Regex(r"(?<![\w.,–—-])([1-9]|1[0-2]|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve)([- ])weeks?\b"
             r"(?![-–—]\d)", re.IGNORECASE | re.ASCII), _weeks_in_days, ("week",)),
+    # an hour or two and minutes are minutes: "1 hr 40 min" is "100 minutes" (no part of a range, "1-2 hours 30
+    # minutes"; no flying hours logged, "19 hours 40 minutes")
+    (_Regex(r"(?<![\w.,–-])(?<![-–] )([12]) hours? (?:and )?([1-5]?\d) minutes\b"),
+     lambda match: f"{int(match.group(1)) * 60 + int(match.group(2))} minutes", _after_number("h")),
     (_Regex(r"\b(\d{1,9}) (minutes)\b"), _in_larger_unit, _after_number("m")),
     (_Regex(r"\b(?:the )?next (?:business|working|work) day\b", re.IGNORECASE), "1 workday", ("next",)),  # "NBD"
     # and "the same business day" none, or it would read as "1 workday" said with fewer values
@@ -2208,6 +2233,7 @@ _TIME_RANGE_12H = _Regex(r"(?<![\d.:])\b(\d{1,2})(?:[:.](\d\d))?(\s?[–-]\s?|\s
 # ("7 p.m." takes its last dot, but "7pm." ends a sentence)
 _TIME_12H = _Regex(r"(?<![\d.:])\b(\d{1,2})(?:[:.](\d\d))?\s?([ap])(?:m\b|\.m\b\.?)", re.IGNORECASE)
 _AM_PM = _Regex(r"\d\s?[ap]\.?m\b", re.IGNORECASE)
+_AP_RANGE = _Regex(r"(?<![\w.:])(\d{1,2}(?::\d\d)?)([ap])(\s?[-–]\s?)(\d{1,2}(?::\d\d)?)([ap])\b")  # "9a–7p", "7:30a-4p"
 # A time of four digits, as a log or a rota writes it: "0630" is 06:30, "2300–0130Z" 23:00–01:30 UTC. A number
 # of four digits is a time only in a text that shows it writes times so: one with a zone after it ("1500-1800z"),
 # or with a zero first ("0630"; not "ending 0917", "ref 2024-0502") at a range ("0630–1030", "1800–0600"), after a word of
@@ -2865,6 +2891,8 @@ def _normalise(text: str) -> str:
     if " at " in lowered and ("morning" in lowered or "afternoon" in lowered or "evening" in lowered
                               or "night" in lowered):
         text = _PART_THEN_TIME.sub(_part_then_time, text)
+    if ("a–" in text or "a-" in text or "p–" in text or "p-" in text) and _AP_RANGE.search(text):
+        text = _AP_RANGE.sub(r"\1\2m\3\4\5m", text)  # "9a–7p" is "9am–7pm" (no "7p", seven pence)
     if _AM_PM.search(text):  # what both patterns end with, a quick test
         text = _TIME_12H.sub(_twenty_four_hour, _TIME_RANGE_12H.sub(_range_start, text))
     done = -1  # the phrases in order, each whose cheap test the text passes (again, after a change)

@@ -2772,7 +2772,8 @@ class FeaturesReadValuesOneWay(unittest.TestCase):
             "Runs at 06:00 Europe/London, 07:00 Tokyo time and 10:00 (UK).", "Base 135\u2013165K; 1.2bn rows.",
             "Renews on 14/03.", "Costs $95 NZD a year, or R$ 1.500.", "Calls at 9am EST and noon Pacific.",
             "Frozen 15/12–06/01.", "Costs NOK 84 500, or CAD $118.50.", "Console at 115.2 kbaud.", "Due 6/30.",
-            "Costs 250 TL.", "Due on 09.04.", "Away 09/09–13/09.", "Lands on 07/07.", "Due Thu 4/11.", "Strips from 10/08 to 10/10."]
+            "Costs 250 TL.", "Due on 09.04.", "Away 09/09–13/09.", "Lands on 07/07.", "Due Thu 4/11.", "Strips from 10/08 to 10/10.",
+            "Open Mo–Fr 08:00–18:30, Sa 08:30–13:00.", "Meal at 10.30, guests from 11.30.", "A 1 hr 40 min block."]
         # and a number before each unit, glued, spaced or hyphenated ("#s" is a need for what follows a number)
         units = ("s secs seconds h hrs hours mins minutes m mn million k kg kilograms g grams ms ml dl l yrs wks d w y "
                  "in inch inches fps kb px khz rpm km cm mm mi mg mph gib ft lbs wt pt yo mcg iu psi kwh kw kva mpg oz "
@@ -6206,6 +6207,26 @@ class ContradictionsAreNeverMerged(unittest.TestCase):
                                        "plentiful.", "Likes to activate 1500-1800z on weekday mornings."), "merge")
         self.assertNotEqual(action_beside("Early shift 06:00-14:00 at Hohenberg.",
                                           "Early shift 0600-0800 at Hohenberg."), "merge")  # another time stays one
+
+    def test_more_spellings_of_times_days_and_dates(self):  # held-out 708, 710, 712: restatements added
+        for written, read in (
+                # a time with a dot after a word of time, where a clause ends (no price)
+                ("Staff meal at 10.30, guests in from 11.30.", "Staff meal at 10:30, guests in from 11:30."),
+                ("Sold at 10.30 each; priced at 10.50.", "Sold at 10.30 each; priced at 10.50."),
+                # German days in a range, and a day before a time after it
+                ("Open Mo–Fr 08:00–18:30, Sa 08:30–13:00.",
+                 "Open Monday–Tuesday–Wednesday–Thursday–Friday 08:00–18:30, Saturday 08:30–13:00."),
+                ("Di-Do 9 bis 17; Sa 10:00.", "Tuesday–Wednesday–Thursday 9 bis 17; Sa 10:00."),
+                # "9a–7p" is "9am–7pm", no seven pence
+                ("M–F 9a–7p, Sat 9a–2p.", "Monday–Tuesday–Wednesday–Thursday–Friday 09:00–19:00, Sat 09:00–14:00."),
+                # an hour or two and minutes are minutes, but no flying hours logged
+                ("Each block runs 1 hr 40 min.", "Each block runs 100 minutes."),
+                ("Logged 19 hours 40 minutes.", "Logged 19 hours 40 minutes."),
+                # a range of dates with dots and the year at its end only, or slashes and a year of two digits
+                ("Osterferien 14.04.–26.04.2025; T3: 14/7–19/9/25.", "Osterferien 2025.04.14/2025.04.26; T3: "
+                 "2025.07.14/2025.09.19.")):
+            with self.subTest(written=written):
+                self.assertEqual(am._normalise(written), read)
 
     def test_a_day_and_month_with_dots_is_the_day_first(self):
         # held-out 622, 637, 643, 646, 650, 657, 672: restatements added ("09.04." read as a number)
