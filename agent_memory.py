@@ -5189,15 +5189,22 @@ def _mostly_other_words(a: _Analysis, b: _Analysis) -> bool:
     "Photographs builds with a Sony a6400 and a white lightbox in the attic")? Such texts are close
     through the names and numbers they share, not through what they say of them. A restatement
     reworded that far ("Customers pay 30% up front when ordering ..." / "A 30% deposit is taken when
-    the order is placed ...") is no likelier than another fact about the same things: the LLM tells."""
+    the order is placed ...") is no likelier than another fact about the same things: the LLM tells.
+    So with three words each, where one names a number the other does not ("User arranges call swaps via
+    the chief resident, Dr Zoe Fraser" / "Chief resident Dr Zoe Fraser wants vacation requests 8 weeks
+    ahead"): a restatement adds no value."""
+    fewest = 5
     for text, other in ((a, b), (b, a)):
         others = set(other.word_keys)
         own = [key for key in text.word_keys if key not in others and key not in _NO_VALUE_WORDS]
-        if len(own) >= 4:  # cheap first: forms of the other's words ("config" / "configured") are no words of its own
+        if len(own) >= 3:  # cheap first: forms of the other's words ("config" / "configured") are no words of its own
             own = [key for key in own if not any(_one_word(key, other_key) for other_key in others)]
-        if len(own) < 4 or len(own) == 4 and 2 * len(own) < len(text.word_keys):
+        if len(own) < 3:
             return False
-    return True
+        fewest = min(fewest, len(own) if len(own) != 4 or 2 * len(own) >= len(text.word_keys) else 3)
+    return fewest >= 4 or any(
+        any(key[:1].isdigit() for key in one.specific) and not any(key[:1].isdigit() for key in other.specific)
+        for one, other in ((a, b), (b, a)))
 
 
 def _says_more(old: Optional[str], new: str) -> bool:

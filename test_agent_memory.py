@@ -3644,7 +3644,12 @@ class MergeDetectorClassifies(unittest.TestCase):
                  "Photographs minifigs with a Sony a6400 and a macro lens on the kitchen table."),
                 # a far restatement too: only the LLM tells the two apart (held-out 144: merged at 0.72)
                 ("A 30% deposit is taken when the order is placed; the balance is due before fitting starts.",
-                 "Customers pay 30% up front when ordering and settle the rest before the fitter starts.")):
+                 "Customers pay 30% up front when ordering and settle the rest before the fitter starts."),
+                # three each, where one names a number and the other none (held-out 415, 707: merged at 0.88, 0.77)
+                ("Two Inkbird IBS-TH2 probes in the tempeh cabinet and cold room log to the Inkbird app.",
+                 "An Inkbird IBS-TH2 in the delivery van logs transit temperatures to the Inkbird app."),
+                ("Koncertmester Signe Bach leads the orchestra; 2nd violins are led by Jonas Lund.",
+                 "Jonas Lund deputises for Signe Bach as koncertmester when she's away.")):
             with self.subTest(new=new):
                 self.assertTrue(am._mostly_other_words(am._analyse(old), am._analyse(new)))
                 self.assertEqual(action_beside(old, new), "judge")
@@ -3653,7 +3658,10 @@ class MergeDetectorClassifies(unittest.TestCase):
                  "package index at 02:00.", "Every night at 02:00 the build executes unit tests, checks Python "
                  "formatting and pushes the wheel to the internal package mirror with twine."),
                 ("Configured the nightly exports, scheduled backups and rotated logs on the staging box.",
-                 "Configures nightly exporting, schedules backing up and rotates the logs on the staging box.")):
+                 "Configures nightly exporting, schedules backing up and rotates the logs on the staging box."),
+                # three each, both with numbers
+                ("Green hops sold direct at eighteen pounds per kg, collected the same day.",
+                 "Direct-sale price for green hops is GBP 18 a kilo, same-day collection.")):
             with self.subTest(new=new):
                 self.assertFalse(am._mostly_other_words(am._analyse(old), am._analyse(new)))
 
