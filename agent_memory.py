@@ -1330,9 +1330,19 @@ def _per_word(match: re.Match[str]) -> str:
 
 def _saint_or_street(match: re.Match[str]) -> str:
     """"St" before a name is a saint ("on St John Street", "12 St Mary's Road"), after one a street ("Church St
-    Leeds"): "street" only there, or "St John Street" would be "John Street"."""
+    Leeds"): "street" only there, or "St John Street" would be "John Street"; but "St." and a name before a
+    place named for it is a saint's after any word ("Shops St. Lawrence Market"; not "Commissioners St Transfer
+    Station")."""
     before = match.string[max(0, match.start() - 30):match.start()].split()
-    return match.group() if before and before[-1][0].isupper() and before[-1][-1].isalpha() else "Saint"
+    if before and before[-1][0].isupper() and before[-1][-1].isalpha():
+        after = match.string[match.end():match.end() + 40].split()
+        if not match.group().endswith(".") or len(after) < 2 or after[1].rstrip(".,;:)") not in _NAMED_FOR_SAINTS:
+            return match.group()
+    return "Saint"
+
+
+_NAMED_FOR_SAINTS = frozenset("Market Mkt Church Cathedral Chapel Hospital School College Station Park Hall Centre "
+                              "Center Square Street Road Avenue Bridge".split())
 
 
 def _in_larger_unit(match: re.Match[str]) -> str:
@@ -2067,6 +2077,9 @@ _PHRASES: list[tuple[_Regex, Any, tuple[str, ...]]] = [
     (_Regex(r"(?<!\d[.,])\b(\d{1,7}(?:\.\d{1,6})?) ?([kM])(?:baud|Bd)\b"),
      lambda match: f"{_point_moved(match.group(1), 3 if match.group(2) == 'k' else 6)} baud", _after_number("km")),
     (_Regex(r"\bend-to-end\b", re.IGNORECASE), "e2e", ("end-to-end",)),
+    # overtime's rates: "time-and-a-half" is "1.5x", "double time" "2x"
+    (_Regex(r"\btime[- ]and[- ]a[- ]half\b|\b(double)[- ]time\b", re.IGNORECASE),
+     lambda match: "2x" if match.group(1) else "1.5x", ("and a half", "and-a-half", "double time", "double-time")),
     (_Regex(r"\bSt\b\.?(?= [A-Z][a-z])"), _saint_or_street, ("st",)),  # "St John Street" is no "John Street"
     # "membership no. BF-118204", "(No. 14)": no negation; an answer ("Allergies? No. 2 EpiPens ...") still is one
     (_Regex(r"(?:(?<=\w )|(?<=\())no\.\s?(?=[A-Z]*-?\d)", re.IGNORECASE), "number ", ("no.",)),

