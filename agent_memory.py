@@ -1542,8 +1542,10 @@ _NO_RANGE_END = r"(?<!\d[-–])(?<!\d [-–] )(?<!\d to )"  # "14 July 2026" in 
 
 
 _ORDINALS = {"first": "1st first", "second": "2nd", "third": "3rd", "fourth": "4th", "fifth": "5th"}  # "first" / "last"
-_BOUNDED = (r"\s+(?=(?:[A-Z]{3} )?-?\d|(?:one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|"
-            r"fifteen|twenty|thirty|forty|fifty|sixty|ninety)\b)")  # a number, maybe a price ("over GBP 500")
+_BOUNDED = (r"\s+(?=(?:(?-i:[A-Z]{3}) |the (?=\d+(?:st|nd|rd|th)\b)|"
+            r"(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]* (?=\d))?-?\d|(?:one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|"
+            r"fifteen|twenty|thirty|forty|fifty|sixty|ninety)\b)")  # a number, maybe a price ("over GBP 500") or a
+# date ("no later than the 15th", "May 10"), but not a thing named by one ("takes over the 7.5t from Iain")
 _SIGN_BEFORE = r"(?<![\w.:/+\-−])"  # what may stand before a number's sign: no word, no other number
 # (a comma may: "40.71,-74.01" is a latitude and a signed longitude)
 _OF_THE_CALENDAR = r"(?=\s+(?:mon|tue|wed|thu|fri|sat|sun|week|day|working|business)\w*"  # "the 2nd Tuesday"
@@ -2384,13 +2386,14 @@ _UPDATE_MARKERS = _Regex(  # (the lookahead, each marker's first letter, spares 
     r"(?! [\d.]+ ?(?:%|percent|:)| fit\b)|"
     r"(?<!the )(?<!on )(?<!top )(?<!bottom )(?<!is )(?<!are )(?<!be )(?<!been )(?<!was )(?<!were )left(?! (?:side|hand|knee|foot|ankle|leg|arm|shoulder|hip|eye|ear|"
     r"wrist|elbow|ring|index|middle|little|pinky|thumb|big toe|achilles|calf|hamstring|quad|lung|click|pane|panel|"
-    r"column|margin|sidebar|corner|lane|turn))|took over|has taken over|have taken over|from (?!\d)\S+ to|"
+    r"column|margin|sidebar|corner|lane|turn))|took over|has taken over|have taken over|is taking over|"
+    r"takes over(?= (?:[\w.-]+ ){0,3}from [^\W\d])|from (?!\d)\S+ to|"
     r"has passed (?:from|to)|have passed (?:from|to)|"
     r"is leaving(?=\s*(?:$|[.;,:)!]|(?:in|on|at the end|next|this)\b))|"
     r"are leaving(?=\s*(?:$|[.;,:)!]|(?:in|on|at the end|next|this)\b))|"
     r"(?<!a )(?<!is )(?<!are )(?<!be )(?<!been )(?<!was )(?<!were )retired(?=\s*(?:$|[.;,:)!]|(?:in|last|from|and)\b))"
     r")\b",  # "Sam left Google", not "left knee"; "since Fiona retired", not "retired clergy"; "Caleb is leaving", not
-    # "is leaving at 5"; "subbing has passed from Priya to Gemma"; "New manager is
+    # "is leaving at 5"; "subbing has passed from Priya to Gemma", "Kasia takes over the 7.5t from Iain"; "New manager is
     # Kerry Walsh" or "New van: a Vivaro-e" opening the text or a clause after another ("Mo stepped down; the new
     # captain is Jordan Blake", "We hit 1k SPM; the new goal is 2.5k SPM"), not "New starters are given a buddy" nor
     # "New starters: ..." (a rule for all), "New York office is ...", "New Year: ..." or "Current account is with
