@@ -1786,6 +1786,12 @@ _PHRASES: list[tuple[_Regex, Any, tuple[str, ...]]] = [
     # quoted number, "is '25 minutes'")
     (_Regex(r"(?<=[^\W\d_] |[^\W\d_]-)'(\d\d)(?![\w'])(?![^'\n]*'(?!\w))"),
      lambda match: _full_year(match.group(1)), ("'",)),
+    # a Swiss price's dash for no cents: "CHF 98.–" is "CHF 98"
+    (_Regex(r"(?<=\d)\.[–-](?![\w-])"), "", (".–", ".-")),
+    # A range of days in German, the month and year told once: "16.–18.03.2026" is "16–18 March 2026"
+    (_Regex(rf"{_DATE_START}(\d{{1,2}})\.\s?([-–])\s?(\d{{1,2}})\.(0?[1-9]|1[0-2])\.({_YEAR_DIGITS}){_DATE_END}"),
+     lambda match: f"{match.group(1)}{match.group(2)}{match.group(3)} {_MONTHS[int(match.group(4)) - 1]} {match.group(5)}",
+     (".–", ".-", ". –", ". -")),
     # One spelling per date, one atom: "2026-03-31", "31.03.2026", "March 31st, 2026" are "2026.03.31".
     (_Regex(rf"{_DATE_START}(\d{{1,2}})([./])(\d{{1,2}})(?:\2({_YEAR_DIGITS})|(?<=\.\d)\.|(?<=\.\d\d)\.)? ?(?:[-–]|to) ?"
             rf"(\d{{1,2}})\2(\d{{1,2}})\2({_YEAR_DIGITS}|(?<=/)\d\d){_DATE_END}"),
@@ -1949,6 +1955,10 @@ _PHRASES: list[tuple[_Regex, Any, tuple[str, ...]]] = [
      lambda match: (_days_between(_GERMAN_DAYS[match.group(1)], _GERMAN_DAYS[match.group(2)])
                     + (match.group(3) + _GERMAN_DAYS[match.group(4)] if match.group(4) else "")),
      tuple(f"{day.lower()}{dash}" for day in _GERMAN_DAYS for dash in ("–", "-", " –", " -", " bis"))),
+    # and a list of them: "Di/Do" is "Tue/Thu", "Mo/Mi/Fr" "Mon/Wed/Fri", "Di and Fr" "Tue and Fri"
+    (_Regex(rf"\b(?:{_GERMAN_DAY})(?:(?:/|, | (?:and|und|&) )(?:{_GERMAN_DAY}))+\b"),
+     lambda match: re.sub(_GERMAN_DAY, lambda day: _GERMAN_DAYS[day.group()][:3], match.group()),
+     tuple(f"{day.lower()}{gap}" for day in _GERMAN_DAYS for gap in ("/", ", ", " and ", " und ", " & "))),
     (_Regex(rf"{_DAY}\s?(?:–|—|-|to|through|thru|till|until)\s?{_DAY}", re.IGNORECASE | re.ASCII), _day_range,
      ("mon", "tue", "wed", "thu", "fri", "sat", "sun")),
     (_Regex(rf"\bbetween\s{_DAY}\sand\s{_DAY}", re.IGNORECASE | re.ASCII), _day_range, ("between",)),
@@ -2305,8 +2315,10 @@ def _four_digit_time(match: re.Match[str]) -> str:
     return f"{hour}:{minutes}"
 
 
-# "Rs 1,500" is "₹1,500", the rupee; "KSh 650" is "KES 650", Kenya's shilling (read first: a cheap test finds them)
-_RUPEES_OR_SHILLINGS = _Regex(r"(?<![\w$])(?:(Rs\.? ?)|K[Ss]hs?\.? ?)(?=\d)")
+# "Rs 1,500" is "₹1,500", the rupee; "KSh 650" is "KES 650", Kenya's shilling; "Fr. 98" is "CHF 98", the Swiss
+# franc, but no Friday's time ("Fr. 10:00", "Fr. 9–12 Uhr") (read first: a cheap test finds them)
+_RUPEES_OR_SHILLINGS = _Regex(r"(?<![\w$])(?:(Rs\.? ?)|(K[Ss]hs?\.? ?)|S?Fr\. ?(?!\d{1,2}:\d\d|\d{1,2}(?:\.\d\d)?\s?"
+                              r"(?:[–-]\s?\d{1,2}(?:[.:]\d\d)?\s?)?(?:Uhr|h\b|am\b|pm\b)))(?=\d)")
 _ZULU = _Regex(rf"(?<=\d:\d\d)\s?[Zz]\b|(?<![\w.,:/-])({_HOUR_OF_DAY})Z\b")  # "0130Z" is 01:30 UTC, "05Z" 05:00 UTC
 # A sign is part of its number ("-18 °C" is no "18 °C"), but no hyphen of "10-18", "UTC-5" or "-np 4"
 _ATOM = _Regex(rf"{_SIGN_BEFORE}-\d+(?:[.:/]\d+)*|\b[vV]?\d+(?:[.:/]\d+)+|[^\W_]+(?:'(?:s|t|re|ll|ve|d|m)\b)?")
@@ -2889,8 +2901,9 @@ def _normalise(text: str) -> str:
         text = _FIRST_PERSON.sub(_first_person, text)
     if _FOUR_DIGIT_TIMES.search(text):
         text = _FOUR_DIGIT_TIME.sub(_four_digit_time, text)
-    if "Rs" in text or "Sh" in text or "sh" in text:
-        text = _RUPEES_OR_SHILLINGS.sub(lambda match: "₹" if match.group(1) else "KES ", text)
+    if "Rs" in text or "Sh" in text or "sh" in text or "Fr." in text:
+        text = _RUPEES_OR_SHILLINGS.sub(lambda match: "₹" if match.group(1) else "KES " if match.group(2) else "CHF ",
+                                        text)
     if ("Z" in text or "z" in text) and _ZULU.search(text):
         text = _ZULU.sub(lambda match: f"{match.group(1)}:00 UTC" if match.group(1) else " UTC", text)
     lowered = text.lower()  # (the clock words are read in any case: "At Half Nine")

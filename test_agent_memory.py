@@ -2779,7 +2779,8 @@ class FeaturesReadValuesOneWay(unittest.TestCase):
             "Renews on 14/03.", "Costs $95 NZD a year, or R$ 1.500.", "Calls at 9am EST and noon Pacific.",
             "Frozen 15/12–06/01.", "Costs NOK 84 500, or CAD $118.50.", "Console at 115.2 kbaud.", "Due 6/30.",
             "Costs 250 TL.", "Due on 09.04.", "Away 09/09–13/09.", "Lands on 07/07.", "Due Thu 4/11.", "Strips from 10/08 to 10/10.",
-            "Open Mo–Fr 08:00–18:30, Sa 08:30–13:00.", "Meal at 10.30, guests from 11.30.", "A 1 hr 40 min block.", "OT at time-and-a-half."]
+            "Open Mo–Fr 08:00–18:30, Sa 08:30–13:00.", "Meal at 10.30, guests from 11.30.", "A 1 hr 40 min block.", "OT at time-and-a-half.",
+            "Install 16.–18.03.2026; CHF 98.– an hour; school Di/Do."]
         # and a number before each unit, glued, spaced or hyphenated ("#s" is a need for what follows a number)
         units = ("s secs seconds h hrs hours mins minutes m mn million k kg kilograms g grams ms ml dl l yrs wks d w y "
                  "in inch inches fps kb px khz rpm km cm mm mi mg mph gib ft lbs wt pt yo mcg iu psi kwh kw kva mpg oz "
@@ -6245,7 +6246,13 @@ class ContradictionsAreNeverMerged(unittest.TestCase):
                 # (held-out 706, 708) overtime's rates, and "St." before a place named for a saint after any word
                 ("OT at time-and-a-half, Sundays double time.", "OT at 1.5x, Sundays 2x."),
                 ("Shops St. Lawrence Market; Church St Leeds; Commissioners St Transfer Station.",
-                 "Shops Saint Lawrence Market; Church St Leeds; Commissioners St Transfer Station.")):
+                 "Shops Saint Lawrence Market; Church St Leeds; Commissioners St Transfer Station."),
+                # (held-out 668, 672, 714) German days in a list, a range of days with dots and the month and year
+                # once, the Swiss franc written "Fr." and a price's dash for no cents; no Friday's time
+                ("School Di/Do, keys Mo/Mi/Fr, butter Di and Fr; install 16.–18.03.2026.",
+                 "School Tue/Thu, keys Mon/Wed/Fri, butter Tue and Fri; install 2026.03.16/2026.03.18."),
+                ("Montage Fr. 98/h, fee CHF 14'800.–, SFr. 4.80; Fr. 10:00 and Fr. 9–12 Uhr.",
+                 "Montage CHF 98 per hour, fee CHF 14800, CHF 4.80; Fr. 10:00 and Fr. 9–12 Uhr.")):
             with self.subTest(written=written):
                 self.assertEqual(am._normalise(written), read)
 
