@@ -1268,12 +1268,13 @@ _RANGE_BEFORE = _Regex(r"\d\s*(?:[-–—]|\bto|\band|\bor)\s*$", re.IGNORECASE)
 _CURRENCIES = {"$": "USD", "US$": "USD", "A$": "AUD", "AU$": "AUD", "C$": "CAD", "CA$": "CAD", "NZ$": "NZD",
                "HK$": "HKD", "S$": "SGD", "SG$": "SGD", "R$": "BRL", "€": "EUR", "£": "GBP",
                "¥": "CNJ", "₹": "INR", "₩": "KRW", "₽": "RUB", "₺": "TRY", "₪": "ILS", "₫": "VND", "฿": "THB",
-               "Kč": "CZK", "zł": "PLN", "kr": "KRN"}  # ("kr" any crown, "¥" the yuan or the yen: no code's)
+               "Kč": "CZK", "zł": "PLN", "kr": "KRN",  # ("kr" any crown, "¥" the yuan or the yen: no code's)
+               "원": "KRW", "円": "JPY", "元": "CNY"}  # (in their own scripts, after the amount: "55,000원")
 _DOLLARS = frozenset(("aud", "cad", "nzd", "hkd", "sgd"))  # the other dollars a bare "$" may be
 # and the currencies a bare "kr" ("krn") or "¥" ("cnj") may be
 _BARE_SIGNS = (("krn", frozenset(("sek", "nok", "dkk", "isk"))), ("cnj", frozenset(("cny", "jpy"))))
 _US_DOLLARS = _Regex(r"\b(?:USD|usd)\b|\bUS ?\$|\bU\.S\. ?\$|\bUS [Dd]ollars?\b")  # no bare "$" ("lend us $50")
-_CURRENCY = r"(?:US|AU?|CA?|NZ|HK|SG?|R)?\$|[€£¥₹₩₽₺₪₫฿]|Kč|zł|kr\b"  # ("kr8s" no "kr")
+_CURRENCY = r"(?:US|AU?|CA?|NZ|HK|SG?|R)?\$|[€£¥₹₩₽₺₪₫฿원円元]|Kč|zł|kr\b"  # ("kr8s" no "kr")
 _CURRENCY_NAMES = {"us": "USD", "australian": "AUD", "canadian": "CAD", "new zealand": "NZD", "hong kong": "HKD",
                    "singapore": "SGD", "euro": "EUR", "swiss": "CHF", "danish": "DKK", "norwegian": "NOK",
                    "swedish": "SEK", "japanese": "JPY", "indian": "INR", "south african": "ZAR", "british": "GBP",
@@ -1646,7 +1647,7 @@ _DATA_PREFIXES = {"kilo": "k", "mega": "M", "giga": "G", "tera": "T"}
 _PER_UNITS = {"mo": "month", "mos": "month", "yr": "year", "yrs": "year", "wk": "week", "wks": "week", "d": "day"}
 _GLUED_UNITS = r"wt|pt|yo|mcg|iu|psi|[kmg]wh|[kmg]w|[km]?va|mah|ma|[km]?v|dbm|dbi|db|gbe|nm|mpg|oz|tsp|tbsp"
 _GLUED_UNIT = _Regex(_GLUED_UNITS)
-_CURRENCY_SIGNS = ("$", "€", "£", "¥", "₹", "₩", "₽", "₺", "₪", "₫", "฿", "kč", "zł", "kr")  # (case-folded)
+_CURRENCY_SIGNS = ("$", "€", "£", "¥", "₹", "₩", "₽", "₺", "₪", "₫", "฿", "원", "円", "元", "kč", "zł", "kr")  # (case-folded)
 _CURRENCY_CODES = sorted({*_CURRENCIES.values(), *_DOT_GROUPED.split("|"), "SEK", "NOK", "ZAR", "MXN", "CNY", "KES",
                           "AED", "RMB"})  # ("RMB" the yuan's other name: "CNY", below)
 # an amount's thousands parted by spaces: "45 000" before "PLN" or "zł" (not "in 2024 500 €")

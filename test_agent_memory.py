@@ -6315,6 +6315,8 @@ class ContradictionsAreNeverMerged(unittest.TestCase):
             with self.subTest(sign=sign):
                 self.assertFalse(am._specifics_differ(am._analyse(f"Gaiwan {sign}."), am._analyse(f"Gaiwan {code}."),
                                                       surest=True))
+        # and the won, yen and yuan in their own scripts after the amount (held-out 716: restatements added)
+        self.assertEqual(am._normalise("Paid 55,000\uc6d0, 6,600\u5186 and 38\u5143."), "Paid KRW 55000, JPY 6600 and CNY 38.")
         for one, other in (("JPY 38 each", "CNY 38 each"), ("38 yen each", "38 yuan each"), ("\u00a538", "USD 38")):
             with self.subTest(one=one):  # a code or a name says which
                 self.assertTrue(am._specifics_differ(am._analyse(f"Gaiwan {one}."), am._analyse(f"Gaiwan {other}."),
