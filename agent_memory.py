@@ -4718,10 +4718,16 @@ def _duties(text: _Analysis, names: set[str]) -> set[tuple[str, str]]:
     for verb, after in _DONE_BY.findall(text.folded):  # "... and approved by commercial manager Euan Baird"
         if named := [key for key in map(_word_key, _CLAUSE_WORD.findall(after)) if key in names]:
             duties.add((named[-1], _duty_key(verb)))
+    if "primary" in text.folded or "secondary" in text.folded or "backup" in text.folded:
+        for subject, rank in _RANKED.findall(text.folded):  # "Chloe Harris in Perth is secondary", "with the
+            if named := [key for key in map(_word_key, subject.split()) if key in names]:  # user as secondary"
+                duties.add((named[0], rank))
     return duties
 
 
 _DONE_BY = _Regex(r"\b([a-z]{3,}ed)(?: for [a-z]+)? by ((?:[\w'-]+ ){0,3}[\w'-]+)")  # "approved (for payment) by ..."
+# and a rank on a rota as a duty, the one holding it the first name of its clause
+_RANKED = _Regex(r"(?:^|[;.,] |\bwith )((?:[\w'-]+ ){1,4}?)(?:is|as) (?:the )?(primary|secondary|backup)\b")
 
 
 def _duty_key(word: str) -> str:

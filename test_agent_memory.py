@@ -4099,6 +4099,9 @@ class ContradictionsAreNeverMerged(unittest.TestCase):
          "Bianca Teixeira trains Rafael Moreira on the new tug order app."),
         ("Jozef teaches Wout chess on Sunday afternoons at his kitchen table.",
          "Wout teaches his grandad Jozef to use his tablet on Sunday afternoons at the kitchen table."),
+        # held-out 719: ranks on a rota exchanged (merged at 0.77)
+        ("User is primary for BGP/peering at the Auckland IX; Chloe Harris in Perth is secondary.",
+         "Chloe Harris is primary for BGP/peering at the Perth IX, with the user as secondary."),
         # held-out 700: the taught among a list after the verb (merged at 0.77)
         ("Mentoring: Dev Patel mentors new members Lina Haddad and Owen Kirby this season.",
          "Lina Haddad mentors Owen Kirby on queen rearing this season."),
@@ -5013,6 +5016,16 @@ class ContradictionsAreNeverMerged(unittest.TestCase):
             with self.subTest(new=new):
                 self.assertEqual(am._hired_turned(am._analyse(old), am._analyse(new)), turned)
                 self.assertEqual(am._hired_turned(am._analyse(new), am._analyse(old)), turned)
+
+    def test_ranks_on_a_rota_are_duties(self):  # held-out 719: primary and secondary exchanged, merged at 0.77
+        for old, new, exchanged in (
+                ("User is primary for BGP at the Auckland IX; Chloe Harris in Perth is secondary.",
+                 "Chloe Harris is primary for BGP at the Perth IX, with the user as secondary.", True),
+                ("User is primary for BGP at the Auckland IX; Chloe Harris is secondary.",  # the same, reordered
+                 "Chloe Harris is secondary for BGP at the Auckland IX, with the user as primary.", False)):
+            with self.subTest(new=new):
+                self.assertEqual(am._duties_exchanged(am._analyse(old), am._analyse(new)), exchanged)
+                self.assertEqual(am._duties_exchanged(am._analyse(new), am._analyse(old)), exchanged)
 
     def test_the_taught_are_the_names_after_the_verb_up_to_where_or_when(self):  # held-out 700: merged at 0.77
         for old, new, turned in (
