@@ -1773,6 +1773,13 @@ def _number_in_words(match: re.Match[str]) -> str:
 
 
 _PHRASES: list[tuple[_Regex, Any, tuple[str, ...]]] = [
+    # A time written with an "h", as in France: "8h00–8h45" is "8:00–8:45", "from 22h" "from 22:00" (a range, or
+    # after a word of time: "a 2h30 drive" and "12h shifts" are spans, and so are "at 2h a day" and "on 6h shifts")
+    (_Regex(rf"(?<![\w.,:])(?:([01]?\d|2[0-3])h([0-5]\d)(?=\s?[-–]\s?(?:[01]?\d|2[0-3])h[0-5]\d\b)|"
+            rf"(?<=[-–])([01]?\d|2[0-3])h([0-5]\d)\b|(?:{_DATE_WORD_BEFORE}|(?<=\b[Aa]t ))"
+            rf"(?:(1[3-9]|2[0-3])h|([01]?\d|2[0-3])h([0-5]\d))\b)"),
+     lambda match: "{}:{}".format(*[group for group in match.groups() if group is not None], "00"),
+     _after_number("h")),
     (_AND_A_HALF, _and_a_half, ("and a half",)),
     # Half years in months, before "a year" is 12 months: "a year and a half", "two and a half years" and "2.5
     # years" are "18 months" and "30 months" (a whole number of years from two on is years: "24 months" is 2)
@@ -1871,6 +1878,9 @@ _PHRASES: list[tuple[_Regex, Any, tuple[str, ...]]] = [
      lambda match: f"{match.group(1)}{int(match.group(2))} {_MONTHS[int(match.group(3)) - 1]}", _after_number("/")),
     # "2026-07-01 to 2026-07-14", one value like "1-14 July 2026"
     (_Regex(rf"\b({_ISO_DATE}) ?(?:[-–]|\.\.|to|until|through) ?({_ISO_DATE})\b", re.IGNORECASE), r"\1/\2", _YEAR),
+    # a volume in words is its unit: "40 cubic metres" is "40 m3", as "40 m³" is, "1,400 cu ft" "1400 ft3"
+    (_Regex(r"(?<=\d) ?(?:cubic (metres?|meters?)|(?:cubic (?:feet|ft\b\.?)|cu\.? ?ft\b\.?))", re.IGNORECASE),
+     lambda match: " m3" if match.group(1) else " ft3", ("cubic", "cu ft", "cu. ft", "cu.ft", "cuft")),
     # "800 × 600" and "800 by 600" are "800x600"; "3 × 12h" and "Node 22 by 2026" stay
     (_Regex(r"(?<=\d\d)(?: ?[×✕] ?| x |(?<=\d\d\d) by (?=\d\d\d(?!\d)))(?=\d\d)"), "x", _after_number("×✕xb")),
     (_Regex(rf"\b(\d{{1,3}})[xX](?= (?:(?:a|an|per|each|every) (?:other |second )?{_TIME_UNIT}|{_PERIODICAL})\b)"),
@@ -2170,9 +2180,11 @@ _PHRASES: list[tuple[_Regex, Any, tuple[str, ...]]] = [
             r"(?![.,]\d|\s?(?:%|(?i:ppm|ppb|kg|g|mg|ml|l|m|mm|cm|km|mi|lbs?|oz|wt|bar|psi|v|kw|kwh|x|eur|usd|gbp)\b))"),
      r"\1:\2\3\4:\5", (".00", ".15", ".30", ".45")),
     # and so is one after a word of time, where a clause ends after it: "at 10.30, guests in from 11.30." (no
-    # price "at 10.30 each", "from 11.45 EUR")
-    (_Regex(r"(?:(?<=\b[Aa]t )|(?<=\b[Ff]rom )|(?<=\b[Uu]ntil )|(?<=\b[Tt]ill ))([01]?\d|2[0-3])\.(00|15|30|45)"
-            r"(?=$|[,;)]|\.(?!\d)|\s(?:and|or|on|for|sharp)\b)"), r"\1:\2", (".00", ".15", ".30", ".45")),
+    # price "at 10.30 each", "from 11.45 EUR"), or before "Uhr": "by 14.00 Uhr"
+    (_Regex(r"(?:(?<=\b[Aa]t )|(?<=\b[Ff]rom )|(?<=\b[Uu]ntil )|(?<=\b[Tt]ill )|(?<=\b[Bb]y )|(?<=\b[Bb]efore )|"
+            r"(?<=\b[Aa]fter ))([01]?\d|2[0-3])\.(00|15|30|45)(?=$|[,;)]|\.(?!\d)|\s(?:and|or|on|for|sharp)\b)"
+            r"|\b([01]?\d|2[0-3])\.([0-5]\d)(?= ?Uhr\b)"),
+     lambda match: f"{match.group(1) or match.group(3)}:{match.group(2) or match.group(4)}", (".00", ".15", ".30", ".45", "uhr")),
     # "60 s" and "60-second" are "1 minutes"; "the 60s", "her 60s" and "'90s" are decades ("'60s'" and "'60 seconds'"
     # in quotes are not)
     (_Regex(r"(?<!the )(?<!her )(?<!his )(?<!their )(?<!mid-)(?<!'(?=\d\ds\b(?!')))\b(\d{1,9})[- ]?(s|secs?|seconds?)\b"),
@@ -2236,7 +2248,7 @@ _PHRASES: list[tuple[_Regex, Any, tuple[str, ...]]] = [
     # "noon Pacific" "noon PT" (a zone's bare name or its three letters only after a time, and with no name after
     # it: no "Eastern Europe", "10:00 Central Station")
     (_Regex(r"(?:(?<=\d:\d\d )|(?<=\bnoon )|(?<=\bmidnight ))(?:(Eastern|Pacific|Central|Mountain)\b"
-            r"(?: (?:[Ss]tandard |[Dd]aylight )?[Tt]ime\b)?(?! [A-Z]| line\b)|([EPCM])[SD]T\b)"
+            r"(?: (?:[Ss]tandard |[Dd]aylight )?[Tt]ime\b| [Ss]tandard\b| [Dd]aylight\b)?(?! [A-Z]| line\b)|([EPCM])[SD]T\b)"
             r"|\b(Eastern|Pacific|Central|Mountain) (?:[Ss]tandard |[Dd]aylight )?[Tt]ime\b"),
      lambda match: (match.group(2) or (match.group(1) or match.group(3))[0]) + "T",
      ("eastern", "pacific", "central", "mountain", *(f"{zone}{kind}t" for zone in "epcm" for kind in "sd"))),

@@ -2780,7 +2780,8 @@ class FeaturesReadValuesOneWay(unittest.TestCase):
             "Frozen 15/12–06/01.", "Costs NOK 84 500, or CAD $118.50.", "Console at 115.2 kbaud.", "Due 6/30.",
             "Costs 250 TL.", "Due on 09.04.", "Away 09/09–13/09.", "Lands on 07/07.", "Due Thu 4/11.", "Strips from 10/08 to 10/10.",
             "Open Mo–Fr 08:00–18:30, Sa 08:30–13:00.", "Meal at 10.30, guests from 11.30.", "A 1 hr 40 min block.", "OT at time-and-a-half.",
-            "Install 16.–18.03.2026; CHF 98.– an hour; school Di/Do."]
+            "Install 16.–18.03.2026; CHF 98.– an hour; school Di/Do.", "Drop-off 8h00–8h45, fasted from 22h.",
+            "A 40 cubic metre van."]
         # and a number before each unit, glued, spaced or hyphenated ("#s" is a need for what follows a number)
         units = ("s secs seconds h hrs hours mins minutes m mn million k kg kilograms g grams ms ml dl l yrs wks d w y "
                  "in inch inches fps kb px khz rpm km cm mm mi mg mph gib ft lbs wt pt yo mcg iu psi kwh kw kva mpg oz "
@@ -6265,7 +6266,16 @@ class ContradictionsAreNeverMerged(unittest.TestCase):
                 ("School Di/Do, keys Mo/Mi/Fr, butter Di and Fr; install 16.–18.03.2026.",
                  "School Tue/Thu, keys Mon/Wed/Fri, butter Tue and Fri; install 2026.03.16/2026.03.18."),
                 ("Montage Fr. 98/h, fee CHF 14'800.–, SFr. 4.80; Fr. 10:00 and Fr. 9–12 Uhr.",
-                 "Montage CHF 98 per hour, fee CHF 14800, CHF 4.80; Fr. 10:00 and Fr. 9–12 Uhr.")):
+                 "Montage CHF 98 per hour, fee CHF 14800, CHF 4.80; Fr. 10:00 and Fr. 9–12 Uhr."),
+                # (held-out 714, 717, 719, 720) times with an "h" in a range or after a word of time, but no span;
+                # times with dots before "Uhr" or after "before" and "after"; volumes in words; "Central
+                # Standard" after a time
+                ("Drop-off 8h00–8h45, fasted from 22h; a 2h30 drive, 12h shifts.",
+                 "Drop-off 8:00–8:45, fasted from 22:00; a 2h30 drive, 12 hours shifts."),
+                ("Orders by 14.00 Uhr; no drilling before 8.00 or after 18.00.",
+                 "Orders by 14:00 Uhr; no drilling before 8:00 or after 18:00."),
+                ("A 40 cubic metre van, 1,400 cu ft; 10:00–18:00 Central Standard.",
+                 "A 40 m3 van, 1400 ft3; 10:00–18:00 CT.")):
             with self.subTest(written=written):
                 self.assertEqual(am._normalise(written), read)
 
