@@ -1337,11 +1337,14 @@ def _saint_or_street(match: re.Match[str]) -> str:
     before = match.string[max(0, match.start() - 30):match.start()].split()
     if before and before[-1][0].isupper() and before[-1][-1].isalpha():
         after = match.string[match.end():match.end() + 40].split()
-        if not match.group().endswith(".") or len(after) < 2 or after[1].rstrip(".,;:)") not in _NAMED_FOR_SAINTS:
+        if (not match.group().endswith(".") or len(after) < 2 or after[1].rstrip(".,;:)") not in _NAMED_FOR_SAINTS
+                or after[0] in _NO_SAINTS):  # "Park St. Primary School", "Queen St. Bus Station": a street's
             return match.group()
     return "Saint"
 
 
+_NO_SAINTS = frozenset("Primary Secondary High Junior Infant Infants Community Medical Health Dental Bus Coach Train "
+                       "Railway Tube Metro Underground Police Fire Ambulance Sports Leisure Shopping Business Car".split())
 _NAMED_FOR_SAINTS = frozenset("Market Mkt Church Cathedral Chapel Hospital School College Station Park Hall Centre "
                               "Center Square Street Road Avenue Bridge".split())
 
@@ -1474,7 +1477,8 @@ def _yearless_range(match: re.Match[str]) -> str:
     first, second, gap, third, fourth = match.groups()
     numbers = [int(first), int(second), int(third), int(fourth)]
     if numbers[0] > 12 or numbers[2] > 12 or (numbers[1] == numbers[3] and numbers[0] != numbers[2]
-                                               and (first[0] == "0" or not numbers[0] < numbers[1] > numbers[2])):
+                                               and (first[0] == "0" or not numbers[0] < numbers[1] >= numbers[2])
+                                               and "$" not in match.string):
         (start, start_month), (end, end_month) = (numbers[0], numbers[1]), (numbers[2], numbers[3])
         day_first = True
     elif numbers[1] > 12 or numbers[3] > 12:
@@ -1491,12 +1495,18 @@ def _yearless_range(match: re.Match[str]) -> str:
             else f"{months[0]} {start}{gap}{months[1]} {end}")
 
 
+_SCORED = _Regex(r"\b(?:scores?|scored|rated|rating|NPS|out of)\b", re.IGNORECASE)  # "from 7/10 to 4/10" scores
+
+
 def _day_first(match: re.Match[str]) -> str:
     """"04/11" after a word of dates as "4 November", the day first, as most of the world writes it; but where
-    a "$" in the text may say the month comes first ("Fri 4/11, $8 a kid"), or it is a fraction ("by 1/3"),
-    as written, unless the day is its month's number ("on 4/4" is "4 April" either way)."""
+    a "$" in the text may say the month comes first ("Fri 4/11, $8 a kid"), or it is a fraction ("by 1/3";
+    fifths and tenths after "by" or in a text of scores: "by 1/5", "pain score from 7/10 to 4/10"), as written,
+    unless the day is its month's number ("on 4/4" is "4 April" either way)."""
     day, month = match.group(1, 2)
-    if day != month and ("$" in match.string or (len(day) == 1 and int(day) < int(month) in (2, 3, 4, 8))):
+    if day != month and ("$" in match.string or len(day) == 1 and int(day) < int(month) and (
+            int(month) in (2, 3, 4, 8) or int(month) in (5, 10) and (
+                match.string[max(0, match.start() - 3):match.start()] == "by " or _SCORED.search(match.string)))):
         return match.group()
     return f"{int(day)} {_MONTHS[int(month) - 1]}"
 
@@ -1543,7 +1553,7 @@ _NO_RANGE_END = r"(?<!\d[-–])(?<!\d [-–] )(?<!\d to )"  # "14 July 2026" in 
 
 
 _ORDINALS = {"first": "1st first", "second": "2nd", "third": "3rd", "fourth": "4th", "fifth": "5th"}  # "first" / "last"
-_BOUNDED = (r"\s+(?=(?:(?-i:[A-Z]{3}) |the (?=\d+(?:st|nd|rd|th)\b)|"
+_BOUNDED = (r"\s+(?=(?:(?!the )[A-Z]{3} |the (?=\d+(?:st|nd|rd|th)\b)|"
             r"(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]* (?=\d))?-?\d|(?:one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|"
             r"fifteen|twenty|thirty|forty|fifty|sixty|ninety)\b)")  # a number, maybe a price ("over GBP 500") or a
 # date ("no later than the 15th", "May 10"), but not a thing named by one ("takes over the 7.5t from Iain")
@@ -1929,11 +1939,12 @@ _PHRASES: list[tuple[_Regex, Any, tuple[str, ...]]] = [
     # "12 EUR", "in Swiss francs" "in CHF", "Danish kroner" "DKK", "pounds sterling" "GBP" (not "Euro 2024", nor "us"
     # in lower case, a pronoun: "pays us dollars"; nor bare "dollars", "francs" or "pounds", which may be of another
     # country, or a weight); "9500 kroner" after its amount is any crown, as "9500 kr" is; "25k yen" is "JPY 25k",
-    # and "38 yuan", "38 RMB" and "38 renminbi" are "CNY 38"
+    # and "38 yuan", "38 RMB" and "38 renminbi" are "CNY 38" (but "RMB" beside no amount is a bank's)
     (_Regex(r"\b(?:((?-i:US)|Australian|Canadian|New Zealand|Hong Kong|Singapore) dollars?|(euro)s|(Swiss) francs?|"
             r"(Danish|Norwegian) kron(?:er|e)|(Swedish) kron(?:or|a)|(Japanese) yen|(Indian) rupees?|"
             r"(South African) rand|(British) pounds?(?: sterling)?|pounds? (sterling))\b|(?<=\d )(euro)\b|"
-            r"(?:(?<=\d )|(?<=\d[kK] ))(kron(?:er|or|e|a)|yen|yuan)\b|(?:Chinese )?(renminbi|(?-i:RMB))\b",
+            r"(?:(?<=\d )|(?<=\d[kK] ))(kron(?:er|or|e|a)|yen|yuan)\b|(?:Chinese )?(renminbi)\b|"
+            r"(?:(?<=\d )|(?<=\d[kKmM] )|(?<=\d \())((?-i:RMB))\b|\b((?-i:RMB))(?= ?\d)",
             re.IGNORECASE),
      lambda match: _CURRENCY_NAMES[next(filter(None, match.groups())).casefold()],
      ("dollar", "euro", "franc", "kron", " yen", "rupee", " rand", "pound", "yuan", "renminbi", "rmb")),
@@ -2180,9 +2191,10 @@ _PHRASES: list[tuple[_Regex, Any, tuple[str, ...]]] = [
             r"(?![.,]\d|\s?(?:%|(?i:ppm|ppb|kg|g|mg|ml|l|m|mm|cm|km|mi|lbs?|oz|wt|bar|psi|v|kw|kwh|x|eur|usd|gbp)\b))"),
      r"\1:\2\3\4:\5", (".00", ".15", ".30", ".45")),
     # and so is one after a word of time, where a clause ends after it: "at 10.30, guests in from 11.30." (no
-    # price "at 10.30 each", "from 11.45 EUR"), or before "Uhr": "by 14.00 Uhr"
+    # price "at 10.30 each", "from 11.45 EUR", nor a version or a rate of one: "pinned at 1.30", "locked at
+    # 1.15"), or before "Uhr": "by 14.00 Uhr"
     (_Regex(r"(?:(?<=\b[Aa]t )|(?<=\b[Ff]rom )|(?<=\b[Uu]ntil )|(?<=\b[Tt]ill )|(?<=\b[Bb]y )|(?<=\b[Bb]efore )|"
-            r"(?<=\b[Aa]fter ))([01]?\d|2[0-3])\.(00|15|30|45)(?=$|[,;)]|\.(?!\d)|\s(?:and|or|on|for|sharp)\b)"
+            r"(?<=\b[Aa]fter ))([2-9]|1\d|2[0-3])\.(00|15|30|45)(?=$|[,;)]|\.(?!\d)|\s(?:and|or|on|for|sharp)\b)"
             r"|\b([01]?\d|2[0-3])\.([0-5]\d)(?= ?Uhr\b)"),
      lambda match: f"{match.group(1) or match.group(3)}:{match.group(2) or match.group(4)}", (".00", ".15", ".30", ".45", "uhr")),
     # "60 s" and "60-second" are "1 minutes"; "the 60s", "her 60s" and "'90s" are decades ("'60s'" and "'60 seconds'"
@@ -2302,7 +2314,7 @@ _DAY_BEFORE = "|".join(rf"(?<=\b{day}{plural} {at})" for day in ("Mon", "Tue", "
 _LATE_RANGE = rf"(?:2[1-3][0-5]\d(?:\s?[-–]\s?| to ){_FOUR_DIGITS}|{_FOUR_DIGITS}(?:\s?[-–]\s?| to )2[1-3][0-5]\d)"
 _FOUR_DIGIT_TIMES = _Regex(rf"(?=[0-2]\d\d\d)(?:{_FOUR_DIGIT_BEFORE}{_FOUR_DIGITS}(?=\s?(?:{_ZONE_AFTER}|local\b))|"
                            rf"(?:{_DAY_BEFORE}){_FOUR_DIGITS}{_FOUR_DIGIT_AFTER}|"
-                           rf"{_FOUR_DIGIT_BEFORE}{_LATE_RANGE}{_FOUR_DIGIT_AFTER}|"
+                           rf"{_FOUR_DIGIT_BEFORE}(?!(?:19|20)\d\d(?:\s?[-–]\s?| to )2100\b){_LATE_RANGE}{_FOUR_DIGIT_AFTER}|"
                            rf"(?:{_TIME_WORD_BEFORE}|{_RANGE_START_BEFORE}|"
                            rf"{_FOUR_DIGIT_BEFORE}(?=0\d[0-5]\d(?:(?:\s?[-–]\s?| to ){_FOUR_DIGITS}|"
                            rf"\s?{_TIME_WORDS_AFTER}\b)))0\d[0-5]\d{_FOUR_DIGIT_AFTER})")
@@ -2934,7 +2946,8 @@ def _normalise(text: str) -> str:
                               or "night" in lowered):
         text = _PART_THEN_TIME.sub(_part_then_time, text)
     if ("a–" in text or "a-" in text or "p–" in text or "p-" in text) and _AP_RANGE.search(text):
-        text = _AP_RANGE.sub(r"\1\2m\3\4\5m", text)  # "9a–7p" is "9am–7pm" (no "7p", seven pence)
+        text = _AP_RANGE.sub(lambda m: (f"{m[1]}{m[2]}m{m[3]}{m[4]}{m[5]}m" if m[2] != m[5] or ":" in m[1] + m[4]
+                                        else m.group()), text)  # "9a–7p" is "9am–7pm" (no "7p", seven pence)
     if _AM_PM.search(text):  # what both patterns end with, a quick test
         text = _TIME_12H.sub(_twenty_four_hour, _TIME_RANGE_12H.sub(_range_start, text))
     done = -1  # the phrases in order, each whose cheap test the text passes (again, after a change)
