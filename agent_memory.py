@@ -1495,6 +1495,9 @@ def _yearless_range(match: re.Match[str]) -> str:
             else f"{months[0]} {start}{gap}{months[1]} {end}")
 
 
+_DATE_WORD_AT_END = _Regex(r"\b(?:on|by|from|until|till|due|before|after|since|starts|ends|expires|mon|monday|tues?|"
+                           r"tuesday|wed|wednesday|thu|thurs?|thursday|fri|friday|sat|saturday|sun|sunday) $",
+                           re.IGNORECASE)  # (the words of _DATE_WORD_BEFORE)
 _SCORED = _Regex(r"\b(?:scores?|scored|rated|rating|NPS|out of)\b", re.IGNORECASE)  # "from 7/10 to 4/10" scores
 
 
@@ -1504,6 +1507,9 @@ def _day_first(match: re.Match[str]) -> str:
     fifths and tenths after "by" or in a text of scores: "by 1/5", "pain score from 7/10 to 4/10"), as written,
     unless the day is its month's number ("on 4/4" is "4 April" either way)."""
     day, month = match.group(1, 2)
+    before = match.string[max(0, match.start() - 24):match.start()]
+    if not _DATE_WORD_AT_END.search(before) and (_NO_DAY_BEFORE.search(before) or _SCORED.search(match.string)):
+        return match.group()  # a day with a zero first but no word of dates: "Ref 04/12", "Policy 01/05", "rated 08/10"
     if day != month and ("$" in match.string or len(day) == 1 and int(day) < int(month) and (
             int(month) in (2, 3, 4, 8) or int(month) in (5, 10) and (
                 match.string[max(0, match.start() - 3):match.start()] == "by " or _SCORED.search(match.string)))):
