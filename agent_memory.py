@@ -1267,7 +1267,8 @@ _PREFERRERS = frozenset(("user", "i", "we", "they", "he", "she", "who", "always"
 _RANGE_BEFORE = _Regex(r"\d\s*(?:[-–—]|\bto|\band|\bor)\s*$", re.IGNORECASE)  # "30 to 60 minutes", not "set to 60"
 _CURRENCIES = {"$": "USD", "US$": "USD", "A$": "AUD", "AU$": "AUD", "C$": "CAD", "CA$": "CAD", "NZ$": "NZD",
                "HK$": "HKD", "S$": "SGD", "SG$": "SGD", "R$": "BRL", "€": "EUR", "£": "GBP",
-               "¥": "CNJ", "₹": "INR", "₩": "KRW", "₽": "RUB", "₺": "TRY", "₪": "ILS", "₫": "VND", "฿": "THB",
+               "¥": "CNJ", "₹": "INR", "₩": "KRW", "₽": "RUB", "₺": "TRY", "₪": "ILS", "₫": "VND",
+               "฿": "THB",
                "Kč": "CZK", "zł": "PLN", "kr": "KRN",  # ("kr" any crown, "¥" the yuan or the yen: no code's)
                "원": "KRW", "円": "JPY", "元": "CNY"}  # (in their own scripts, after the amount: "55,000원")
 _DOLLARS = frozenset(("aud", "cad", "nzd", "hkd", "sgd"))  # the other dollars a bare "$" may be
@@ -1343,8 +1344,9 @@ def _saint_or_street(match: re.Match[str]) -> str:
     return "Saint"
 
 
-_NO_SAINTS = frozenset("Primary Secondary High Junior Infant Infants Community Medical Health Dental Bus Coach Train "
-                       "Railway Tube Metro Underground Police Fire Ambulance Sports Leisure Shopping Business Car".split())
+_NO_SAINTS = frozenset("Primary Secondary High Junior Infant Infants Community Medical Health Dental Bus Coach "
+                       "Train Railway Tube Metro Underground Police Fire Ambulance Sports Leisure Shopping "
+                       "Business Car".split())
 _NAMED_FOR_SAINTS = frozenset("Market Mkt Church Cathedral Chapel Hospital School College Station Park Hall Centre "
                               "Center Square Street Road Avenue Bridge".split())
 
@@ -1553,14 +1555,16 @@ def _date_range(year: str, month: str, first: str, last: str, written: str, last
 _DATE_START, _DATE_END = r"(?<![\w/-])(?<!\w\.)", r"(?!\w|[./-]\w)"  # "/backups/2026-03-31.tar" holds no date
 _NO_RATE_AFTER = r"(?!\s?(?:%|(?i:[kmgt]?(?:bps|bit|b/s|b)\b)))"  # "10/20%", "30/10 Mbps": no day and month
 _DATE_WORD_BEFORE = "|".join(rf"(?<=\b(?i:{word}) )" for word in (
-    "on", "by", "from", "until", "till", "due", "before", "after", "since", "starts", "ends", "expires", "mon", "monday", "tue", "tues", "tuesday",
-    "wed", "wednesday", "thu", "thur", "thurs", "thursday", "fri", "friday", "sat", "saturday", "sun", "sunday"))
+    "on", "by", "from", "until", "till", "due", "before", "after", "since", "starts", "ends", "expires", "mon",
+    "monday", "tue", "tues", "tuesday", "wed", "wednesday", "thu", "thur", "thurs", "thursday", "fri", "friday", "sat",
+    "saturday", "sun", "sunday"))
 _NO_RANGE_END = r"(?<!\d[-–])(?<!\d [-–] )(?<!\d to )"  # "14 July 2026" in "1 to 14 July 2026" is no date alone
 
 
 _ORDINALS = {"first": "1st first", "second": "2nd", "third": "3rd", "fourth": "4th", "fifth": "5th"}  # "first" / "last"
 _BOUNDED = (r"\s+(?=(?:(?!the )[A-Z]{3} |the (?=\d+(?:st|nd|rd|th)\b)|"
-            r"(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]* (?=\d))?-?\d|(?:one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|"
+            r"(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]* (?=\d))?-?\d|"
+            r"(?:one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|"
             r"fifteen|twenty|thirty|forty|fifty|sixty|ninety)\b)")  # a number, maybe a price ("over GBP 500") or a
 # date ("no later than the 15th", "May 10"), but not a thing named by one ("takes over the 7.5t from Iain")
 _SIGN_BEFORE = r"(?<![\w.:/+\-−])"  # what may stand before a number's sign: no word, no other number
@@ -1663,7 +1667,8 @@ _DATA_PREFIXES = {"kilo": "k", "mega": "M", "giga": "G", "tera": "T"}
 _PER_UNITS = {"mo": "month", "mos": "month", "yr": "year", "yrs": "year", "wk": "week", "wks": "week", "d": "day"}
 _GLUED_UNITS = r"wt|pt|yo|mcg|iu|psi|[kmg]wh|[kmg]w|[km]?va|mah|ma|[km]?v|dbm|dbi|db|gbe|nm|mpg|oz|tsp|tbsp"
 _GLUED_UNIT = _Regex(_GLUED_UNITS)
-_CURRENCY_SIGNS = ("$", "€", "£", "¥", "₹", "₩", "₽", "₺", "₪", "₫", "฿", "원", "円", "元", "kč", "zł", "kr")  # (case-folded)
+_CURRENCY_SIGNS = ("$", "€", "£", "¥", "₹", "₩", "₽", "₺", "₪", "₫", "฿", "원", "円", "元", "kč", "zł",
+                   "kr")  # (case-folded)
 _CURRENCY_CODES = sorted({*_CURRENCIES.values(), *_DOT_GROUPED.split("|"), "SEK", "NOK", "ZAR", "MXN", "CNY", "KES",
                           "AED", "RMB"})  # ("RMB" the yuan's other name: "CNY", below)
 # an amount's thousands parted by spaces: "45 000" before "PLN" or "zł" (not "in 2024 500 €")
@@ -1814,12 +1819,15 @@ _PHRASES: list[tuple[_Regex, Any, tuple[str, ...]]] = [
     (_Regex(r"(?<=\d)\.[–-](?![\w-])"), "", (".–", ".-")),
     # A range of days in German, the month and year told once: "16.–18.03.2026" is "16–18 March 2026"
     (_Regex(rf"{_DATE_START}(\d{{1,2}})\.\s?([-–])\s?(\d{{1,2}})\.(0?[1-9]|1[0-2])\.({_YEAR_DIGITS}){_DATE_END}"),
-     lambda match: f"{match.group(1)}{match.group(2)}{match.group(3)} {_MONTHS[int(match.group(4)) - 1]} {match.group(5)}",
+     lambda match: (f"{match.group(1)}{match.group(2)}{match.group(3)} {_MONTHS[int(match.group(4)) - 1]} "
+                    f"{match.group(5)}"),
      (".–", ".-", ". –", ". -")),
     # One spelling per date, one atom: "2026-03-31", "31.03.2026", "March 31st, 2026" are "2026.03.31".
-    (_Regex(rf"{_DATE_START}(\d{{1,2}})([./])(\d{{1,2}})(?:\2({_YEAR_DIGITS})|(?<=\.\d)\.|(?<=\.\d\d)\.)? ?(?:[-–]|to) ?"
+    (_Regex(rf"{_DATE_START}(\d{{1,2}})([./])(\d{{1,2}})(?:\2({_YEAR_DIGITS})|(?<=\.\d)\.|(?<=\.\d\d)\.)?"
+            rf" ?(?:[-–]|to) ?"
             rf"(\d{{1,2}})\2(\d{{1,2}})\2({_YEAR_DIGITS}|(?<=/)\d\d){_DATE_END}"),
-     _numeric_date_range, (*_YEAR, *_after_number("/"))),  # "14/07–01/08/2026", "14.04.–26.04.2025", "14/7–19/9/25"
+     _numeric_date_range, (*_YEAR, *_after_number("/"))),  # "14/07–01/08/2026", "14.04.–26.04.2025",
+    # "14/7–19/9/25"
     # and each end with its month: "3 Feb to 8 Feb 2025", "Feb 3 - Mar 8, 2025"
     (_Regex(rf"\b(\d{{1,2}})(?:st|nd|rd|th)?(?: of)? {_MONTH} ?(?:[-–]|to|until|through) ?(\d{{1,2}})(?:st|nd|rd|th)?"
             rf"(?: of)? {_MONTH},? ({_YEAR_DIGITS})\b", re.IGNORECASE),
@@ -2202,7 +2210,8 @@ _PHRASES: list[tuple[_Regex, Any, tuple[str, ...]]] = [
     (_Regex(r"(?:(?<=\b[Aa]t )|(?<=\b[Ff]rom )|(?<=\b[Uu]ntil )|(?<=\b[Tt]ill )|(?<=\b[Bb]y )|(?<=\b[Bb]efore )|"
             r"(?<=\b[Aa]fter ))([2-9]|1\d|2[0-3])\.(00|15|30|45)(?=$|[,;)]|\.(?!\d)|\s(?:and|or|on|for|sharp)\b)"
             r"|\b([01]?\d|2[0-3])\.([0-5]\d)(?= ?Uhr\b)"),
-     lambda match: f"{match.group(1) or match.group(3)}:{match.group(2) or match.group(4)}", (".00", ".15", ".30", ".45", "uhr")),
+     lambda match: f"{match.group(1) or match.group(3)}:{match.group(2) or match.group(4)}",
+     (".00", ".15", ".30", ".45", "uhr")),
     # "60 s" and "60-second" are "1 minutes"; "the 60s", "her 60s" and "'90s" are decades ("'60s'" and "'60 seconds'"
     # in quotes are not)
     (_Regex(r"(?<!the )(?<!her )(?<!his )(?<!their )(?<!mid-)(?<!'(?=\d\ds\b(?!')))\b(\d{1,9})[- ]?(s|secs?|seconds?)\b"),
@@ -2266,7 +2275,8 @@ _PHRASES: list[tuple[_Regex, Any, tuple[str, ...]]] = [
     # "noon Pacific" "noon PT" (a zone's bare name or its three letters only after a time, and with no name after
     # it: no "Eastern Europe", "10:00 Central Station")
     (_Regex(r"(?:(?<=\d:\d\d )|(?<=\bnoon )|(?<=\bmidnight ))(?:(Eastern|Pacific|Central|Mountain)\b"
-            r"(?: (?:[Ss]tandard |[Dd]aylight )?[Tt]ime\b| [Ss]tandard\b| [Dd]aylight\b)?(?! [A-Z]| line\b)|([EPCM])[SD]T\b)"
+            r"(?: (?:[Ss]tandard |[Dd]aylight )?[Tt]ime\b| [Ss]tandard\b| [Dd]aylight\b)?(?! [A-Z]| line\b)"
+            r"|([EPCM])[SD]T\b)"
             r"|\b(Eastern|Pacific|Central|Mountain) (?:[Ss]tandard |[Dd]aylight )?[Tt]ime\b"),
      lambda match: (match.group(2) or (match.group(1) or match.group(3))[0]) + "T",
      ("eastern", "pacific", "central", "mountain", *(f"{zone}{kind}t" for zone in "epcm" for kind in "sd"))),
@@ -2289,11 +2299,11 @@ _TIME_RANGE_12H = _Regex(r"(?<![\d.:])\b(\d{1,2})(?:[:.](\d\d))?(\s?[–-]\s?|\s
 # ("7 p.m." takes its last dot, but "7pm." ends a sentence)
 _TIME_12H = _Regex(r"(?<![\d.:])\b(\d{1,2})(?:[:.](\d\d))?\s?([ap])(?:m\b|\.m\b\.?)", re.IGNORECASE)
 _AM_PM = _Regex(r"\d\s?[ap]\.?m\b", re.IGNORECASE)
-_AP_RANGE = _Regex(r"(?<![\w.:])(\d{1,2}(?::\d\d)?)([ap])(\s?[-–]\s?)(\d{1,2}(?::\d\d)?)([ap])\b")  # "9a–7p", "7:30a-4p"
+_AP_RANGE = _Regex(r"(?<![\w.:])(\d{1,2}(?::\d\d)?)([ap])(\s?[-–]\s?)(\d{1,2}(?::\d\d)?)([ap])\b")  # "9a–7p"
 # A time of four digits, as a log or a rota writes it: "0630" is 06:30, "2300–0130Z" 23:00–01:30 UTC. A number
 # of four digits is a time only in a text that shows it writes times so: one with a zone after it ("1500-1800z"),
-# or with a zero first ("0630"; not "ending 0917", "ref 2024-0502") at a range ("0630–1030", "1800–0600"), after a word of
-# time ("at 0745", "launched 0315") or before one ("0630 days"). There, "1830 nights" is 18:30 too,
+# or with a zero first ("0630"; not "ending 0917", "ref 2024-0502") at a range ("0630–1030", "1800–0600"), after a
+# word of time ("at 0745", "launched 0315") or before one ("0630 days"). There, "1830 nights" is 18:30 too,
 # and "1400–1800"; but not a year ("in 2020", "2019–2020"), nothing after a "/", "#" or letter ("FH/25/0412",
 # "pr-1234"), no part of a longer number ("0800 123 4567", "2024-0502-1187"), and nothing counted ("1200 litres",
 # "1800 MHz", "2100°F", "every 1200 h")
@@ -2302,8 +2312,8 @@ _FOUR_DIGITS = rf"{_HOUR_OF_DAY}[0-5]\d"
 _FOUR_DIGIT_BEFORE = (r"(?<!\d )(?:(?<![\w.,:/#+£$€-])|"
                       rf"(?<=(?<![\w.,:/#+-]){_FOUR_DIGITS}[-–])|(?<=(?<![\w.,:/#+-]){_FOUR_DIGITS} [-–] ))")
 # the start of a range that ends at such a time, but no year's ("1800–0600", not "ref 2024-0502")
-_RANGE_START_BEFORE = "|".join(rf"(?<=(?<![\w.,:/#+-])(?:0\d|1[0-8]|2[1-3])[0-5]\d{gap})" for gap in ("-", "–", " - ", " – ",
-                                                                                                " to "))
+_RANGE_START_BEFORE = "|".join(rf"(?<=(?<![\w.,:/#+-])(?:0\d|1[0-8]|2[1-3])[0-5]\d{gap})"
+                               for gap in ("-", "–", " - ", " – ", " to "))
 _TIME_WORDS_AFTER = r"(?:days?|nights?|daily|week(?:days|ends|ly)|start|starts|finish|each|every|local|sharp|onwards)"
 _ZONE_AFTER = r"(?:[Zz]|UTC|GMT|[A-Z]{0,2}[SD]T|[CEW]ET|ICT|SGT|HKT)\b(?![/-])"  # "1500Z", "1830 ACST"; no "MOT"
 _FOUR_DIGIT_AFTER = (r"(?!(?<=\d[-–]\d\d\d\d)[-–]\d|[-–]\d{4}[-–]\d)"  # (no part of three: "2024-0502-1187")
@@ -2320,7 +2330,8 @@ _DAY_BEFORE = "|".join(rf"(?<=\b{day}{plural} {at})" for day in ("Mon", "Tue", "
 _LATE_RANGE = rf"(?:2[1-3][0-5]\d(?:\s?[-–]\s?| to ){_FOUR_DIGITS}|{_FOUR_DIGITS}(?:\s?[-–]\s?| to )2[1-3][0-5]\d)"
 _FOUR_DIGIT_TIMES = _Regex(rf"(?=[0-2]\d\d\d)(?:{_FOUR_DIGIT_BEFORE}{_FOUR_DIGITS}(?=\s?(?:{_ZONE_AFTER}|local\b))|"
                            rf"(?:{_DAY_BEFORE}){_FOUR_DIGITS}{_FOUR_DIGIT_AFTER}|"
-                           rf"{_FOUR_DIGIT_BEFORE}(?!(?:19|20)\d\d(?:\s?[-–]\s?| to )2100\b){_LATE_RANGE}{_FOUR_DIGIT_AFTER}|"
+                           rf"{_FOUR_DIGIT_BEFORE}(?!(?:19|20)\d\d(?:\s?[-–]\s?| to )2100\b){_LATE_RANGE}"
+                           rf"{_FOUR_DIGIT_AFTER}|"
                            rf"(?:{_TIME_WORD_BEFORE}|{_RANGE_START_BEFORE}|"
                            rf"{_FOUR_DIGIT_BEFORE}(?=0\d[0-5]\d(?:(?:\s?[-–]\s?| to ){_FOUR_DIGITS}|"
                            rf"\s?{_TIME_WORDS_AFTER}\b)))0\d[0-5]\d{_FOUR_DIGIT_AFTER})")
@@ -2328,8 +2339,8 @@ _FOUR_DIGIT_TIME = _Regex(rf"(?=[0-2]\d\d\d){_FOUR_DIGIT_BEFORE}({_HOUR_OF_DAY})
 _TIME_AFTER_YEAR = _Regex(rf"\s?(?:{_ZONE_AFTER}|{_TIME_WORDS_AFTER}\b)")
 _RANGE_PARTNER_AFTER = _Regex(r"\s?(?:[-–]\s?|to )(\d{4})")
 _RANGE_PARTNER_BEFORE = _Regex(r"(\d{4})\s?(?:[-–]\s?|to )$")
-_AT_OR_DAY_BEFORE = _Regex(r"(?:\bat |\b(?:Mon|Tues|Wednes|Thurs|Fri|Satur|Sun)days? |\b(?:Mon|Tues?|Wed|Thu(?:rs?)?|Fri|"
-                           r"Sat|Sun) )$")
+_AT_OR_DAY_BEFORE = _Regex(r"(?:\bat |\b(?:Mon|Tues|Wednes|Thurs|Fri|Satur|Sun)days? |"
+                           r"\b(?:Mon|Tues?|Wed|Thu(?:rs?)?|Fri|Sat|Sun) )$")
 
 
 def _four_digit_time(match: re.Match[str]) -> str:
@@ -2436,8 +2447,8 @@ _UPDATE_MARKERS = _Regex(  # (the lookahead, each marker's first letter, spares 
     r"are leaving(?=\s*(?:$|[.;,:)!]|(?:in|on|at the end|next|this)\b))|"
     r"(?<!a )(?<!is )(?<!are )(?<!be )(?<!been )(?<!was )(?<!were )retired(?=\s*(?:$|[.;,:)!]|(?:in|last|from|and)\b))"
     r")\b",  # "Sam left Google", not "left knee"; "since Fiona retired", not "retired clergy"; "Caleb is leaving", not
-    # "is leaving at 5"; "subbing has passed from Priya to Gemma", "Kasia takes over the 7.5t from Iain"; "New manager is
-    # Kerry Walsh" or "New van: a Vivaro-e" opening the text or a clause after another ("Mo stepped down; the new
+    # "is leaving at 5"; "subbing has passed from Priya to Gemma", "Kasia takes over the 7.5t from Iain"; "New manager
+    # is Kerry Walsh" or "New van: a Vivaro-e" opening the text or a clause after another ("Mo stepped down; the new
     # captain is Jordan Blake", "We hit 1k SPM; the new goal is 2.5k SPM"), not "New starters are given a buddy" nor
     # "New starters: ..." (a rule for all), "New York office is ...", "New Year: ..." or "Current account is with
     # Barclays"; "tightened" but not to a torque ("to 160 Nm"), "rose to" but not "Introduced Rose to the team";
