@@ -1512,9 +1512,11 @@ def _yearless_range(match: re.Match[str]) -> str:
             else f"{months[0]} {start}{gap}{months[1]} {end}")
 
 
-_DATE_WORD_AT_END = _Regex(r"\b(?:on|by|from|until|till|due|before|after|since|starts|ends|expires|mon|monday|tues?|"
-                           r"tuesday|wed|wednesday|thu|thurs?|thursday|fri|friday|sat|saturday|sun|sunday) $",
-                           re.IGNORECASE)  # (the words of _DATE_WORD_BEFORE)
+# the words that say a day and month follow ("on 07/07", "Thu 12/06"): before one, and ending the text before it
+_DATE_WORDS = ("on", "by", "from", "until", "till", "due", "before", "after", "since", "starts", "ends", "expires", "mon",
+               "monday", "tue", "tues", "tuesday", "wed", "wednesday", "thu", "thur", "thurs", "thursday", "fri",
+               "friday", "sat", "saturday", "sun", "sunday")
+_DATE_WORD_AT_END = _Regex(rf"\b(?:{'|'.join(_DATE_WORDS)}) $", re.IGNORECASE)
 _SCORED = _Regex(r"\b(?:scores?|scored|rated|rating|NPS|out of)\b", re.IGNORECASE)  # "from 7/10 to 4/10" scores
 
 
@@ -1569,10 +1571,7 @@ def _date_range(year: str, month: str, first: str, last: str, written: str, last
 
 _DATE_START, _DATE_END = r"(?<![\w/-])(?<!\w\.)", r"(?!\w|[./-]\w)"  # "/backups/2026-03-31.tar" holds no date
 _NO_RATE_AFTER = r"(?!\s?(?:%|(?i:[kmgt]?(?:bps|bit|b/s|b)\b)))"  # "10/20%", "30/10 Mbps": no day and month
-_DATE_WORD_BEFORE = "|".join(rf"(?<=\b(?i:{word}) )" for word in (
-    "on", "by", "from", "until", "till", "due", "before", "after", "since", "starts", "ends", "expires", "mon",
-    "monday", "tue", "tues", "tuesday", "wed", "wednesday", "thu", "thur", "thurs", "thursday", "fri", "friday", "sat",
-    "saturday", "sun", "sunday"))
+_DATE_WORD_BEFORE = "|".join(rf"(?<=\b(?i:{word}) )" for word in _DATE_WORDS)
 _NO_RANGE_END = r"(?<!\d[-–])(?<!\d [-–] )(?<!\d to )"  # "14 July 2026" in "1 to 14 July 2026" is no date alone
 
 
