@@ -1268,19 +1268,23 @@ _RANGE_BEFORE = _Regex(r"\d\s*(?:[-–—]|\bto|\band|\bor)\s*$", re.IGNORECASE)
 _CURRENCIES = {"$": "USD", "US$": "USD", "A$": "AUD", "AU$": "AUD", "C$": "CAD", "CA$": "CAD", "NZ$": "NZD",
                "HK$": "HKD", "S$": "SGD", "SG$": "SGD", "R$": "BRL", "€": "EUR", "£": "GBP",
                "¥": "CNJ", "₹": "INR", "₩": "KRW", "₽": "RUB", "₺": "TRY", "₪": "ILS", "₫": "VND",
-               "฿": "THB",
+               "฿": "THB", "₱": "PHP",
                "Kč": "CZK", "zł": "PLN", "kr": "KRN",  # ("kr" any crown, "¥" the yuan or the yen: no code's)
                "원": "KRW", "円": "JPY", "元": "CNY"}  # (in their own scripts, after the amount: "55,000원")
 _DOLLARS = frozenset(("aud", "cad", "nzd", "hkd", "sgd"))  # the other dollars a bare "$" may be
 # and the currencies a bare "kr" ("krn") or "¥" ("cnj") may be
-_BARE_SIGNS = (("krn", frozenset(("sek", "nok", "dkk", "isk"))), ("cnj", frozenset(("cny", "jpy"))))
+_BARE_SIGNS = (("krn", frozenset(("sek", "nok", "dkk", "isk"))), ("cnj", frozenset(("cny", "jpy"))),
+               ("pso", frozenset(("php", "mxn", "ars", "cop", "clp", "usd"))))  # and "PSO", pesos of no country
+# told, which a bare "$" may be too ("$2,500 a month" in Mexico)
 _US_DOLLARS = _Regex(r"\b(?:USD|usd)\b|\bUS ?\$|\bU\.S\. ?\$|\bUS [Dd]ollars?\b")  # no bare "$" ("lend us $50")
-_CURRENCY = r"(?:US|AU?|CA?|NZ|HK|SG?|R)?\$|[€£¥₹₩₽₺₪₫฿원円元]|Kč|zł|kr\b"  # ("kr8s" no "kr")
+_CURRENCY = r"(?:US|AU?|CA?|NZ|HK|SG?|R)?\$|[€£¥₹₩₽₺₪₫฿₱원円元]|Kč|zł|kr\b"  # ("kr8s" no "kr")
 _CURRENCY_NAMES = {"us": "USD", "australian": "AUD", "canadian": "CAD", "new zealand": "NZD", "hong kong": "HKD",
                    "singapore": "SGD", "euro": "EUR", "swiss": "CHF", "danish": "DKK", "norwegian": "NOK",
                    "swedish": "SEK", "japanese": "JPY", "indian": "INR", "south african": "ZAR", "british": "GBP",
                    "sterling": "GBP", "kroner": "KRN", "kronor": "KRN", "krone": "KRN", "krona": "KRN",
-                   "yen": "JPY", "yuan": "CNY", "renminbi": "CNY", "rmb": "CNY"}
+                   "yen": "JPY", "yuan": "CNY", "renminbi": "CNY", "rmb": "CNY", "indonesian": "IDR", "rupiah": "IDR",
+                   "malaysian": "MYR", "ringgit": "MYR", "thai": "THB", "baht": "THB", "philippine": "PHP",
+                   "mexican": "MXN", "peso": "PSO", "pesos": "PSO"}
 _DOT_GROUPED = "EUR|CHF|DKK|NOK|ISK|KRN|PLN|CZK|HUF|RON|TRY|RUB|BRL|ARS|CLP|COP|IDR|VND"  # "EUR 1.250" is 1250
 # "1.250" and either end of "1.200-1.500" or "1.200 to 1.500" (no "0.285")
 _DOT_GROUPED_AMOUNT = r"[1-9]\d{0,2}(?:\.\d{3})+(?:(?:\s?[-–]\s?|\sto\s)[1-9]\d{0,2}(?:\.\d{3})+)?"
@@ -1681,10 +1685,10 @@ _DATA_PREFIXES = {"kilo": "k", "mega": "M", "giga": "G", "tera": "T"}
 _PER_UNITS = {"mo": "month", "mos": "month", "yr": "year", "yrs": "year", "wk": "week", "wks": "week", "d": "day"}
 _GLUED_UNITS = r"wt|pt|yo|mcg|iu|psi|[kmg]wh|[kmg]w|[km]?va|mah|ma|[km]?v|dbm|dbi|db|gbe|nm|mpg|oz|tsp|tbsp"
 _GLUED_UNIT = _Regex(_GLUED_UNITS)
-_CURRENCY_SIGNS = ("$", "€", "£", "¥", "₹", "₩", "₽", "₺", "₪", "₫", "฿", "원", "円", "元", "kč", "zł",
+_CURRENCY_SIGNS = ("$", "€", "£", "¥", "₹", "₩", "₽", "₺", "₪", "₫", "฿", "₱", "원", "円", "元", "kč", "zł",
                    "kr")  # (case-folded)
 _CURRENCY_CODES = sorted({*_CURRENCIES.values(), *_DOT_GROUPED.split("|"), "SEK", "NOK", "ZAR", "MXN", "CNY", "KES",
-                          "AED", "RMB"})  # ("RMB" the yuan's other name: "CNY", below)
+                          "AED", "RMB", "MYR", "PHP", "PSO"})  # ("RMB" the yuan's other name: "CNY", below)
 # an amount's thousands parted by spaces: "45 000" before "PLN" or "zł" (not "in 2024 500 €")
 _SPACE_GROUPED = r"(?:\d{1,3}(?: \d{3}(?!\d))+|\d+)"
 _AFTER_AMOUNT = r"(?:(?<=\d)|(?<=\d[a-zA-Z])|(?<=\d[a-zA-Z]{2})|(?<=\d [a-zA-Z])|(?<=\d [a-zA-Z]{2}))"
@@ -1960,22 +1964,25 @@ _PHRASES: list[tuple[_Regex, Any, tuple[str, ...]]] = [
     (_Regex(r"(?<![\w.,])(\d{3,}(?:[.,]\d+)?|\d{1,3}(?:[.,]\d{3})+(?:[.,]\d\d)?|\d{1,2}[.,]\d\d) TL\b(?![\w-])"),
      r"TRY \1", _after_number("t")),  # (no "12 TL" team leads, nor "1,5 TL" teaspoons)
     (_Regex(rf"(?<![\w.,–-])(?<!\d:)({_SPACE_GROUPED}(?:[.,]\d+)*(?:[kKmM]|bn)?"
-            rf"(?:\s?[–-]\s?{_SPACE_GROUPED}(?:[.,]\d+)*(?:[kKmM]|bn)?)?)\s?({_CURRENCY})(?![\w$])"),  # "90 €" is "EUR 90", as "€90" is, "1.200-1.500 €"
-     lambda match: f"{_CURRENCIES[match.group(2)]} {match.group(1)}",  # "EUR 1.200-1.500", "45 000 zł" "PLN 45 000";
+            rf"(?:\s?[–-]\s?{_SPACE_GROUPED}(?:[.,]\d+)*(?:[kKmM]|bn)?)?)(?: ([kM])(?=€))?\s?({_CURRENCY})(?![\w$])"),  # "90 €" is "EUR 90", as "€90" is, "1.200-1.500 €", "65 k€" "EUR 65k"
+     lambda match: f"{_CURRENCIES[match.group(3)]} {match.group(1)}{match.group(2) or ''}",  # "EUR 1.200-1.500", "45 000 zł" "PLN 45 000";
      _CURRENCY_SIGNS),  # and "1.10 Kč" is "CZK 1.10" (no time: "10:30 €"; a label's colon is: "Budget:1 000 €")
     # a currency named is its code, in any case: "in Australian dollars" is "in AUD", "12 euros" and "12 Euros"
     # "12 EUR", "in Swiss francs" "in CHF", "Danish kroner" "DKK", "pounds sterling" "GBP" (not "Euro 2024", nor "us"
     # in lower case, a pronoun: "pays us dollars"; nor bare "dollars", "francs" or "pounds", which may be of another
     # country, or a weight); "9500 kroner" after its amount is any crown, as "9500 kr" is; "25k yen" is "JPY 25k",
-    # and "38 yuan", "38 RMB" and "38 renminbi" are "CNY 38" (but "RMB" beside no amount is a bank's)
+    # and "38 yuan", "38 RMB" and "38 renminbi" are "CNY 38" (but "RMB" beside no amount is a bank's); "500000
+    # rupiah" is "IDR 500000", "25 ringgit" "MYR 25", "90 baht" "THB 90", "2,200 pesos" "PSO 2,200", pesos of any country
     (_Regex(r"\b(?:((?-i:US)|Australian|Canadian|New Zealand|Hong Kong|Singapore) dollars?|(euro)s|(Swiss) francs?|"
             r"(Danish|Norwegian) kron(?:er|e)|(Swedish) kron(?:or|a)|(Japanese) yen|(Indian) rupees?|"
-            r"(South African) rand|(British) pounds?(?: sterling)?|pounds? (sterling))\b|(?<=\d )(euro)\b|"
-            r"(?:(?<=\d )|(?<=\d[kK] ))(kron(?:er|or|e|a)|yen|yuan)\b|(?:Chinese )?(renminbi)\b|"
+            r"(South African) rand|(British) pounds?(?: sterling)?|pounds? (sterling)|(Indonesian) rupiah|"
+            r"(Malaysian) ringgit|(Thai) baht|(Philippine|Mexican) pesos?)\b|(?<=\d )(euro)\b|"
+            r"(?:(?<=\d )|(?<=\d[kK] ))(kron(?:er|or|e|a)|yen|yuan|rupiah|ringgit|baht|pesos?)\b|(?:Chinese )?(renminbi)\b|"
             r"(?:(?<=\d )|(?<=\d[kKmM] )|(?<=\d \())((?-i:RMB))\b|\b((?-i:RMB))(?= ?\d)",
             re.IGNORECASE),
      lambda match: _CURRENCY_NAMES[next(filter(None, match.groups())).casefold()],
-     ("dollar", "euro", "franc", "kron", " yen", "rupee", " rand", "pound", "yuan", "renminbi", "rmb")),
+     ("dollar", "euro", "franc", "kron", " yen", "rupee", " rand", "pound", "yuan", "renminbi", "rmb", "rupiah",
+      "ringgit", "baht", "peso")),
     (_Regex(rf"(?<=\b[Ii]n )({_CURRENCY})(?![\w$])"), lambda match: _CURRENCIES[match.group(1)],  # "in US$"
      _CURRENCY_SIGNS),
     # pence are pounds: "45p a mile" and "45 pence a mile" are "GBP 0.45 a mile" (one or two digits: "1080p" is a
@@ -1984,9 +1991,9 @@ _PHRASES: list[tuple[_Regex, Any, tuple[str, ...]]] = [
      _after_number("p")),
     # and cents are of a euro or dollar: "7 euro cents" is "EUR 0.07", "70 cents" "0.70" (the currency untold)
     # ("euro" is "EUR" here; "12 US cents" is "USD 0.12")
-    (_Regex(r"(?<![\w.,$-])(\d{1,2}) (?:(EUR|USD|(?-i:US)) )?cents?\b(?![-\w])", re.IGNORECASE),
+    (_Regex(r"(?<![\w.,$-])(\d{1,2})(?: (?:(EUR|USD|(?-i:US)) )?cents?\b(?![-\w])| ?¢)", re.IGNORECASE),
      lambda match: (f"{_CURRENCY_NAMES.get(match.group(2).lower(), match.group(2).upper())} " if match.group(2) else "")
-     + f"0.{int(match.group(1)):02d}", ("cent",)),
+     + f"0.{int(match.group(1)):02d}", ("cent", "¢")),  # ("70¢" too)
     # "DE>EN" is "German>English", "EN/ES" "English/Spanish": language codes only in a pair, or three
     # or more in a list ("IT, DE and EN"), never alone ("IT" is a department, "DE" a state)
     (_Regex(rf"\b{_LANGUAGE}(?:{_LANGUAGE_GAP}{_LANGUAGE})+\b"), _language_names, ("/", ">", "→", "–", "-")),
@@ -2178,10 +2185,10 @@ _PHRASES: list[tuple[_Regex, Any, tuple[str, ...]]] = [
     # a currency's code after its amount goes before it, as a sign does: "75 EUR/h" is "EUR 75/h", as "€75/h" is, and
     # "300 PLN monthly" "PLN 300 monthly", as "300 zł monthly" is, and a range whole (no time: "04:00 CAD" is a
     # dispatch system's; nor a code before its own amount: "in 2024 EUR 500"); a code that is also an acronym only
-    # before a rate ("6 ILS approaches", "runway 27 ILS", "95 RON petrol" and "3 CAD licences" count no money, "300
-    # CAD a month" does)
+    # before a rate ("6 ILS approaches", "runway 27 ILS", "95 RON petrol", "3 CAD licences" and "8 PHP sites" count
+    # no money, "300 CAD a month" does)
     (_Regex(rf"(?<![\w.,:–-])({_SPACE_GROUPED}(?:\.\d+)?(?: ?[–-] ?{_SPACE_GROUPED}(?:\.\d+)?)?) "
-            rf"({'|'.join(_CURRENCY_CODES)})\b(?![\w$]| ?\d)(?!(?<=AED|CAD|CHF|CNY|ILS|INR|RON|SGD)"
+            rf"({'|'.join(_CURRENCY_CODES)})\b(?![\w$]| ?\d)(?!(?<=AED|CAD|CHF|CNY|ILS|INR|PHP|PSO|RON|SGD)"
             rf"(?!/| (?:per|a|an|each|every)\b| {_PERIODICAL}\b))"),
      r"\2 \1", tuple(f"#{code.lower()}" for code in _CURRENCY_CODES)),
     # and its amount's thousands parted by spaces are one number: "NOK 84 500" is "NOK 84500", as "NOK 84,500" is
@@ -2365,6 +2372,9 @@ def _four_digit_time(match: re.Match[str]) -> str:
 # franc, but no Friday's time ("Fr. 10:00", "Fr. 9–12 Uhr") (read first: a cheap test finds them)
 _RUPEES_OR_SHILLINGS = _Regex(r"(?<![\w$])(?:(Rs\.? ?)|(K[Ss]hs?\.? ?)|S?Fr\. ?(?!\d{1,2}:\d\d|\d{1,2}(?:\.\d\d)?\s?"
                               r"(?:[–-]\s?\d{1,2}(?:[.:]\d\d)?\s?)?(?:Uhr|h\b|am\b|pm\b)))(?=\d)")
+# "Rp 45.000" is "IDR 45.000", the rupiah, and "RM 25" "MYR 25", the ringgit; a rupiah amount's "jt" or "juta" is
+# millions and its "rb" or "ribu" thousands: "Rp 2,4 jt" is "IDR 2,4m" (so 2400000), "Rp28rb" "IDR 28k"
+_RUPIAH_OR_RINGGIT = _Regex(r"(?<![\w$])(?:(Rp\.? ?|IDR ?)|(RM ?))(?=\d)|(?<=\d)(?: ?(jt|juta)| ?(rb|ribu))\b")
 _ZULU = _Regex(rf"(?<=\d:\d\d)\s?[Zz]\b|(?<![\w.,:/-])({_HOUR_OF_DAY})Z\b")  # "0130Z" is 01:30 UTC, "05Z" 05:00 UTC
 # A sign is part of its number ("-18 °C" is no "18 °C"), but no hyphen of "10-18", "UTC-5" or "-np 4"
 _ATOM = _Regex(rf"{_SIGN_BEFORE}-\d+(?:[.:/]\d+)*|\b[vV]?\d+(?:[.:/]\d+)+|[^\W_]+(?:'(?:s|t|re|ll|ve|d|m)\b)?")
@@ -2950,6 +2960,9 @@ def _normalise(text: str) -> str:
     if "Rs" in text or "Sh" in text or "sh" in text or "Fr." in text:
         text = _RUPEES_OR_SHILLINGS.sub(lambda match: "₹" if match.group(1) else "KES " if match.group(2) else "CHF ",
                                         text)
+    if "Rp" in text or "IDR" in text or "RM" in text or "rupiah" in text:
+        text = _RUPIAH_OR_RINGGIT.sub(lambda match: "IDR " if match.group(1) else "MYR " if match.group(2)
+                                      else "m" if match.group(3) else "k", text)
     if ("Z" in text or "z" in text) and _ZULU.search(text):
         text = _ZULU.sub(lambda match: f"{match.group(1)}:00 UTC" if match.group(1) else " UTC", text)
     lowered = text.lower()  # (the clock words are read in any case: "At Half Nine")
@@ -4980,6 +4993,37 @@ def _condition_people(text: _Analysis) -> set[str]:
     return {"user", *text.names}
 
 
+def _stand_in_told(one: _Analysis, other: _Analysis) -> bool:
+    """Does ``one`` say what is done while someone is away ("On Liam's days off, Zola Mabandla drives
+    GV1", "User captains the 2nd XI whenever Gareth Pope is away") and ``other`` tell of no one away
+    or standing in ("Ranger Liam Pillay drives GV1", "Our 2nd XI captain is Gareth Pope")? The
+    stand-in's arrangement is another fact than the usual one. The one away is a name ``one`` holds or
+    a pronoun ("when the build is off" is no one), and a restatement may say it another way ("holiday
+    cover", "deputy", "steps in"): then the rule says nothing."""
+    folded = one.folded
+    if not ("away" in folded or " off" in folded or "leave" in folded or "absen" in folded or "sick" in folded
+            or "holiday" in folded or "vacation" in folded or "travel" in folded or "unavailable" in folded):
+        return False  # (cheap first: most texts tell of no one away)
+    return (any(person in _PERSON_WORDS or _word_key(person) in one.names and " the " not in match.group()
+                for match in _AWAY.finditer(folded) for person in match.groups() if person)
+            and not _STAND_IN_WORDS.search(other.folded))  # ("if the EPR is unavailable": a thing)
+
+
+# someone away: "when Gareth Pope is away", "if she's off", "whenever he travels", "while user is on leave", "on
+# Liam's days off", "in her absence" (who: the word before the verb, or the owner)
+_AWAY = _Regex(r"\b(?:when|whenever|while|if)\s+(?:\S+\s+){0,3}?(?:([^\W\d_]+)(?:\s+(?:is|are|goes|go)|'s)\s+"
+               r"(?:away|off(?=\s*(?:[,.;:)]|$|work|duty|sick))|out sick|on (?:\w+ )?leave|absent|sick|ill|on holiday|"
+               r"on vacation|unavailable(?=\s*(?:[,.;:)]|$)))|([^\W\d_]+)\s+(?:travels|is travel+ing))\b"
+               r"|\b(?:on|during)\s+([^\W\d_]+)(?:'s|s')?\s+(?:days? off|leave|holidays?|absences?|vacations?)\b"
+               r"|\bin\s+([^\W\d_]+)(?:'s|s')?\s+absence\b")
+_PERSON_WORDS = frozenset("he she they we i user his her their".split())
+# and any word of someone away or standing in, which a restatement may say instead
+_STAND_IN_WORDS = _Regex(r"\b(?:away|off|leave|absen\w*|holidays?|vacations?|travel\w*|sick|ill|unavailable|cover\w*|"
+                         r"deput\w*|deps?|relie\w*|standby|stand-in|backup|back-up|backs? up|stands? in|standing in|"
+                         r"steps? in|subs?|substitut\w*|understud\w*|swap\w*|replac\w*|takes? over|fills? in|minds?|"
+                         r"abroad|(?:when|if) needed)\b")
+
+
 # "when he's away" is "he is", but "when Darren's team is on call" is no Darren; "when Sam or Jo is off" is no one
 # person, whom a restatement may name the other way round ("when Jo or Sam is off")
 _CONDITION_PERSON = _Regex(r"\b(?:when|whenever|while|if|until|once)\s+(?:the\s+(?=user\b))?"
@@ -5338,7 +5382,7 @@ def _conflicting(old: _Analysis, new: _Analysis) -> bool:
             or _agent_differs(old, new)
             or _owner_stressed(old, new)
             or _owner_moved(old, new) or _user_traded(old, new)
-            or _condition_turned(old, new)
+            or _condition_turned(old, new) or _stand_in_told(old, new) or _stand_in_told(new, old)
             or _relatives_differ(old, new)
             or _someone_else(old, new) or _user_replaced(old, new)
             or _exception_added(old, new) or _exception_added(new, old)
