@@ -1284,7 +1284,7 @@ _CURRENCY_NAMES = {"us": "USD", "australian": "AUD", "canadian": "CAD", "new zea
                    "sterling": "GBP", "kroner": "KRN", "kronor": "KRN", "krone": "KRN", "krona": "KRN",
                    "yen": "JPY", "yuan": "CNY", "renminbi": "CNY", "rmb": "CNY", "indonesian": "IDR", "rupiah": "IDR",
                    "malaysian": "MYR", "ringgit": "MYR", "thai": "THB", "baht": "THB", "philippine": "PHP",
-                   "mexican": "MXN", "peso": "PSO", "pesos": "PSO"}
+                   "mexican": "MXN", "peso": "PSO", "pesos": "PSO", "rand": "ZAR"}
 _DOT_GROUPED = "EUR|CHF|DKK|NOK|ISK|KRN|PLN|CZK|HUF|RON|TRY|RUB|BRL|ARS|CLP|COP|IDR|VND"  # "EUR 1.250" is 1250
 # "1.250" and either end of "1.200-1.500" or "1.200 to 1.500" (no "0.285")
 _DOT_GROUPED_AMOUNT = r"[1-9]\d{0,2}(?:\.\d{3})+(?:(?:\s?[-–]\s?|\sto\s)[1-9]\d{0,2}(?:\.\d{3})+)?"
@@ -1558,7 +1558,7 @@ def _numeric_date_range(match: re.Match[str]) -> str:
         days, months = (second, fourth), (first, third)
     else:
         return match.group()
-    start = _iso_date(first_year or year, months[0], days[0], "")
+    start = _iso_date(_slashed_year(first_year) if first_year else year, months[0], days[0], "")
     end = _iso_date(year, months[1], days[1], "")
     return f"{start}/{end}" if start and end and start <= end else match.group()
 
@@ -1576,7 +1576,9 @@ def _date_range(year: str, month: str, first: str, last: str, written: str, last
 _DATE_START, _DATE_END = r"(?<![\w/-])(?<!\w\.)", r"(?!\w|[./-]\w)"  # "/backups/2026-03-31.tar" holds no date
 _NO_RATE_AFTER = r"(?!\s?(?:%|(?i:[kmgt]?(?:bps|bit|b/s|b)\b)))"  # "10/20%", "30/10 Mbps": no day and month
 _DATE_WORD_BEFORE = "|".join(rf"(?<=\b(?i:{word}) )" for word in _DATE_WORDS)
-_NO_RANGE_END = r"(?<!\d[-–])(?<!\d [-–] )(?<!\d to )"  # "14 July 2026" in "1 to 14 July 2026" is no date alone
+# "14 July 2026" in "1 to 14 July 2026" is no date alone, but after a year it is: "1 Feb 2025 to 31 Jan 2026"
+_NO_RANGE_END = (r"(?:(?<!\d[-–])(?<!\d [-–] )(?<!\d to )|(?<=\b(?:19|20)\d\d[-–])|(?<=\b(?:19|20)\d\d [-–] )"
+                 r"|(?<=\b(?:19|20)\d\d to ))")
 
 
 _ORDINALS = {"first": "1st first", "second": "2nd", "third": "3rd", "fourth": "4th", "fifth": "5th"}  # "first" / "last"
@@ -1674,7 +1676,10 @@ _ZONE_NAMES = {"london": "UK time", "uk": "UK time", "british": "UK time", "dubl
                "singapore": "SGT", "hong kong": "HKT", "argentina": "ART", "buenos aires": "ART", "darwin": "ACST",
                "brisbane": "AEST", "perth": "AWST", "south africa": "SAST", "johannesburg": "SAST", "india": "IST",
                "indian": "IST", "mumbai": "IST", "delhi": "IST", "dubai": "GST", "uae": "GST", "gulf": "GST",
-               "malaysia": "MYT", "kuala lumpur": "MYT", "moscow": "MSK",
+               "malaysia": "MYT", "kuala lumpur": "MYT", "moscow": "MSK", "pakistan": "PKT", "karachi": "PKT",
+               "lahore": "PKT", "islamabad": "PKT", "east africa": "EAT", "nairobi": "EAT",
+               "kenya": "EAT", "west africa": "WAT", "lagos": "WAT", "nigeria": "WAT", "philippine": "PHT",
+               "philippines": "PHT", "manila": "PHT",
                "irish": "Irish time", "israel": "Israel time",  # (no "IST", whose initials they share: India's)
                "mez": "CET", "central european": "CET", "mesz": "CEST", "central european summer": "CEST",
                "australian eastern": "AEST", "australian central": "ACST", "australian western": "AWST"}
@@ -1841,11 +1846,12 @@ _PHRASES: list[tuple[_Regex, Any, tuple[str, ...]]] = [
                     f"{match.group(5)}"),
      (".–", ".-", ". –", ". -")),
     # One spelling per date, one atom: "2026-03-31", "31.03.2026", "March 31st, 2026" are "2026.03.31".
-    (_Regex(rf"{_DATE_START}(\d{{1,2}})([./])(\d{{1,2}})(?:\2({_YEAR_DIGITS})|(?<=\.\d)\.|(?<=\.\d\d)\.)?"
+    (_Regex(rf"{_DATE_START}(\d{{1,2}})([./])(\d{{1,2}})"
+            rf"(?:\2({_YEAR_DIGITS}|(?<=/)\d\d(?!\d))|(?<=\.\d)\.|(?<=\.\d\d)\.)?"
             rf" ?(?:[-–]|to) ?"
             rf"(\d{{1,2}})\2(\d{{1,2}})\2({_YEAR_DIGITS}|(?<=/)\d\d){_DATE_END}"),
      _numeric_date_range, (*_YEAR, *_after_number("/"))),  # "14/07–01/08/2026", "14.04.–26.04.2025",
-    # "14/7–19/9/25"
+    # "14/7–19/9/25", "7/9/24 to 29/8/25"
     # and each end with its month: "3 Feb to 8 Feb 2025", "Feb 3 - Mar 8, 2025"
     (_Regex(rf"\b(\d{{1,2}})(?:st|nd|rd|th)?(?: of)? {_MONTH} ?(?:[-–]|to|until|through) ?(\d{{1,2}})(?:st|nd|rd|th)?"
             rf"(?: of)? {_MONTH},? ({_YEAR_DIGITS})\b", re.IGNORECASE),
@@ -1867,9 +1873,10 @@ _PHRASES: list[tuple[_Regex, Any, tuple[str, ...]]] = [
     (_Regex(rf"{_DATE_START}(\d{{1,2}})([-/.])(\d{{1,2}})\2({_YEAR_DIGITS}){_DATE_END}"), _year_last_date, _YEAR),
     (_Regex(rf"{_DATE_START}(\d{{1,2}})(/)(\d{{1,2}})/(\d\d){_DATE_END}(?!\s?%)"), _year_last_date,
      ("/",)),  # "19/11/25", but no "10/15/20%" of tips
-    (_Regex(rf"{_NO_RANGE_END}\b(\d{{1,2}})(?:st|nd|rd|th)?(?: of)? {_MONTH},? ({_YEAR_DIGITS})\b", re.IGNORECASE),
-     lambda match: _iso_date(match.group(3), str(_MONTH_NUMBERS[match.group(2).lower()]), match.group(1),
-                             match.group()), _YEAR),
+    (_Regex(rf"{_NO_RANGE_END}\b(\d{{1,2}})(?:(?:st|nd|rd|th)?(?: of)? {_MONTH},? |-{_MONTH}-)({_YEAR_DIGITS})\b",
+            re.IGNORECASE),  # (and "15-Jan-2026")
+     lambda match: _iso_date(match.group(4), str(_MONTH_NUMBERS[(match.group(2) or match.group(3)).lower()]),
+                             match.group(1), match.group()), _YEAR),
     (_Regex(rf"\b{_MONTH} (\d{{1,2}})(?:st|nd|rd|th)?,? ({_YEAR_DIGITS})\b", re.IGNORECASE),
      lambda match: _iso_date(match.group(3), str(_MONTH_NUMBERS[match.group(1).lower()]), match.group(2),
                              match.group()), _YEAR),
@@ -1977,7 +1984,8 @@ _PHRASES: list[tuple[_Regex, Any, tuple[str, ...]]] = [
             r"(Danish|Norwegian) kron(?:er|e)|(Swedish) kron(?:or|a)|(Japanese) yen|(Indian) rupees?|"
             r"(South African) rand|(British) pounds?(?: sterling)?|pounds? (sterling)|(Indonesian) rupiah|"
             r"(Malaysian) ringgit|(Thai) baht|(Philippine|Mexican) pesos?)\b|(?<=\d )(euro)\b|"
-            r"(?:(?<=\d )|(?<=\d[kK] ))(kron(?:er|or|e|a)|yen|yuan|rupiah|ringgit|baht|pesos?)\b|(?:Chinese )?(renminbi)\b|"
+            r"(?:(?<=\d )|(?<=\d[kK] ))(kron(?:er|or|e|a)|yen|yuan|rupiah|ringgit|baht|pesos?|rand)\b|"
+            r"(?:Chinese )?(renminbi)\b|"
             r"(?:(?<=\d )|(?<=\d[kKmM] )|(?<=\d \())((?-i:RMB))\b|\b((?-i:RMB))(?= ?\d)",
             re.IGNORECASE),
      lambda match: _CURRENCY_NAMES[next(filter(None, match.groups())).casefold()],
@@ -2033,6 +2041,8 @@ _PHRASES: list[tuple[_Regex, Any, tuple[str, ...]]] = [
     (_Regex(r"\bhalf(?: an |-)hour\b", re.IGNORECASE), "30 minutes", ("half",)),
     (_Regex(r"\bthree[- ]quarters of an hour\b", re.IGNORECASE), "45 minutes", ("quarter",)),
     (_Regex(r"\b(?:a )?quarter(?: of an |-| )hour\b", re.IGNORECASE), "15 minutes", ("quarter",)),
+    # "half a day" is "0.5 day", no "1 day" ("half a month's rent" / "one month's rent")
+    (_Regex(r"\bhalf an? (day|week|fortnight|month)\b", re.IGNORECASE), r"0.5 \1", ("half",)),
     (_Regex(r"\b(?:an?|one)\s(?:full\s|whole\s)?(hour|day|week|fortnight|month|year)\b", re.IGNORECASE), _one_unit,
      ("hour", "day", "week", "fortnight", "month", "year")),
     # "2,500" is 2500 (and "1,500g" 1500g), so "2,500-3,500" is a range of two numbers
@@ -2059,8 +2069,8 @@ _PHRASES: list[tuple[_Regex, Any, tuple[str, ...]]] = [
     # "135–165K" is "135K–165K", its first number the smaller (no "2019-20k")
     (_Regex(r"(?<![\w.,-])(\d{1,15}(?:\.\d{1,3})?)(?=(?: ?[-–] ?| to )(\d{1,15}(?:\.\d{1,3})?)[kK]\b)"),
      lambda match: match.group(1) + ("k" if float(match.group(1)) < float(match.group(2)) else ""), _after_number("k")),
-    # (after a rand's "R" too, "R3.4k" is "R3400"; no "Y2K" or "C25K"; int() refuses 4,300 digits and more)
-    (_Regex(r"(?:\b|(?<=\bR))(?<![\d.,])(\d{1,15}(?:\.\d{1,3})?)[kK]\b"), _thousands,
+    # (no "Y2K" or "C25K"; a rand's "R3.4k" is "ZAR 3.4k" by now; int() refuses 4,300 digits and more)
+    (_Regex(r"\b(?<![\d.,])(\d{1,15}(?:\.\d{1,3})?)[kK]\b"), _thousands,
      _after_number("k")),
     (_Regex(r"(?<![\w.])(\d{1,9}(?:\.\d{1,6})?) ?bn\b"), lambda match: _point_moved(match.group(1), 9),
      _after_number("b")),  # "1.2bn rows" is "1200000000 rows", as "1.2 billion rows" is
@@ -2275,7 +2285,9 @@ _PHRASES: list[tuple[_Regex, Any, tuple[str, ...]]] = [
     # Standard Time")
     (_Regex(r"\b(British|London|Japan(?:ese)?|Tokyo|Korean?|Seoul|Dublin|Vietnam|Hanoi|Bangkok|Thai(?:land)?|Jakarta|"
             r"Singapore|Hong Kong|Argentina|Buenos Aires|Darwin|Brisbane|Perth|South Africa|Johannesburg|India|Indian|"
-            r"Mumbai|Delhi|Dubai|UAE|Gulf|Malaysia|Kuala Lumpur|Moscow|Central European(?: [Ss]ummer)?|Irish|Israel|"
+            r"Mumbai|Delhi|Dubai|UAE|Gulf|Malaysia|Kuala Lumpur|Moscow|Pakistan|Karachi|Lahore|Islamabad|East Africa|"
+            r"Nairobi|Kenya|West Africa|Lagos|"
+            r"Nigeria|Philippines?|Manila|Central European(?: [Ss]ummer)?|Irish|Israel|"
             r"Australian (?:Eastern|Central|Western))(?: [Ss]tandard)? [Tt]ime\b"
             r"|(?<=\d\d:\d\d )\(?(UK)(?![\w-])\)?(?!\)? time)|\b(MES?Z)\b"
             rf"|\b([{_ZONE_INITIALS}][a-z]+) [Ss]tandard [Tt]ime\b"),
@@ -2373,8 +2385,11 @@ def _four_digit_time(match: re.Match[str]) -> str:
 _RUPEES_OR_SHILLINGS = _Regex(r"(?<![\w$])(?:(Rs\.? ?)|(K[Ss]hs?\.? ?)|S?Fr\. ?(?!\d{1,2}:\d\d|\d{1,2}(?:\.\d\d)?\s?"
                               r"(?:[–-]\s?\d{1,2}(?:[.:]\d\d)?\s?)?(?:Uhr|h\b|am\b|pm\b)))(?=\d)")
 # "Rp 45.000" is "IDR 45.000", the rupiah, and "RM 25" "MYR 25", the ringgit; a rupiah amount's "jt" or "juta" is
-# millions and its "rb" or "ribu" thousands: "Rp 2,4 jt" is "IDR 2,4m" (so 2400000), "Rp28rb" "IDR 28k"
-_RUPIAH_OR_RINGGIT = _Regex(r"(?<![\w$])(?:(Rp\.? ?|IDR ?)|(RM ?))(?=\d)|(?<=\d)(?: ?(jt|juta)| ?(rb|ribu))\b")
+# millions and its "rb" or "ribu" thousands: "Rp 2,4 jt" is "IDR 2,4m" (so 2400000), "Rp28rb" "IDR 28k"; and "R"
+# before an amount is the rand: "R19 400", "R 780", "R0.95", "R1.2m" (but no "R5" camera, "R21" road or "R1250GS")
+_RUPIAH_OR_RINGGIT = _Regex(r"(?<![\w$])(?:(Rp\.? ?|IDR ?)|(RM ?))(?=\d)|(?<=\d)(?: ?(jt|juta)| ?(rb|ribu))\b"
+                            r"|(?<![\w$&-])(R ?)(?=(?:\d{1,3}(?:[ ,]\d{3})+|\d{3,}|\d+[.,]\d+"
+                            r"|\d+(?:[.,]\d+)?(?:[kKmM]|bn))(?!\w|[.,]\d))")
 _ZULU = _Regex(rf"(?<=\d:\d\d)\s?[Zz]\b|(?<![\w.,:/-])({_HOUR_OF_DAY})Z\b")  # "0130Z" is 01:30 UTC, "05Z" 05:00 UTC
 # A sign is part of its number ("-18 °C" is no "18 °C"), but no hyphen of "10-18", "UTC-5" or "-np 4"
 _ATOM = _Regex(rf"{_SIGN_BEFORE}-\d+(?:[.:/]\d+)*|\b[vV]?\d+(?:[.:/]\d+)+|[^\W_]+(?:'(?:s|t|re|ll|ve|d|m)\b)?")
@@ -2960,9 +2975,9 @@ def _normalise(text: str) -> str:
     if "Rs" in text or "Sh" in text or "sh" in text or "Fr." in text:
         text = _RUPEES_OR_SHILLINGS.sub(lambda match: "₹" if match.group(1) else "KES " if match.group(2) else "CHF ",
                                         text)
-    if "Rp" in text or "IDR" in text or "RM" in text or "rupiah" in text:
+    if "R" in text or "rupiah" in text:
         text = _RUPIAH_OR_RINGGIT.sub(lambda match: "IDR " if match.group(1) else "MYR " if match.group(2)
-                                      else "m" if match.group(3) else "k", text)
+                                      else "m" if match.group(3) else "k" if match.group(4) else "ZAR ", text)
     if ("Z" in text or "z" in text) and _ZULU.search(text):
         text = _ZULU.sub(lambda match: f"{match.group(1)}:00 UTC" if match.group(1) else " UTC", text)
     lowered = text.lower()  # (the clock words are read in any case: "At Half Nine")
@@ -5318,21 +5333,23 @@ def _mostly_other_words(a: _Analysis, b: _Analysis) -> bool:
     through the names and numbers they share, not through what they say of them. A restatement
     reworded that far ("Customers pay 30% up front when ordering ..." / "A 30% deposit is taken when
     the order is placed ...") is no likelier than another fact about the same things: the LLM tells.
-    So with three words each, where one names a number the other does not ("User arranges call swaps via
-    the chief resident, Dr Zoe Fraser" / "Chief resident Dr Zoe Fraser wants vacation requests 8 weeks
-    ahead"): a restatement adds no value."""
-    fewest = 5
+    So with three words of its own in one that names a number the other does not, and two in the other
+    ("User arranges call swaps via the chief resident, Dr Zoe Fraser" / "Chief resident Dr Zoe Fraser
+    wants vacation requests 8 weeks ahead", "A bank worker cancelling within 48 hours ..." / "A ward
+    cancelling a booked shift within 48 hours ..., paid at 50%"): a restatement adds no value."""
+    counts = []
     for text, other in ((a, b), (b, a)):
         others = set(other.word_keys)
         own = [key for key in text.word_keys if key not in others and key not in _NO_VALUE_WORDS]
-        if len(own) >= 3:  # cheap first: forms of the other's words ("config" / "configured") are no words of its own
+        if len(own) >= 2:  # cheap first: forms of the other's words ("config" / "configured") are no words of its own
             own = [key for key in own if not any(_one_word(key, other_key) for other_key in others)]
-        if len(own) < 3:
+        if len(own) < 2:
             return False
-        fewest = min(fewest, len(own) if len(own) != 4 or 2 * len(own) >= len(text.word_keys) else 3)
-    return fewest >= 4 or any(
-        any(key[:1].isdigit() for key in one.specific) and not any(key[:1].isdigit() for key in other.specific)
-        for one, other in ((a, b), (b, a)))
+        counts.append(len(own) if len(own) != 4 or 2 * len(own) >= len(text.word_keys) else 3)
+    return min(counts) >= 4 or any(
+        count >= 3 and any(key[:1].isdigit() for key in one.specific)
+        and not any(key[:1].isdigit() for key in other.specific)
+        for count, one, other in ((counts[0], a, b), (counts[1], b, a)))
 
 
 def _says_more(old: Optional[str], new: str) -> bool:
