@@ -1984,7 +1984,7 @@ _PHRASES: list[tuple[_Regex, Any, tuple[str, ...]]] = [
             r"(Danish|Norwegian) kron(?:er|e)|(Swedish) kron(?:or|a)|(Japanese) yen|(Indian) rupees?|"
             r"(South African) rand|(British) pounds?(?: sterling)?|pounds? (sterling)|(Indonesian) rupiah|"
             r"(Malaysian) ringgit|(Thai) baht|(Philippine|Mexican) pesos?)\b|(?<=\d )(euro)\b|"
-            r"(?:(?<=\d )|(?<=\d[kK] ))(kron(?:er|or|e|a)|yen|yuan|rupiah|ringgit|baht|pesos?|rand)\b|"
+            r"(?:(?<=\d )|(?<=\d[kK] ))(kron(?:er|or|e|a)|yen|yuan|rupiah|ringgit|baht|pesos?|(?-i:rand))\b|"
             r"(?:Chinese )?(renminbi)\b|"
             r"(?:(?<=\d )|(?<=\d[kKmM] )|(?<=\d \())((?-i:RMB))\b|\b((?-i:RMB))(?= ?\d)",
             re.IGNORECASE),
@@ -1999,9 +1999,10 @@ _PHRASES: list[tuple[_Regex, Any, tuple[str, ...]]] = [
      _after_number("p")),
     # and cents are of a euro or dollar: "7 euro cents" is "EUR 0.07", "70 cents" "0.70" (the currency untold)
     # ("euro" is "EUR" here; "12 US cents" is "USD 0.12")
-    (_Regex(r"(?<![\w.,$-])(\d{1,2})(?: (?:(EUR|USD|(?-i:US)) )?cents?\b(?![-\w])| ?¢)", re.IGNORECASE),
-     lambda match: (f"{_CURRENCY_NAMES.get(match.group(2).lower(), match.group(2).upper())} " if match.group(2) else "")
-     + f"0.{int(match.group(1)):02d}", ("cent", "¢")),  # ("70¢" too)
+    (_Regex(r"(?<![\w.,$-])(\d{1,2})(?: (?:(EUR|USD|(?-i:US)) )?cents?\b(?![-\w])|( ?¢))", re.IGNORECASE),
+     lambda match: ("USD " if match.group(3) else  # "70¢" is a dollar's: "USD 0.70", any dollar as a bare "$" is
+                    f"{_CURRENCY_NAMES.get(match.group(2).lower(), match.group(2).upper())} " if match.group(2) else "")
+     + f"0.{int(match.group(1)):02d}", ("cent", "¢")),
     # "DE>EN" is "German>English", "EN/ES" "English/Spanish": language codes only in a pair, or three
     # or more in a list ("IT, DE and EN"), never alone ("IT" is a department, "DE" a state)
     (_Regex(rf"\b{_LANGUAGE}(?:{_LANGUAGE_GAP}{_LANGUAGE})+\b"), _language_names, ("/", ">", "→", "–", "-")),
@@ -2386,10 +2387,25 @@ _RUPEES_OR_SHILLINGS = _Regex(r"(?<![\w$])(?:(Rs\.? ?)|(K[Ss]hs?\.? ?)|S?Fr\. ?(
                               r"(?:[–-]\s?\d{1,2}(?:[.:]\d\d)?\s?)?(?:Uhr|h\b|am\b|pm\b)))(?=\d)")
 # "Rp 45.000" is "IDR 45.000", the rupiah, and "RM 25" "MYR 25", the ringgit; a rupiah amount's "jt" or "juta" is
 # millions and its "rb" or "ribu" thousands: "Rp 2,4 jt" is "IDR 2,4m" (so 2400000), "Rp28rb" "IDR 28k"; and "R"
-# before an amount is the rand: "R19 400", "R 780", "R0.95", "R1.2m" (but no "R5" camera, "R21" road or "R1250GS")
+# before an amount is the rand: "R19 400", "R0.95", "R1.2m", "R350"; but a whole number of three to five digits
+# only where no name (a capital after a word), code or word of a place or model stands before it, nor a name after:
+# no "R5" camera, "the R21" road, "room R204", "Dell R750", "BMW R1250 RT", "firmware 3FE49568 R2405", "R7400 PMTs"
 _RUPIAH_OR_RINGGIT = _Regex(r"(?<![\w$])(?:(Rp\.? ?|IDR ?)|(RM ?))(?=\d)|(?<=\d)(?: ?(jt|juta)| ?(rb|ribu))\b"
-                            r"|(?<![\w$&-])(R ?)(?=(?:\d{1,3}(?:[ ,]\d{3})+|\d{3,}|\d+[.,]\d+"
-                            r"|\d+(?:[.,]\d+)?(?:[kKmM]|bn))(?!\w|[.,]\d))")
+                            r"|(?<![\w$&-])(R ?)(?=(\d{1,3}(?:[ ,]\d{3})+|\d+[.,]\d+|\d+(?:[.,]\d+)?(?:[kKmM]|bn)"
+                            r"|\d{3,5})(?!\w|[.,]\d)(\s?[A-Z])?)")
+_NO_RAND_BEFORE = _Regex(r"(?:(?<=[\w,] )[A-Z][\w-]*|\b\w*\d\w*"
+                         r"|\b(?i:rooms?|codes?|models?|units?|ref|no|nr|grade|gr|route|road|highway|the))\.? $")
+
+
+def _rupiah_ringgit_or_rand(match: re.Match[str]) -> str:
+    """A code for the sign or a multiplier for the word ``_RUPIAH_OR_RINGGIT`` found."""
+    if match.group(1) or match.group(2):
+        return "IDR " if match.group(1) else "MYR "
+    if match.group(3) or match.group(4):
+        return "m" if match.group(3) else "k"
+    if match.group(6).isdigit() and (match.group(7) or _NO_RAND_BEFORE.search(match.string, 0, match.start())):
+        return match.group()  # "Dell R750", "room R204", "R7400 PMTs": a model's, a room's
+    return "ZAR "
 _ZULU = _Regex(rf"(?<=\d:\d\d)\s?[Zz]\b|(?<![\w.,:/-])({_HOUR_OF_DAY})Z\b")  # "0130Z" is 01:30 UTC, "05Z" 05:00 UTC
 # A sign is part of its number ("-18 °C" is no "18 °C"), but no hyphen of "10-18", "UTC-5" or "-np 4"
 _ATOM = _Regex(rf"{_SIGN_BEFORE}-\d+(?:[.:/]\d+)*|\b[vV]?\d+(?:[.:/]\d+)+|[^\W_]+(?:'(?:s|t|re|ll|ve|d|m)\b)?")
@@ -2976,8 +2992,7 @@ def _normalise(text: str) -> str:
         text = _RUPEES_OR_SHILLINGS.sub(lambda match: "₹" if match.group(1) else "KES " if match.group(2) else "CHF ",
                                         text)
     if "R" in text or "rupiah" in text:
-        text = _RUPIAH_OR_RINGGIT.sub(lambda match: "IDR " if match.group(1) else "MYR " if match.group(2)
-                                      else "m" if match.group(3) else "k" if match.group(4) else "ZAR ", text)
+        text = _RUPIAH_OR_RINGGIT.sub(_rupiah_ringgit_or_rand, text)
     if ("Z" in text or "z" in text) and _ZULU.search(text):
         text = _ZULU.sub(lambda match: f"{match.group(1)}:00 UTC" if match.group(1) else " UTC", text)
     lowered = text.lower()  # (the clock words are read in any case: "At Half Nine")
@@ -3849,6 +3864,8 @@ def _unmatched(tokens: frozenset[str], one: _Analysis, other: _Analysis) -> set[
         unmatched -= _DOLLARS | {"usd"}  # a bare "$" may be any dollar: "$650" is "A$650" in Australia (but
         # "USD 650" or "US$650" says which: no "SGD 650")
     for bare, meant in _BARE_SIGNS:  # and a bare "kr" any crown: "68 kr" is "SEK 68" in Sweden, "DKK 68" in
+        if bare == "pso" and (one.us_dollars or other.us_dollars):
+            meant = meant - {"usd"}  # (pesos may be a bare "$", never "USD 8,000" or "US$")
         if bare in unmatched and not other.keys.isdisjoint(meant) or bare in other.keys and unmatched & meant:
             unmatched -= meant | {bare}  # Denmark; a bare "¥" the yuan or the yen: "¥38" is "CNY 38" in China
     if one.afternoon or other.afternoon:  # "quarter to seven" / "18:45", either way
@@ -4406,17 +4423,25 @@ def _message_turned(a: _Analysis, b: _Analysis) -> bool:
     sent, "on-call" of no call)."""
     if not (_MESSAGE_VERB.search(a.folded) and _MESSAGE_VERB.search(b.folded)):
         return False  # (cheap first: most texts tell no one anything)
-    def sent(text: _Analysis) -> set[tuple[str, str, str]]:  # (verb, sender, one told)
+    def sent(text: _Analysis) -> set[tuple[str, str, str]]:  # (verb, sender, one told); "" one untold ("and emails")
         found: set[tuple[str, str, str]] = set()
         for sender, verb, told in _MESSAGE.findall(text.folded):
-            if sender not in _STOP_WORDS:
-                sender = _word_key(_unowned(sender))
-                found.update((_word_key(verb), sender, _word_key(_unowned(word))) for word in
-                             [word for word in told.split() if word not in _STOP_WORDS][:5])
+            if sender in _STOP_WORDS and sender not in ("and", "then"):
+                continue  # ("an email from ...": a thing sent)
+            sender = "" if sender in _STOP_WORDS else _word_key(_unowned(sender))
+            found.update((_word_key(verb), sender, _word_key(_unowned(word))) for word in
+                         [word for word in told.split() if word not in _STOP_WORDS][:5])
         return found
     one, other, names = sent(a), sent(b), a.specific | b.specific
-    return any((verb, told, sender) in other and (verb, sender, told) not in other  # not both ways in it
-               and (sender in names or told in names) for verb, sender, told in one)
+    if any(sender and (verb, told, sender) in other and (verb, sender, told) not in other  # not both ways in it
+           and (sender in names or told in names) for verb, sender, told in one):
+        return True
+    # one told with its sender unsaid ("Kerry-Anne handles the paperwork and emails Nadia"), who sends to a
+    # name of both texts in the other ("Nadia emails Kerry-Anne ..."), and sends nothing in the first
+    shared = a.specific & b.specific
+    return any(not sender and told in shared and not any(each[:2] == (verb, told) for each in first) and any(
+        (verb, told) == each[:2] and each[2] != told and set(each[2].split("-")) <= shared  # ("kerry-anne")
+        for each in second) for first, second in ((one, other), (other, one)) for verb, sender, told in first)
 
 
 # Verbs of telling or paying someone, as one acts ("texts", "text"; not "texted", "on-call"), and what
@@ -4717,8 +4742,10 @@ def _ranks_turned(a: _Analysis, b: _Analysis) -> bool:
     deputises" / "Maintenance lead is Andy Burke; his deputy is Shona Reid", "On rower jobs Kyle Moss
     leads" / "Lead engineer is Dean Harper; apprentice Kyle Moss rides with him", "Jon Pike is chair,
     with Rosa Whitcombe as vice-chair" / "Chair is Rosa Whitcombe; vice-chair is Jon Pike")? Each
-    name's rank is read in its part of a clause (``_ranks``), and must be one only in each text."""
-    if not any(word in text.folded for text in (a, b) for word in ("lead", "head", "chief", "in charge", "chair")):
+    name's rank is read in its part of a clause (``_ranks``), and must be one only in each text; "primary" leads
+    and "backup" seconds ("Marcus Webb backs her up" / "Marcus Webb is primary and Priya Raman is his backup")."""
+    if not any(word in text.folded for text in (a, b)
+               for word in ("lead", "head", "chief", "in charge", "chair", "primary", "back")):
         return False  # (cheap first: most texts name no one leading)
     one, other = _ranks(a), _ranks(b)
     return any(other.get(name, rank) not in (rank, "both") and rank != "both" for name, rank in one.items())
@@ -4729,7 +4756,8 @@ def _ranks(text: _Analysis) -> dict[str, str]:
     coaching", "chief"), "second" ("assistant", "deputy", "co-trainer", "apprentice"), or "both" if
     told both; read in each part of a clause holding one name only ("Leah Boyd leads the gym team",
     "with Craig Munro as her assistant")."""
-    names = _name_keys(text) - _CALENDAR_WORDS | {"user"}  # ("his assistant Hana Kowalski does Mondays")
+    names = {name for name in _name_keys(text) - _CALENDAR_WORDS  # ("his assistant Hana Kowalski does Mondays")
+             if name.rstrip("'") not in ("he", "she", "they")} | {"user"}  # (no "she's")
     ranks: dict[str, str] = {}
     alone: list[str] = []  # a name alone before " and ", the subject of the next part too: "Kyle Moss and Dean ..."
     for at, part in enumerate(_RANK_PART.split(text.folded)):
@@ -4759,8 +4787,11 @@ def _name_runs(words: list[str], names: set[str]) -> Iterator[tuple[str, ...]]:
 
 
 _RANK_PART = _Regex(r"[;,.:()]| and | with | while | but | who ")
-_LEADING_WORDS = r"lead|leads|leading|head|heads|chief|in charge|(?<!-)(?<!vice )chair(?:s|ing|man|woman|person)?"
+_LEADING_WORDS = (r"lead|leads|leading|head|heads|chief|in charge|(?<!-)(?<!vice )chair(?:s|ing|man|woman|person)?"
+                  r"|primary")
 _SECOND_WORDS = (r"assistant|assists?|assisting|deputy|deputi[sz](?:es|ing|e)|apprentice|vice[- ]chair\w*"
+                 r"|(?:second|2nd)[- ](?:level|line)"  # "second-level reviewer", "2nd-line support", "backs her up"
+                 r"|backup|back-up|backs? (?:\w+ )?up|backing (?:\w+ )?up"
                  r"|co-(?:trainer|coach|lead|host|chair|pilot|driver|teacher|presenter|editor)s?")
 _LEADING_RANK, _SECOND_RANK = _Regex(rf"\b(?:{_LEADING_WORDS})\b"), _Regex(rf"\b(?:{_SECOND_WORDS})\b")
 _RANK_WORD = _Regex(f"{_LEADING_WORDS}|{_SECOND_WORDS}")
@@ -5026,7 +5057,7 @@ def _stand_in_told(one: _Analysis, other: _Analysis) -> bool:
 
 # someone away: "when Gareth Pope is away", "if she's off", "whenever he travels", "while user is on leave", "on
 # Liam's days off", "in her absence" (who: the word before the verb, or the owner)
-_AWAY = _Regex(r"\b(?:when|whenever|while|if)\s+(?:\S+\s+){0,3}?(?:([^\W\d_]+)(?:\s+(?:is|are|goes|go)|'s)\s+"
+_AWAY = _Regex(r"\b(?:when|whenever|while|if)\s+(?:\S+\s+){0,3}?(?:([^\W\d_]+)(?:\s+(?:is|are|am|goes|go)|'s|'re|'m)\s+"
                r"(?:away|off(?=\s*(?:[,.;:)]|$|work|duty|sick))|out sick|on (?:\w+ )?leave|absent|sick|ill|on holiday|"
                r"on vacation|unavailable(?=\s*(?:[,.;:)]|$)))|([^\W\d_]+)\s+(?:travels|is travel+ing))\b"
                r"|\b(?:on|during)\s+([^\W\d_]+)(?:'s|s')?\s+(?:days? off|leave|holidays?|absences?|vacations?)\b"
