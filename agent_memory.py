@@ -1970,16 +1970,17 @@ _PHRASES: list[tuple[_Regex, Any, tuple[str, ...]]] = [
     # the lira's "TL" after an amount: "250 TL" is "TRY 250", as "250₺" is
     (_Regex(r"(?<![\w.,])(\d{3,}(?:[.,]\d+)?|\d{1,3}(?:[.,]\d{3})+(?:[.,]\d\d)?|\d{1,2}[.,]\d\d) TL\b(?![\w-])"),
      r"TRY \1", _after_number("t")),  # (no "12 TL" team leads, nor "1,5 TL" teaspoons)
+    # "90 €" is "EUR 90", as "€90" is, "1.200-1.500 €" "EUR 1.200-1.500", "45 000 zł" "PLN 45 000", "65 k€" "EUR
+    # 65k"; and "1.10 Kč" is "CZK 1.10" (no time: "10:30 €"; a label's colon is: "Budget:1 000 €")
     (_Regex(rf"(?<![\w.,–-])(?<!\d:)({_SPACE_GROUPED}(?:[.,]\d+)*(?:[kKmM]|bn)?"
-            rf"(?:\s?[–-]\s?{_SPACE_GROUPED}(?:[.,]\d+)*(?:[kKmM]|bn)?)?)(?: ([kM])(?=€))?\s?({_CURRENCY})(?![\w$])"),  # "90 €" is "EUR 90", as "€90" is, "1.200-1.500 €", "65 k€" "EUR 65k"
-     lambda match: f"{_CURRENCIES[match.group(3)]} {match.group(1)}{match.group(2) or ''}",  # "EUR 1.200-1.500", "45 000 zł" "PLN 45 000";
-     _CURRENCY_SIGNS),  # and "1.10 Kč" is "CZK 1.10" (no time: "10:30 €"; a label's colon is: "Budget:1 000 €")
+            rf"(?:\s?[–-]\s?{_SPACE_GROUPED}(?:[.,]\d+)*(?:[kKmM]|bn)?)?)(?: ([kM])(?=€))?\s?({_CURRENCY})(?![\w$])"),
+     lambda match: f"{_CURRENCIES[match.group(3)]} {match.group(1)}{match.group(2) or ''}", _CURRENCY_SIGNS),
     # a currency named is its code, in any case: "in Australian dollars" is "in AUD", "12 euros" and "12 Euros"
     # "12 EUR", "in Swiss francs" "in CHF", "Danish kroner" "DKK", "pounds sterling" "GBP" (not "Euro 2024", nor "us"
     # in lower case, a pronoun: "pays us dollars"; nor bare "dollars", "francs" or "pounds", which may be of another
     # country, or a weight); "9500 kroner" after its amount is any crown, as "9500 kr" is; "25k yen" is "JPY 25k",
     # and "38 yuan", "38 RMB" and "38 renminbi" are "CNY 38" (but "RMB" beside no amount is a bank's); "500000
-    # rupiah" is "IDR 500000", "25 ringgit" "MYR 25", "90 baht" "THB 90", "2,200 pesos" "PSO 2,200", pesos of any country
+    # rupiah" is "IDR 500000", "25 ringgit" "MYR 25", "90 baht" "THB 90", "2,200 pesos" "PSO 2,200" (any country's)
     (_Regex(r"\b(?:((?-i:US)|Australian|Canadian|New Zealand|Hong Kong|Singapore) dollars?|(euro)s|(Swiss) francs?|"
             r"(Danish|Norwegian) kron(?:er|e)|(Swedish) kron(?:or|a)|(Japanese) yen|(Indian) rupees?|"
             r"(South African) rand|(British) pounds?(?: sterling)?|pounds? (sterling)|(Indonesian) rupiah|"
@@ -5366,8 +5367,9 @@ def _mostly_other_words(a: _Analysis, b: _Analysis) -> bool:
     the order is placed ...") is no likelier than another fact about the same things: the LLM tells.
     So with three words of its own in one that names a number the other does not, and two in the other
     ("User arranges call swaps via the chief resident, Dr Zoe Fraser" / "Chief resident Dr Zoe Fraser
-    wants vacation requests 8 weeks ahead", "A bank worker cancelling within 48 hours ..." / "A ward
-    cancelling a booked shift within 48 hours ..., paid at 50%"): a restatement adds no value."""
+    wants vacation requests 8 weeks ahead", "The Tip Shop at Green Island takes working furniture free of
+    charge" / "The Tip Shop at Green Island charges NZ$15 per mattress dropped off"): a restatement adds
+    no value."""
     counts = []
     for text, other in ((a, b), (b, a)):
         others = set(other.word_keys)
