@@ -4427,9 +4427,12 @@ def _message_turned(a: _Analysis, b: _Analysis) -> bool:
     def sent(text: _Analysis) -> set[tuple[str, str, str]]:  # (verb, sender, one told); "" one untold ("and emails")
         found: set[tuple[str, str, str]] = set()
         for sender, verb, told in _MESSAGE.findall(text.folded):
-            if sender in _STOP_WORDS and sender not in ("and", "then"):
+            if sender in ("and", "then"):
+                sender = ""  # "... and emails Nadia": the sender unsaid
+            elif sender in _STOP_WORDS:
                 continue  # ("an email from ...": a thing sent)
-            sender = "" if sender in _STOP_WORDS else _word_key(_unowned(sender))
+            else:
+                sender = _word_key(_unowned(sender))
             found.update((_word_key(verb), sender, _word_key(_unowned(word))) for word in
                          [word for word in told.split() if word not in _STOP_WORDS][:5])
         return found
