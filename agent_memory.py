@@ -1457,9 +1457,16 @@ def _days_between(first_day: str, last_day: str) -> str:
 _MONTHS = ("January", "February", "March", "April", "May", "June", "July", "August", "September", "October",
            "November", "December")
 _MONTH_NUMBERS = {name[:3].lower(): number for number, name in enumerate(_MONTHS, 1)}  # "sep" (and "sept"): 9
+_MONTH_NAMES = tuple(name[:3] for name in _MONTHS)
 _MONTH = (r"(Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec)(?:(?<=Jan)uary|(?<=Feb)ruary|(?<=Mar)ch|(?<=Apr)il|"
           r"(?<=Jun)e|(?<=Jul)y|(?<=Aug)ust|(?<=Sep)t(?:ember)?|(?<=Oct)ober|(?<=Nov)ember|(?<=Dec)ember)?"
           r"(?![a-z])\.?")  # "Mar", "March", "Mar.", not "Marking", "Mary" or "Jane"
+
+
+# The day of a date without a year, next to its month's name: "14 Feb", "the 14th of February", "Feb 14th"
+# (not a range's end, "10-14 Feb", nor a range after, "Feb 14-16"; see _yearless_days)
+_YEARLESS_DAY = _Regex(rf"(?<![\d./:–-])(?<!\d[\s–-])\b(0?[1-9]|[12]\d|3[01])(?:st|nd|rd|th)?(?:\.? | of the | of |-){_MONTH}"
+                       rf"|\b{_MONTH} (0?[1-9]|[12]\d|3[01])(?:st|nd|rd|th)?\b(?![.:,]?\d|\s?[-–]\s?\d)")
 
 
 def _iso_date(year: str, month: str, day: str, written: str) -> str:
@@ -2471,7 +2478,8 @@ def _adding_marker(match: re.Match[str]) -> str:
 
 _UPDATE_MARKERS = _Regex(  # (the lookahead, each marker's first letter, spares trying them all at each word)
     r"\b(?=[abcdefghilmnprstuw])(?:now|moved|switched|changed|upgraded|downgraded|bumped|raised|increased|decreased|"
-    r"reduced|lowered|cut|replaced|(?<!\w )replacing(?= (?-i:[A-Z]))|is replacing(?= (?-i:[A-Z]))|swapped|renamed|"
+    r"reduced|lowered|cut|replaced|(?<!\w )replacing(?= (?-i:[A-Z]))|is replacing(?= (?-i:[A-Z]))|"
+    r"swapped|renamed|"
     r"migrated|no longer|instead(?! of)|anymore|any more|"
     r"has started|have started|started using|stopped|updated|extended|shortened|postponed|rescheduled|delayed|slipped|pushed back|brought forward|"
     r"(?:(?<![\w\s])|(?<=[;,—–] the )|(?<=[;,—–] our ))"
@@ -2693,6 +2701,23 @@ def _whole_values(text: str, code_spans: list[tuple[int, int]]) -> set[str]:
     return values
 
 
+def _yearless_days(text: str, atoms: list[_Atom]) -> tuple[frozenset[str], frozenset[str]]:
+    """The numbers of ``text`` written as the days of dates without a year ("14" of "renewal 14 Feb", "the
+    14th of February"): those written only so, and those written as something else too ("14" of "14 seats,
+    renewal 14 Feb"). See _YEARLESS_DAY."""
+    if not any(month in text for month in _MONTH_NAMES):
+        return _NO_DAYS
+    days = Counter(str(int(match.group(1) or match.group(4))) for match in _YEARLESS_DAY.finditer(text))
+    if not days:
+        return _NO_DAYS
+    counts = Counter(key for _, _, _, _, _, _, _, kind, key in atoms if kind == "number" and key in days)
+    return (frozenset(day for day in days if counts[day] == days[day]),
+            frozenset(day for day in days if counts[day] > days[day]))
+
+
+_NO_DAYS: tuple[frozenset[str], frozenset[str]] = (frozenset(), frozenset())
+
+
 def _composite_values(text: str) -> set[str]:
     """Values made of words, which mean something only whole and in order: a key chord ("Ctrl-a" and
     "Ctrl+A" are "ctrl+a", "Cmd+Shift+S" is no "Cmd+S"), and a translation's direction ("DE>EN" and
@@ -2875,6 +2900,8 @@ class _Analysis:
     keys: frozenset[str]  # content words, numbers and initials, normalised
     afternoon: dict[str, str]  # its times a twelve-hour clock may tell, each as read after noon: "6:45" "18:45"
     specific: frozenset[str]  # numbers, identifiers, capitalised words: what may tell facts apart
+    days_of_month: tuple[frozenset[str], frozenset[str]]  # its numbers written only as days of dates without a
+    # year ("14" of "renewal 14 Feb"), and those written as such a day and as something else too ("14 seats, ...")
     names: frozenset[str]  # the surest of them: names inside a sentence, URLs, paths, identifiers
     runs: tuple[tuple[tuple[str, str], ...], ...]  # runs of capitalised words as (key, letters), for initials
     initialled: frozenset[tuple[str, str]]  # a name's initial and the key after it: ("h", "marsh") in "H. Marsh"
@@ -3399,6 +3426,7 @@ def _template_fields(text: str, code_spans: list[tuple[int, int]], atoms: list[_
         keys=all_keys,
         afternoon=afternoon,
         specific=frozenset(specific),
+        days_of_month=_yearless_days(text, atoms),
         names=frozenset(names),
         runs=tuple(runs),
         initialled=frozenset(initialled),
@@ -4011,8 +4039,9 @@ def _specifics_differ(old: _Analysis, new: _Analysis, surest: bool = False) -> b
     Philharmonic", "IATA DGR Cat 6" / "... Category 6", "EN and JA" / "English and Japanese", "M&S" /
     "Marks & Spencer", "AKL" / "Auckland". Those are restatements far enough apart in words to reach
     the LLM, not sibling facts to add unasked."""
-    if not surest:
-        return bool(_unmatched(old.specific, old, new)) and bool(_unmatched(new.specific, new, old))
+    if not surest:  # (a number one writes as a count too, the other only as a day: "14 seats, renewal 14 Feb")
+        return (bool(_unmatched(old.specific, old, new) or old.days_of_month[1] & new.days_of_month[0])
+                and bool(_unmatched(new.specific, new, old) or new.days_of_month[1] & old.days_of_month[0]))
     one, other = _unmatched(old.names, old, new), _unmatched(new.names, new, old)
     return bool(one and other and not _all_shortened(one, other, new, old.acronyms)
                 and not _all_shortened(other, one, old, new.acronyms))

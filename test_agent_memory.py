@@ -5398,6 +5398,22 @@ class ContradictionsAreNeverMerged(unittest.TestCase):
                 self.assertFalse(am._stand_in_told(am._analyse(one), am._analyse(other)))
                 self.assertFalse(am._stand_in_told(am._analyse(other), am._analyse(one)))
 
+    def test_a_count_is_no_day_of_a_date_without_a_year(self):  # held-out 733: an update merged at 0.80
+        old = "Kancelaria Podatkowa Wisniewska (Sopot): 11 x Business Premium, annual, PLN 96.40/seat/month, renewal 14 Feb."
+        new = "Kancelaria Wisniewska up to 14 Business Premium seats, annual, PLN 96.40/seat/month, renewal 14 Feb."
+        self.assertEqual(am._analyse(old).days_of_month, (frozenset({"14"}), frozenset()))
+        self.assertEqual(am._analyse(new).days_of_month, (frozenset(), frozenset({"14"})))
+        self.assertTrue(am._specifics_differ(am._analyse(old), am._analyse(new)))
+        self.assertNotEqual(action_beside(old, new), "merge")
+        for text, days in (("Renews on the 14th of February.", {"14"}), ("Feb. 14 and 1 Mar", {"14", "1"}),
+                           ("Closed 10-14 Feb", set()), ("Feb 14-16 at the hall", set()),  # a range's ends
+                           ("Due 14 Feb 2026", set())):  # a date with its year is one value
+            with self.subTest(text=text):
+                self.assertEqual(am._analyse(text).days_of_month[0], days)
+        # a day written as a day on both sides is the same day
+        self.assertEqual(action_beside("Tom's birthday is 14 Feb; he turns 40.",
+                                       "Tom turns 40 on his birthday, the 14th of February."), "merge")
+
     def test_one_of_two_named_people_doing_the_same_is_another_fact(self):  # held-out 338: merged at 0.94
         old = "Ron goes to a Parkinson's UK exercise class in Clifton on Wednesday mornings; Pat drives him."
         new = "Pat goes to a Parkinson's UK carers' café in Clifton on Wednesday mornings while Ron exercises."
