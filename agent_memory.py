@@ -2479,7 +2479,7 @@ def _adding_marker(match: re.Match[str]) -> str:
 _UPDATE_MARKERS = _Regex(  # (the lookahead, each marker's first letter, spares trying them all at each word)
     r"\b(?=[abcdefghilmnprstuw])(?:now|moved|switched|changed|upgraded|downgraded|bumped|raised|increased|decreased|"
     r"reduced|lowered|cut|replaced|(?<!\w )replacing(?= (?-i:[A-Z]))|is replacing(?= (?-i:[A-Z]))|"
-    r"swapped|renamed|"
+    r"replaces(?= (?-i:[A-Z]))|swapped|renamed|"
     r"migrated|no longer|instead(?! of)|anymore|any more|"
     r"has started|have started|started using|stopped|updated|extended|shortened|postponed|rescheduled|delayed|slipped|pushed back|brought forward|"
     r"(?:(?<![\w\s])|(?<=[;,—–] the )|(?<=[;,—–] our ))"

@@ -3135,6 +3135,15 @@ class FeaturesReadValuesOneWay(unittest.TestCase):
                                        "New line manager is Dr Aled Morgan (Head of Collections) since Fiona Baird "
                                        "retired."), "judge")
 
+    def test_one_who_replaces_someone_named_is_a_change(self):  # held-out 739: an update merged at 0.87
+        old = "Night porter Ondřej covers reception 22.00–8.00 on Fridays and Saturdays in summer."
+        new = "New night porter Lukáš replaces Ondřej, 22.00–8.00 Fri and Sat in summer."
+        self.assertEqual(am._analyse(new).updating, {"replaces"})
+        self.assertEqual(action_beside(old, new), "judge")
+        for text in ("The new filter replaces the old one every 6 months.", "This kettle replaces my old Bosch."):
+            with self.subTest(text=text):  # a thing replaced, no one named
+                self.assertFalse(am._analyse(text).updating)
+
     def test_replacing_someone_named_is_a_change(self):  # held-out 110: an update merged at 0.73
         for text in ("New line manager: Team Leader Si\u00e2n Morgan, replacing Gareth Price.",
                      "Internal auditor is now David Crane (replacing Margaret Ellison).",
