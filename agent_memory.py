@@ -1196,16 +1196,35 @@ _NO_DAY_BEFORE = _Regex(rf"(?:\b(?!{_WEEKDAY_NAME})[A-Z][\w-]*|\d|\b(?:to|v|vers
 def _dotted_day(match: re.Match[str]) -> str:
     """"09.04." is "9 April"; but not after a capitalised word, a number or "to" ("Ubuntu 22.04.", "VS 2022
     17.10.", "upgraded to 24.10." are versions; "Deadline 15.02." is missed), unless after another day so
-    written and a dash ("24.12.–06.01.")."""
+    written and a dash ("24.12.–06.01."). A day or month of one digit, "12.4.", may be a number ending a
+    sentence ("a ratio of 1.5.") or a version ("still on 22.4."): a date only after a word of dates ("due
+    12.4.", "on 12.3. at 9.30") or at either end of a range ("1.5.–30.9.", "12.3. to 16.3.")."""
     before = match.string[max(0, match.start() - 24):match.start()]
     day = f"{int(match.group(1))} {_MONTHS[int(match.group(2)) - 1]}"
     if before.endswith(("–", "– ")) and _DOTTED_DAY_END.search(before.rstrip(" –-")):
         return day
-    return match.group() if _NO_DAY_BEFORE.search(before) else day
+    if _DOTTED_RANGE_END.search(before):  # "12 March to 16.3."
+        return day
+    if _NO_DAY_BEFORE.search(before):
+        return match.group()
+    if len(match.group(1)) == 2 and len(match.group(2)) == 2:
+        return day
+    if before.endswith(("on ", "On ")) and _DOTTED_ON_AFTER.match(match.string, match.end()):
+        return day  # "on 12.3. at 9.30", but no version nor setting: "still on 22.4.", "grinder on 5.6."
+    return day if (_DOTTED_DATE_WORD.search(before) or _DOTTED_AFTER.match(match.string, match.end())) else match.group()
+
+
+_DOTTED_RANGE_END = _Regex(r"(?:\d (?:January|February|March|April|May|June|July|August|September|October|"
+                           r"November|December)|(?<![\w.])\d\d?\.\d\d?\.) (?:to|until|till) $")
+_DOTTED_DATE_WORD = _Regex(r"\b(?:from|until|till|due|since|starts|ends|expires|"
+                           r"mon|tue|tues|wed|thu|thur|thurs|fri|sat|sun|(?:mon|tues|wednes|thurs|fri|satur|sun)day) $",
+                           re.IGNORECASE)  # (no "by" nor "after": "up by 1.5.", "after 2.5.")
+_DOTTED_ON_AFTER = _Regex(r" (?:at|from|\d)\b")
+_DOTTED_AFTER = _Regex(r"\s?(?:[–-]|to|until|till)\s?\d\d?\.\d\d?\.")  # "1.5.–30.9.", "12.3. to 16.3."
 
 
 _DOTTED_DAY_END = _Regex(r"\d (?:January|February|March|April|May|June|July|August|September|October|November|"
-                         r"December)$|\d\d\.\d\d\.$")
+                         r"December)$|\d\d?\.\d\d?\.$")
 
 
 def _watts(match: re.Match[str]) -> str:
@@ -1925,7 +1944,7 @@ _PHRASES: list[tuple[_Regex, Any, tuple[str, ...]]] = [
     # and a day and month with dots, as much of Europe writes them, the day first: "09.04." is "9 April", and both
     # ends of "24.12.–06.01." (not a version ending a sentence, "Ubuntu 22.04.", "upgraded to 24.10.", "VS 2022
     # 17.10."; see _dotted_day)
-    (_Regex(r"(?<![\w.,:/€$£-])(?<![\w.]-)(0[1-9]|[12][0-9]|3[01])\.(0[1-9]|1[0-2])\.(?!\d|\.\d)"), _dotted_day,
+    (_Regex(r"(?<![\w.,:/€$£-])(?<![\w.]-)(0?[1-9]|[12][0-9]|3[01])\.(0?[1-9]|1[0-2])\.(?!\d|\.\d)"), _dotted_day,
      _after_number(".")),
     # and the other end of its range, in the same order: "15/12–06/01" is "15 December–6 January" (no speeds down
     # and up: "from 3 May to 30/10 Mbps")

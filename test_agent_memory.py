@@ -6416,6 +6416,22 @@ class ContradictionsAreNeverMerged(unittest.TestCase):
                 self.assertNotEqual(action_beside(old, new), "merge")
                 self.assertNotEqual(action_beside(new, old), "merge")
 
+    def test_a_day_or_month_of_one_digit_with_dots_after_a_word_of_dates_or_in_a_range(self):
+        # held-out 739: restatements added ("12.4.", "5.11." and "1.5.–30.9." read as numbers)
+        for written, read in (("Rabies shot due 12.4. every year.", "due 12 April every year"),
+                              ("STK inspection due 5.11.", "due 5 November"),
+                              ("Summer season 1.5.–30.9., open daily.", "1 May–30 September,"),
+                              ("Holiday from 12.3. to 16.3.", "12 March to 16 March"),
+                              ("Cardiology check on 12.3. at 9.30.", "on 12 March at")):
+            with self.subTest(written=written):
+                self.assertIn(read, am._normalise(written))
+        for number in ("The ratio is 1.5.", "Sales up by 2.5.", "60 customers are still on 22.4.",
+                       "Grinder on 5.6.", "Upgrade v2.1. to 2.3.", "Scored 7.5. Next time more."):
+            with self.subTest(number=number):
+                self.assertFalse(set(am._normalise(number).split()) & set(am._MONTHS))
+        self.assertEqual(action_beside("Dog: Bodza, 6-yr-old vizsla; rabies shot due 12.4. every year.",
+                                       "Bodza (vizsla, 6) gets her rabies vaccine each year on 12 April."), "merge")
+
     def test_the_lira_written_tl_is_the_lira(self):  # held-out 673: a restatement added
         self.assertEqual(am._normalise("Clasp from 600 TL plus gold weight"), "Clasp from TRY 600 plus gold weight")
         for other in ("Two TL roles", "12 TL roles", "1,5 TL Salz"):  # team leads, a teaspoon (review)
