@@ -1288,22 +1288,28 @@ _CURRENCIES = {"$": "USD", "US$": "USD", "A$": "AUD", "AU$": "AUD", "C$": "CAD",
                "HK$": "HKD", "S$": "SGD", "SG$": "SGD", "R$": "BRL", "€": "EUR", "£": "GBP",
                "¥": "CNJ", "₹": "INR", "₩": "KRW", "₽": "RUB", "₺": "TRY", "₪": "ILS", "₫": "VND",
                "฿": "THB", "₱": "PHP",
-               "Kč": "CZK", "zł": "PLN", "kr": "KRN",  # ("kr" any crown, "¥" the yuan or the yen: no code's)
-               "원": "KRW", "円": "JPY", "元": "CNY"}  # (in their own scripts, after the amount: "55,000원")
+               "Kč": "CZK", "zł": "PLN", "Ft": "HUF", "kr": "KRN",  # ("kr" any crown, "¥" the yuan or the yen:
+               "원": "KRW", "円": "JPY", "元": "CNY"}  # no code's; in their own scripts, after the amount: "55,000원")
 _DOLLARS = frozenset(("aud", "cad", "nzd", "hkd", "sgd"))  # the other dollars a bare "$" may be
 # and the currencies a bare "kr" ("krn") or "¥" ("cnj") may be
 _BARE_SIGNS = (("krn", frozenset(("sek", "nok", "dkk", "isk"))), ("cnj", frozenset(("cny", "jpy"))),
-               ("pso", frozenset(("php", "mxn", "ars", "cop", "clp", "usd"))))  # and "PSO", pesos of no country
-# told, which a bare "$" may be too ("$2,500 a month" in Mexico)
+               ("pso", frozenset(("php", "mxn", "ars", "cop", "clp", "usd"))),  # and "PSO", pesos of no country
+               ("ryl", frozenset(("sar", "qar", "omr", "yer", "irr"))))
+# told, which a bare "$" may be too ("$2,500 a month" in Mexico); and "RYL", rials or riyals of no country told
+# (but dirhams are the Emirates': "AED")
 _US_DOLLARS = _Regex(r"\b(?:USD|usd)\b|\bUS ?\$|\bU\.S\. ?\$|\bUS [Dd]ollars?\b")  # no bare "$" ("lend us $50")
-_CURRENCY = r"(?:US|AU?|CA?|NZ|HK|SG?|R)?\$|[€£¥₹₩₽₺₪₫฿₱원円元]|Kč|zł|kr\b"  # ("kr8s" no "kr")
+# (no "kr" in "kr8s"; no forint in "100 Ft Rd", feet)
+_CURRENCY = r"(?:US|AU?|CA?|NZ|HK|SG?|R)?\$|[€£¥₹₩₽₺₪₫฿₱원円元]|Kč|zł|kr\b|Ft\b(?!\.? ?[A-Z])"
 _CURRENCY_NAMES = {"us": "USD", "australian": "AUD", "canadian": "CAD", "new zealand": "NZD", "hong kong": "HKD",
                    "singapore": "SGD", "euro": "EUR", "swiss": "CHF", "danish": "DKK", "norwegian": "NOK",
                    "swedish": "SEK", "japanese": "JPY", "indian": "INR", "south african": "ZAR", "british": "GBP",
                    "sterling": "GBP", "kroner": "KRN", "kronor": "KRN", "krone": "KRN", "krona": "KRN",
                    "yen": "JPY", "yuan": "CNY", "renminbi": "CNY", "rmb": "CNY", "indonesian": "IDR", "rupiah": "IDR",
                    "malaysian": "MYR", "ringgit": "MYR", "thai": "THB", "baht": "THB", "philippine": "PHP",
-                   "mexican": "MXN", "peso": "PSO", "pesos": "PSO", "rand": "ZAR"}
+                   "mexican": "MXN", "peso": "PSO", "pesos": "PSO", "rand": "ZAR", "forint": "HUF", "forints": "HUF",
+                   **dict.fromkeys(("zloty", "zlotys", "zlotych", "złoty", "złotys", "złotych"), "PLN"),
+                   **dict.fromkeys(("koruna", "koruny", "korun"), "CZK"),
+                   **dict.fromkeys(("rial", "rials", "riyal", "riyals"), "RYL"), "dirham": "AED", "dirhams": "AED"}
 _DOT_GROUPED = "EUR|CHF|DKK|NOK|ISK|KRN|PLN|CZK|HUF|RON|TRY|RUB|BRL|ARS|CLP|COP|IDR|VND"  # "EUR 1.250" is 1250
 # "1.250" and either end of "1.200-1.500" or "1.200 to 1.500" (no "0.285")
 _DOT_GROUPED_AMOUNT = r"[1-9]\d{0,2}(?:\.\d{3})+(?:(?:\s?[-–]\s?|\sto\s)[1-9]\d{0,2}(?:\.\d{3})+)?"
@@ -1717,9 +1723,10 @@ _PER_UNITS = {"mo": "month", "mos": "month", "yr": "year", "yrs": "year", "wk": 
 _GLUED_UNITS = r"wt|pt|yo|mcg|iu|psi|[kmg]wh|[kmg]w|[km]?va|mah|ma|[km]?v|dbm|dbi|db|gbe|nm|mpg|oz|tsp|tbsp"
 _GLUED_UNIT = _Regex(_GLUED_UNITS)
 _CURRENCY_SIGNS = ("$", "€", "£", "¥", "₹", "₩", "₽", "₺", "₪", "₫", "฿", "₱", "원", "円", "元", "kč", "zł",
-                   "kr")  # (case-folded)
+                   "kr", "ft")  # (case-folded)
 _CURRENCY_CODES = sorted({*_CURRENCIES.values(), *_DOT_GROUPED.split("|"), "SEK", "NOK", "ZAR", "MXN", "CNY", "KES",
-                          "AED", "RMB", "MYR", "PHP", "PSO"})  # ("RMB" the yuan's other name: "CNY", below)
+                          "AED", "RMB", "MYR", "PHP", "PSO", "SAR", "QAR", "OMR", "MAD", "RYL"})
+# ("RMB" the yuan's other name: "CNY", below)
 # an amount's thousands parted by spaces: "45 000" before "PLN" or "zł" (not "in 2024 500 €")
 _SPACE_GROUPED = r"(?:\d{1,3}(?: \d{3}(?!\d))+|\d+)"
 _AFTER_AMOUNT = r"(?:(?<=\d)|(?<=\d[a-zA-Z])|(?<=\d[a-zA-Z]{2})|(?<=\d [a-zA-Z])|(?<=\d [a-zA-Z]{2}))"
@@ -2011,13 +2018,14 @@ _PHRASES: list[tuple[_Regex, Any, tuple[str, ...]]] = [
             r"(Danish|Norwegian) kron(?:er|e)|(Swedish) kron(?:or|a)|(Japanese) yen|(Indian) rupees?|"
             r"(South African) rand|(British) pounds?(?: sterling)?|pounds? (sterling)|(Indonesian) rupiah|"
             r"(Malaysian) ringgit|(Thai) baht|(Philippine|Mexican) pesos?)\b|(?<=\d )(euro)\b|"
-            r"(?:(?<=\d )|(?<=\d[kK] ))(kron(?:er|or|e|a)|yen|yuan|rupiah|ringgit|baht|pesos?|(?-i:rand))\b|"
+            r"(?:(?<=\d )|(?<=\d[kK] ))(kron(?:er|or|e|a)|yen|yuan|rupiah|ringgit|baht|pesos?|(?-i:rand)|forints?|"
+            r"z[lł]ot(?:y|ys|ych)|korun[ay]?|riy?als?|dirhams?)\b|"
             r"(?:Chinese )?(renminbi)\b|"
             r"(?:(?<=\d )|(?<=\d[kKmM] )|(?<=\d \())((?-i:RMB))\b|\b((?-i:RMB))(?= ?\d)",
             re.IGNORECASE),
      lambda match: _CURRENCY_NAMES[next(filter(None, match.groups())).casefold()],
      ("dollar", "euro", "franc", "kron", " yen", "rupee", " rand", "pound", "yuan", "renminbi", "rmb", "rupiah",
-      "ringgit", "baht", "peso")),
+      "ringgit", "baht", "peso", "forint", "zloty", "złot", "korun", "rial", "riyal", "dirham")),
     (_Regex(rf"(?<=\b[Ii]n )({_CURRENCY})(?![\w$])"), lambda match: _CURRENCIES[match.group(1)],  # "in US$"
      _CURRENCY_SIGNS),
     # pence are pounds: "45p a mile" and "45 pence a mile" are "GBP 0.45 a mile" (one or two digits: "1080p" is a

@@ -6499,6 +6499,23 @@ class ContradictionsAreNeverMerged(unittest.TestCase):
                                        "Rice from UD Beras Makmur costs me Rp2.400.000/month, paid via BCA transfer."),
                          "merge")  # (was added at 0.53)
 
+    def test_forints_zloty_koruna_rials_and_dirhams(self):  # held-out 738, 739 and older: restatements added or asked
+        for written, read in (("8 990 Ft/month, 2 400 Ft a glass", "HUF 8990 per month, HUF 2400 a glass"),
+                              ("9000 forints, 120 złotych, 500 korun", "HUF 9000, PLN 120, CZK 500"),
+                              ("1,200 dirhams a month", "AED 1200 a month"), ("45 rials a night", "RYL 45 a night")):
+            with self.subTest(written=written):
+                self.assertEqual(am._normalise(written), read)
+        self.assertEqual(am._normalise("Academy at 100 Ft Rd, a 6 ft fence"), "Academy at 100 Ft Rd, a 6 ft fence")
+        for one, other in (("Dive trip 55 rials a diver.", "Dive trip OMR 55 a diver."),  # rials of no country
+                           ("Room 45 riyals a night.", "Room SAR 45 a night.")):
+            with self.subTest(one=one):
+                self.assertFalse(am._specifics_differ(am._analyse(one), am._analyse(other), surest=True))
+        self.assertTrue(am._specifics_differ(am._analyse("Room 45 riyals a night."),
+                                             am._analyse("Room AED 45 a night."), surest=True))
+        self.assertEqual(action_beside("Tasting flight of 4 Badacsony wines: 6 900 Ft; a glass of Kéknyelű 2 400 Ft.",
+                                       "4-wine Badacsony tasting – HUF 6,900; Kéknyelű by the glass HUF 2,400."),
+                         "merge")  # (was added at 0.24)
+
     def test_half_a_day_or_month_is_no_whole_one(self):  # held-out 725: merged at 0.74
         for written, read in (("Off half a day.", "Off 0.5 day."), ("Half a month's rent.", "0.5 month's rent."),
                               ("Half a year.", "6 months.")):
