@@ -1287,19 +1287,20 @@ _RANGE_BEFORE = _Regex(r"\d\s*(?:[-–—]|\bto|\band|\bor)\s*$", re.IGNORECASE)
 _CURRENCIES = {"$": "USD", "US$": "USD", "A$": "AUD", "AU$": "AUD", "C$": "CAD", "CA$": "CAD", "NZ$": "NZD",
                "HK$": "HKD", "S$": "SGD", "SG$": "SGD", "R$": "BRL", "€": "EUR", "£": "GBP",
                "¥": "CNJ", "₹": "INR", "₩": "KRW", "₽": "RUB", "₺": "TRY", "₪": "ILS", "₫": "VND",
-               "฿": "THB", "₱": "PHP",
+               "฿": "THB", "₱": "PHP", "₦": "NGN", "GH₵": "GHS", "GH¢": "GHS", "E£": "EGP",
                "Kč": "CZK", "zł": "PLN", "Ft": "HUF", "kr": "KRN",  # ("kr" any crown, "¥" the yuan or the yen:
                "원": "KRW", "円": "JPY", "元": "CNY"}  # no code's; in their own scripts, after the amount: "55,000원")
-_DOLLARS = frozenset(("aud", "cad", "nzd", "hkd", "sgd"))  # the other dollars a bare "$" may be
+_DOLLARS = frozenset(("aud", "cad", "nzd", "hkd", "sgd", "mxn", "cop", "ars", "clp"))  # the other dollars a bare
+# "$" may be, and the pesos of Latin America
 # and the currencies a bare "kr" ("krn") or "¥" ("cnj") may be
 _BARE_SIGNS = (("krn", frozenset(("sek", "nok", "dkk", "isk"))), ("cnj", frozenset(("cny", "jpy"))),
                ("pso", frozenset(("php", "mxn", "ars", "cop", "clp", "usd"))),  # and "PSO", pesos of no country
-               ("ryl", frozenset(("sar", "qar", "omr", "yer", "irr"))))
+               ("ryl", frozenset(("sar", "qar", "omr", "yer", "irr"))), ("shl", frozenset(("kes", "ugx", "tzs"))))
 # told, which a bare "$" may be too ("$2,500 a month" in Mexico); and "RYL", rials or riyals of no country told
-# (but dirhams are the Emirates': "AED")
+# (but dirhams are the Emirates': "AED"), and "SHL", shillings of East Africa
 _US_DOLLARS = _Regex(r"\b(?:USD|usd)\b|\bUS ?\$|\bU\.S\. ?\$|\bUS [Dd]ollars?\b")  # no bare "$" ("lend us $50")
 # (no "kr" in "kr8s"; no forint in "100 Ft Rd", feet)
-_CURRENCY = r"(?:US|AU?|CA?|NZ|HK|SG?|R)?\$|[€£¥₹₩₽₺₪₫฿₱원円元]|Kč|zł|kr\b|Ft\b(?!\.? ?[A-Z])"
+_CURRENCY = r"(?:US|AU?|CA?|NZ|HK|SG?|R)?\$|GH[₵¢]|E£|[€£¥₹₩₽₺₪₫฿₱₦원円元]|Kč|zł|kr\b|Ft\b(?!\.? ?[A-Z])"
 _CURRENCY_NAMES = {"us": "USD", "australian": "AUD", "canadian": "CAD", "new zealand": "NZD", "hong kong": "HKD",
                    "singapore": "SGD", "euro": "EUR", "swiss": "CHF", "danish": "DKK", "norwegian": "NOK",
                    "swedish": "SEK", "japanese": "JPY", "indian": "INR", "south african": "ZAR", "british": "GBP",
@@ -1307,6 +1308,8 @@ _CURRENCY_NAMES = {"us": "USD", "australian": "AUD", "canadian": "CAD", "new zea
                    "yen": "JPY", "yuan": "CNY", "renminbi": "CNY", "rmb": "CNY", "indonesian": "IDR", "rupiah": "IDR",
                    "malaysian": "MYR", "ringgit": "MYR", "thai": "THB", "baht": "THB", "philippine": "PHP",
                    "mexican": "MXN", "peso": "PSO", "pesos": "PSO", "rand": "ZAR", "forint": "HUF", "forints": "HUF",
+                   "naira": "NGN", "cedi": "GHS", "cedis": "GHS", "egyptian": "EGP", "kenyan": "KES", "ugandan": "UGX",
+                   "tanzanian": "TZS", "shilling": "SHL", "shillings": "SHL",
                    **dict.fromkeys(("zloty", "zlotys", "zlotych", "złoty", "złotys", "złotych"), "PLN"),
                    **dict.fromkeys(("koruna", "koruny", "korun"), "CZK"),
                    **dict.fromkeys(("rial", "rials", "riyal", "riyals"), "RYL"), "dirham": "AED", "dirhams": "AED"}
@@ -1722,10 +1725,11 @@ _DATA_PREFIXES = {"kilo": "k", "mega": "M", "giga": "G", "tera": "T"}
 _PER_UNITS = {"mo": "month", "mos": "month", "yr": "year", "yrs": "year", "wk": "week", "wks": "week", "d": "day"}
 _GLUED_UNITS = r"wt|pt|yo|mcg|iu|psi|[kmg]wh|[kmg]w|[km]?va|mah|ma|[km]?v|dbm|dbi|db|gbe|nm|mpg|oz|tsp|tbsp"
 _GLUED_UNIT = _Regex(_GLUED_UNITS)
-_CURRENCY_SIGNS = ("$", "€", "£", "¥", "₹", "₩", "₽", "₺", "₪", "₫", "฿", "₱", "원", "円", "元", "kč", "zł",
-                   "kr", "ft")  # (case-folded)
+_CURRENCY_SIGNS = ("$", "€", "£", "¥", "₹", "₩", "₽", "₺", "₪", "₫", "฿", "₱", "₦", "₵", "¢", "원", "円", "元",
+                   "kč", "zł", "kr", "ft")  # (case-folded)
 _CURRENCY_CODES = sorted({*_CURRENCIES.values(), *_DOT_GROUPED.split("|"), "SEK", "NOK", "ZAR", "MXN", "CNY", "KES",
-                          "AED", "RMB", "MYR", "PHP", "PSO", "SAR", "QAR", "OMR", "MAD", "RYL"})
+                          "AED", "RMB", "MYR", "PHP", "PSO", "SAR", "QAR", "OMR", "MAD", "RYL",
+                          "NGN", "GHS", "EGP", "UGX", "TZS", "SHL"})
 # ("RMB" the yuan's other name: "CNY", below)
 # an amount's thousands parted by spaces: "45 000" before "PLN" or "zł" (not "in 2024 500 €")
 _SPACE_GROUPED = r"(?:\d{1,3}(?: \d{3}(?!\d))+|\d+)"
@@ -2017,15 +2021,17 @@ _PHRASES: list[tuple[_Regex, Any, tuple[str, ...]]] = [
     (_Regex(r"\b(?:((?-i:US)|Australian|Canadian|New Zealand|Hong Kong|Singapore) dollars?|(euro)s|(Swiss) francs?|"
             r"(Danish|Norwegian) kron(?:er|e)|(Swedish) kron(?:or|a)|(Japanese) yen|(Indian) rupees?|"
             r"(South African) rand|(British) pounds?(?: sterling)?|pounds? (sterling)|(Indonesian) rupiah|"
+            r"(Egyptian) pounds?|(Kenyan|Ugandan|Tanzanian) shillings?|"
             r"(Malaysian) ringgit|(Thai) baht|(Philippine|Mexican) pesos?)\b|(?<=\d )(euro)\b|"
             r"(?:(?<=\d )|(?<=\d[kK] ))(kron(?:er|or|e|a)|yen|yuan|rupiah|ringgit|baht|pesos?|(?-i:rand)|forints?|"
-            r"z[lł]ot(?:y|ys|ych)|korun[ay]?|riy?als?|dirhams?)\b|"
+            r"z[lł]ot(?:y|ys|ych)|korun[ay]?|riy?als?|dirhams?|naira|cedis?|shillings?)\b|"
             r"(?:Chinese )?(renminbi)\b|"
             r"(?:(?<=\d )|(?<=\d[kKmM] )|(?<=\d \())((?-i:RMB))\b|\b((?-i:RMB))(?= ?\d)",
             re.IGNORECASE),
      lambda match: _CURRENCY_NAMES[next(filter(None, match.groups())).casefold()],
      ("dollar", "euro", "franc", "kron", " yen", "rupee", " rand", "pound", "yuan", "renminbi", "rmb", "rupiah",
-      "ringgit", "baht", "peso", "forint", "zloty", "złot", "korun", "rial", "riyal", "dirham")),
+      "ringgit", "baht", "peso", "forint", "zloty", "złot", "korun", "rial", "riyal", "dirham", "naira", "cedi",
+      "shilling")),
     (_Regex(rf"(?<=\b[Ii]n )({_CURRENCY})(?![\w$])"), lambda match: _CURRENCIES[match.group(1)],  # "in US$"
      _CURRENCY_SIGNS),
     # pence are pounds: "45p a mile" and "45 pence a mile" are "GBP 0.45 a mile" (one or two digits: "1080p" is a
@@ -2085,11 +2091,14 @@ _PHRASES: list[tuple[_Regex, Any, tuple[str, ...]]] = [
     (_Regex(r"(?<=\d),(?=\d{3}(?!\d))"), "", (",",)),
     # and so are "18'500" (Swiss) and, beside a currency that groups its thousands with dots, "EUR 142.000",
     # "EUR 1.250,50", "142.000 €" and both ends of "EUR 1.200-1.500" (no "USD 3.459", a price per gallon, nor
-    # "0.285 EUR", a price per kWh)
+    # "0.285 EUR", a price per kWh); and a bare "$" before two digits or more so grouped, the pesos of Latin
+    # America: "$32.000", "$1.250.000"
     (_Regex(r"(?<=\d)'(?=\d{3}(?!\d))"), "", _after_number("'")),
     (_Regex(rf"(?<=\b(?:{_DOT_GROUPED}) ){_DOT_GROUPED_AMOUNT}(?!\d|\.\d|,\d{{3}})|"
+            r"(?<=\bUSD )(?:[1-9]\d{1,2}(?:\.\d{3})+|[1-9](?:\.\d{3}){2,})(?!\d|\.\d|,\d{3})|"
             rf"(?<![\w.,]){_DOT_GROUPED_AMOUNT}(?=(?:,\d\d)? ?(?:€|(?:{_DOT_GROUPED}|euros?)\b|kr\b))"),
-     lambda match: match.group().replace(".", ""), ("€", *_DOT_GROUPED.lower().split("|"))),  # ("euro" holds "eur")
+     lambda match: match.group().replace(".", ""), ("€", "usd", *_DOT_GROUPED.lower().split("|"))),  # ("euro"
+    # holds "eur")
     # a decimal comma before a unit or after a currency: "1,5 kg" is 1.5 kg (no "1" beside "5 kg"), "EUR 12,50" 12.50
     (_Regex(r"(?<![\d,.])(\d{1,4}),(\d{1,2})(?=\s?(?:[kmcdμ]?[gl]|mcg|[kmc]?m|mi|ft|kwh|kw|[kmgt]b|lbs?|oz|h|hrs?|"
             r"hours?|mins?|minutes?|s|secs?|seconds?|days?|weeks?|months?|years?|percent|[A-Z]{3})\b|\s?[%°])|"
@@ -2416,10 +2425,27 @@ def _four_digit_time(match: re.Match[str]) -> str:
     return f"{hour}:{minutes}"
 
 
-# "Rs 1,500" is "₹1,500", the rupee; "KSh 650" is "KES 650", Kenya's shilling; "Fr. 98" is "CHF 98", the Swiss
-# franc, but no Friday's time ("Fr. 10:00", "Fr. 9–12 Uhr") (read first: a cheap test finds them)
-_RUPEES_OR_SHILLINGS = _Regex(r"(?<![\w$])(?:(Rs\.? ?)|(K[Ss]hs?\.? ?)|S?Fr\. ?(?!\d{1,2}:\d\d|\d{1,2}(?:\.\d\d)?\s?"
+# "Rs 1,500" is "₹1,500", the rupee; "KSh 650" is "KES 650", Kenya's shilling, "USh 50,000" "UGX 50,000",
+# Uganda's; "LE 35" is "EGP 35", the Egyptian pound; "Fr. 98" is "CHF 98", the Swiss franc, but no Friday's time
+# ("Fr. 10:00", "Fr. 9–12 Uhr") (read first: a cheap test finds them)
+_RUPEES_OR_SHILLINGS = _Regex(r"(?<![\w$])(?:(Rs\.? ?)|(K[Ss]hs?\.? ?)|(USh\.? ?)|(L\.?E\.? )"
+                              r"|S?Fr\. ?(?!\d{1,2}:\d\d|\d{1,2}(?:\.\d\d)?\s?"
                               r"(?:[–-]\s?\d{1,2}(?:[.:]\d\d)?\s?)?(?:Uhr|h\b|am\b|pm\b)))(?=\d)")
+
+
+def _rupees_or_shillings(match: re.Match[str]) -> str:
+    if match.group(4) and (_NAME_BEFORE.search(match.string, 0, match.start())
+                           or _YEAR_DIGITS_AT.match(match.string, match.end())):
+        return match.group()  # no pound of a model's trim: "Camry LE 2018", "Corolla LE 35" (nor of a postcode,
+        # "LE3": a space after "LE")
+    return "₹" if match.group(1) else "KES " if match.group(2) else "UGX " if match.group(3) else (
+        "EGP " if match.group(4) else "CHF ")
+
+
+_NAME_BEFORE = _Regex(r"[A-Z][\w-]* $")
+_YEAR_DIGITS_AT = _Regex(r"(?:19|20)\d\d\b")
+
+
 # "Rp 45.000" is "IDR 45.000", the rupiah, and "RM 25" "MYR 25", the ringgit; a rupiah amount's "jt" or "juta" is
 # millions and its "rb" or "ribu" thousands: "Rp 2,4 jt" is "IDR 2,4m" (so 2400000), "Rp28rb" "IDR 28k"; and "R"
 # before an amount is the rand: "R19 400", "R0.95", "R1.2m", "R350"; but a whole number of three to five digits
@@ -2430,6 +2456,7 @@ _RUPIAH_OR_RINGGIT = _Regex(r"(?<![\w$])(?:(Rp\.? ?|IDR ?)|(RM ?))(?=\d)|(?<=\d)
                             r"|\d{3,5})(?!\w|[.,]\d)(\s?[A-Z])?)")
 _NO_RAND_BEFORE = _Regex(r"(?:(?<=[\w,] )[A-Z][\w-]*|\b\w*\d\w*"
                          r"|\b(?i:rooms?|codes?|models?|units?|ref|no|nr|grade|gr|route|road|highway|the))\.? $")
+
 
 
 def _rupiah_ringgit_or_rand(match: re.Match[str]) -> str:
@@ -3043,9 +3070,8 @@ def _normalise(text: str) -> str:
         text = _FIRST_PERSON.sub(_first_person, text)
     if _FOUR_DIGIT_TIMES.search(text):
         text = _FOUR_DIGIT_TIME.sub(_four_digit_time, text)
-    if "Rs" in text or "Sh" in text or "sh" in text or "Fr." in text:
-        text = _RUPEES_OR_SHILLINGS.sub(lambda match: "₹" if match.group(1) else "KES " if match.group(2) else "CHF ",
-                                        text)
+    if "Rs" in text or "Sh" in text or "sh" in text or "Fr." in text or "LE" in text or "L.E" in text:
+        text = _RUPEES_OR_SHILLINGS.sub(_rupees_or_shillings, text)
     if "R" in text or "rupiah" in text:
         text = _RUPIAH_OR_RINGGIT.sub(_rupiah_ringgit_or_rand, text)
     if ("Z" in text or "z" in text) and _ZULU.search(text):

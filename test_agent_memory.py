@@ -6516,6 +6516,29 @@ class ContradictionsAreNeverMerged(unittest.TestCase):
                                        "4-wine Badacsony tasting – HUF 6,900; Kéknyelű by the glass HUF 2,400."),
                          "merge")  # (was added at 0.24)
 
+    def test_naira_cedis_shillings_egyptian_pounds_and_pesos_written_with_dollar_signs(self):
+        # held-out 745, 746 and older: restatements added or asked
+        for written, read in (("₦15,000, 250 cedis, GH₵ 250, GH¢250", "NGN 15000, GHS 250, GHS 250, GHS 250"),
+                              ("USh 50,000, 2,000 Kenyan shillings, 45k shillings", "UGX 50000, KES 2000, SHL 45000"),
+                              ("LE 35 a bale, L.E. 40, E£35, 35 Egyptian pounds", "EGP 35 a bale, EGP 40, EGP 35, EGP 35"),
+                              ("$32.000 a bunch, $1.250.000 a flat", "USD 32000 a bunch, USD 1250000 a flat")):
+            with self.subTest(written=written):
+                self.assertEqual(am._normalise(written), read)
+        for other in ("Covers LE3 and LE19", "A 2018 Camry LE 2018", "Fuel $3.459 a gallon"):  # postcodes, trims
+            with self.subTest(other=other):
+                self.assertNotIn("EGP", am._normalise(other))
+                self.assertNotIn("3459", am._normalise(other))
+        for one, other in (("Fee 45,000 shillings.", "Fee KSh 45,000."), ("Fee $1,200 a month.", "Fee MXN 1,200 a month."),
+                           ("Box $14.000.", "Box $14.000 CLP.")):  # shillings of no country, a bare "$" a peso
+            with self.subTest(one=one):
+                self.assertFalse(am._specifics_differ(am._analyse(one), am._analyse(other), surest=True))
+        for one, other in (("Fee 45,000 shillings.", "Fee NGN 45,000."), ("Fee US$1,200 a month.", "Fee MXN 1,200 a month.")):
+            with self.subTest(one=one):
+                self.assertTrue(am._specifics_differ(am._analyse(one), am._analyse(other), surest=True))
+        self.assertEqual(action_beside("Roses from Flores La Mesa farm (Piedecuesta): bunch of 25 at $32.000 COP, delivered "
+                                       "Tue/Fri 6 am.", "Flores La Mesa roses (Piedecuesta): $32.000 per 25-stem bunch, "
+                                       "dropped Tuesdays & Fridays 6 am."), "merge")  # (was added at 0.67)
+
     def test_half_a_day_or_month_is_no_whole_one(self):  # held-out 725: merged at 0.74
         for written, read in (("Off half a day.", "Off 0.5 day."), ("Half a month's rent.", "0.5 month's rent."),
                               ("Half a year.", "6 months.")):
