@@ -5500,7 +5500,8 @@ def _conflicting(old: _Analysis, new: _Analysis) -> bool:
             or _hyphenated_siblings(old, new) or _identifier_extended(old, new) or _variant_named(old, new)
             or _swapped_around_negation(old, new) or _negations_crossed(old, new) or _days_differ(old, new)
             or _one_word_swapped(old, new) or _two_words_swapped(old, new) or _opening_swapped(old, new)
-            or _middle_swapped(old, new) or _clause_swapped(old, new) or _aside_swapped(old, new)
+            or _middle_swapped(old, new) or _slot_refilled(old, new) or _clause_swapped(old, new)
+            or _aside_swapped(old, new)
             or _slots_swapped(old, new)
             or _phrase_inserted(old, new)
             or _subject_swapped(old, new) or _named_subject_swapped(old, new)
@@ -6151,6 +6152,30 @@ def _aside_swapped(old: _Analysis, new: _Analysis) -> bool:
 
 
 _BRACKETED = _Regex(r" ?\([^()]{1,80}\)")
+
+
+def _slot_refilled(old: _Analysis, new: _Analysis) -> bool:
+    """Are the two texts the same four words or more around a middle where each holds two words of
+    value or more, none the other middle's nor a form of one, and no number ("Has two kids, Lena (11)
+    and Paul (8); Lena does swimming on Wednesday evenings" / "...; Paul does judo on ...", "Gas
+    safety certificates are renewed every March by ..." / "Boiler services are booked every March
+    with ...")? ``_middle_swapped`` with no limit on the frame or the words the rest holds: a thing
+    told in two words or more is put in place of another, and a restatement rewords a verb or a
+    shortening ("PO" / "Product owner", "BI cover" / "Business interruption pays"), not a thing."""
+    one, other = old.word_keys, new.word_keys
+    start, end = _common_ends(one, other)
+    if start + end < 4:
+        return False
+    middles = [[key for key in middle if key not in _NO_VALUE_WORDS]
+               for middle in (one[start:len(one) - end], other[start:len(other) - end])]
+    if min(map(len, middles)) < 2 or not set(middles[0]).isdisjoint(middles[1]):
+        return False
+    if any(key[:1].isdigit() for middle in middles for key in middle):
+        return False
+    if any(_one_word(key, other_key) for key in middles[0] for other_key in middles[1]):
+        return False
+    return not any(key in text.acronyms and _may_abbreviate(key, other_middle)
+                   for middle, other_middle, text in zip(middles, middles[::-1], (old, new)) for key in middle)
 
 
 def _clause_swapped(old: _Analysis, new: _Analysis) -> bool:
