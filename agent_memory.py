@@ -5693,7 +5693,9 @@ def _possessor_acts(one: _Analysis, other: _Analysis) -> bool:
         if before < 0 or tokens[before].end() + 1 != tokens[before + 1].start():
             return False
         verb = tokens[before].group()
-        if verb in _STOP_WORDS or not (verb.endswith("ed") or verb.endswith("s") and not verb.endswith(("ss", "'s"))):
+        said_by_user = before > 0 and tokens[before - 1].group() == "user"  # "I review ...", read "user review ..."
+        if verb in _STOP_WORDS or not (verb.endswith("ed") or verb.endswith("s") and not verb.endswith(("ss", "'s"))
+                                       or said_by_user):
             return False  # a verb of the present ("reviews") or the past ("fed"), no "business lead Aino's"
         clause = _CLAUSE_END.split(other.folded, 1)[0]
         return _word_key(verb) in {_word_key(word) for word in _WORD_TOKEN.findall(clause)[1:]}

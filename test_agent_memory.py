@@ -5612,7 +5612,9 @@ class ContradictionsAreNeverMerged(unittest.TestCase):
                          ("Neighbour Pauline feeds the birds when the family goes camping each August.",
                           "The family feeds neighbour Pauline's birds when she goes camping each August."),
                          ("Reviews Amir's audit drafts before they go to the AMS committee.",
-                          "Amir reviews Lucy's audit drafts before they go to the AMS committee.")):
+                          "Amir reviews Lucy's audit drafts before they go to the AMS committee."),
+                         ("Priya reviews my DAG PRs every Wednesday afternoon.",  # "I review", read "user review"
+                          "I review Priya's DAG PRs every Wednesday afternoon.")):
             with self.subTest(new=new):
                 self.assertTrue(am._possessor_acts(am._analyse(new), am._analyse(old))
                                 or am._possessor_acts(am._analyse(old), am._analyse(new)))
