@@ -1552,7 +1552,8 @@ def _yearless_range(match: re.Match[str]) -> str:
 
 
 # the words that say a day and month follow ("on 07/07", "Thu 12/06"): before one, and ending the text before it
-_DATE_WORDS = ("on", "by", "from", "until", "till", "due", "before", "after", "since", "starts", "ends", "expires", "mon",
+_DATE_WORDS = ("on", "by", "from", "until", "till", "due", "before", "after", "since", "starts", "ends", "expires",
+               "renews", "renewal", "renewed", "mon",
                "monday", "tue", "tues", "tuesday", "wed", "wednesday", "thu", "thur", "thurs", "thursday", "fri",
                "friday", "sat", "saturday", "sun", "sunday")
 _DATE_WORD_AT_END = _Regex(rf"\b(?:{'|'.join(_DATE_WORDS)}) $", re.IGNORECASE)

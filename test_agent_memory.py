@@ -6455,6 +6455,12 @@ class ContradictionsAreNeverMerged(unittest.TestCase):
         self.assertEqual(action_beside("Dog: Bodza, 6-yr-old vizsla; rabies shot due 12.4. every year.",
                                        "Bodza (vizsla, 6) gets her rabies vaccine each year on 12 April."), "merge")
 
+    def test_a_day_and_month_after_a_word_of_renewal(self):  # held-out 741, 624: restatements added or asked
+        self.assertEqual(am._normalise("Policy renews 9/9."), "Policy renews 9 September.")
+        self.assertEqual(am._normalise("Contract renewal 1/10."), "Contract renewal 1 October.")
+        self.assertEqual(action_beside("Home and contents with Youi, $2,180 a year, renews 9 September.",
+                                       "Youi H&C policy renews 9/9, cost $2.18k per year."), "judge")  # (was added)
+
     def test_the_lira_written_tl_is_the_lira(self):  # held-out 673: a restatement added
         self.assertEqual(am._normalise("Clasp from 600 TL plus gold weight"), "Clasp from TRY 600 plus gold weight")
         for other in ("Two TL roles", "12 TL roles", "1,5 TL Salz"):  # team leads, a teaspoon (review)
