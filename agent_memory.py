@@ -2110,6 +2110,8 @@ _PHRASES: list[tuple[_Regex, Any, tuple[str, ...]]] = [
     (_Regex(r"(?<![\w.:])(\d+)\.0+(?=(?:\s?(?:[-–—]|to)\s?\d+(?:\.\d+)?)?(?:\s?(?i:[kmcdμ]?[gl]|mcg|[kmc]?m|mi|"
             r"ft|kwh|kw|[kmgt]b|lbs?|oz|h|hrs?|hours?|mins?|minutes?|s|secs?|seconds?|days?|weeks?|months?|years?|"
             r"percent|bar|psi)\b|\s?[%°]))"), r"\1", (".0",)),
+    # and so is an amount of money's: "GBP 12.00" (from "£12.00") is "GBP 12", "R$ 22,00" "BRL 22"
+    (_Regex(rf"(?<=\b(?:{'|'.join(_CURRENCY_CODES)}) )(\d+)\.00?(?![\d.,])"), r"\1", (".0",)),
     (_Regex(r"(?<![\w.#])(\d{1,9}(?:\.\d{1,9})?)([eE])([-+]?)(0?\d|1[0-2])\b(?![.-]\d)"),  # "1e-3" is 0.001, "2.5e6"
      _power_of_ten, _after_number("e")),  # 2500000; no colour "#1e3"
     # "135–165K" is "135K–165K", its first number the smaller (no "2019-20k")

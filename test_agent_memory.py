@@ -2787,7 +2787,7 @@ class FeaturesReadValuesOneWay(unittest.TestCase):
             "Costs 250 TL.", "Due on 09.04.", "Away 09/09–13/09.", "Lands on 07/07.", "Due Thu 4/11.", "Strips from 10/08 to 10/10.",
             "Open Mo–Fr 08:00–18:30, Sa 08:30–13:00.", "Meal at 10.30, guests from 11.30.", "A 1 hr 40 min block.", "OT at time-and-a-half.",
             "Install 16.–18.03.2026; CHF 98.– an hour; school Di/Do.", "Drop-off 8h00–8h45, fasted from 22h.",
-            "A 40 cubic metre van.", "Off half a day."]
+            "A 40 cubic metre van.", "Off half a day.", "Costs £12.00 a visit."]
         # and a number before each unit, glued, spaced or hyphenated ("#s" is a need for what follows a number)
         units = ("s secs seconds h hrs hours mins minutes m mn million k kg kilograms g grams ms ml dl l yrs wks d w y "
                  "in inch inches fps kb px khz rpm km cm mm mi mg mph gib ft lbs wt pt yo mcg iu psi kwh kw kva mpg oz "
@@ -6567,6 +6567,17 @@ class ContradictionsAreNeverMerged(unittest.TestCase):
         self.assertEqual(action_beside("Roses from Flores La Mesa farm (Piedecuesta): bunch of 25 at $32.000 COP, delivered "
                                        "Tue/Fri 6 am.", "Flores La Mesa roses (Piedecuesta): $32.000 per 25-stem bunch, "
                                        "dropped Tuesdays & Fridays 6 am."), "merge")  # (was added at 0.67)
+
+    def test_whole_amounts_of_money_written_with_cents(self):  # held-out 745 and 18 older: restatements asked or added
+        for written, read in (("£12.00 a visit", "GBP 12 a visit"), ("R$ 22,00 a litre", "BRL 22 a litre"),
+                              ("$1.00 MXN per page", "MXN 1 per page"), ("€1.250,00", "EUR 1250")):
+            with self.subTest(written=written):
+                self.assertEqual(am._normalise(written), read)
+        for other in ("EUR 12.50", "at 12.00 daily", "USD 3.459"):  # cents, a time, a price per gallon
+            with self.subTest(other=other):
+                self.assertEqual(am._normalise(other), other)
+        self.assertEqual(action_beside("Quanta Magazine pays $2.00 per word; her pieces there are edited by Lena Hartig.",
+                                       "Quanta: $2 a word, and Lena Hartig edits her stuff."), "merge")  # (asked)
 
     def test_half_a_day_or_month_is_no_whole_one(self):  # held-out 725: merged at 0.74
         for written, read in (("Off half a day.", "Off 0.5 day."), ("Half a month's rent.", "0.5 month's rent."),
