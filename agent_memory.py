@@ -1195,36 +1195,42 @@ _NO_DAY_BEFORE = _Regex(rf"(?:\b(?!{_WEEKDAY_NAME})[A-Z][\w-]*|\d|\b(?:to|v|vers
 
 def _dotted_day(match: re.Match[str]) -> str:
     """"09.04." is "9 April"; but not after a capitalised word, a number or "to" ("Ubuntu 22.04.", "VS 2022
-    17.10.", "upgraded to 24.10." are versions; "Deadline 15.02." is missed), unless after another day so
-    written and a dash ("24.12.–06.01."). A day or month of one digit, "12.4.", may be a number ending a
-    sentence ("a ratio of 1.5.") or a version ("still on 22.4."): a date only after a word of dates ("due
-    12.4.", "on 12.3. at 9.30") or at either end of a range ("1.5.–30.9.", "12.3. to 16.3.")."""
+    17.10.", "upgraded to 24.10." are versions; "Deadline 15.02." is missed), nor at the end of a range
+    ``_dotted_range`` left as written ("Python 3.8. to 3.12."). A day or month of one digit, "12.4.", may
+    be a time or a number ending a sentence ("until 6.05.", "since 3.8.", "still on 22.4."): a date only
+    after a word that takes nothing else ("due 12.4.", "expires 5.11.", "Wed 9.4.") or "on" before a time
+    ("on 12.3. at 9.30")."""
     before = match.string[max(0, match.start() - 24):match.start()]
     day = f"{int(match.group(1))} {_MONTHS[int(match.group(2)) - 1]}"
     if before.endswith(("–", "– ")) and _DOTTED_DAY_END.search(before.rstrip(" –-")):
-        return day
-    if _DOTTED_RANGE_END.search(before):  # "12 March to 16.3."
-        return day
-    if _NO_DAY_BEFORE.search(before):
+        return day  # "24 December–06.01."
+    if _NO_DAY_BEFORE.search(before) or _DOTTED_RANGE_START.search(before):
         return match.group()
     if len(match.group(1)) == 2 and len(match.group(2)) == 2:
         return day
     if before.endswith(("on ", "On ")) and _DOTTED_ON_AFTER.match(match.string, match.end()):
-        return day  # "on 12.3. at 9.30", but no version nor setting: "still on 22.4.", "grinder on 5.6."
-    return day if (_DOTTED_DATE_WORD.search(before) or _DOTTED_AFTER.match(match.string, match.end())) else match.group()
+        return day
+    return day if _DOTTED_DATE_WORD.search(before) else match.group()
 
 
-_DOTTED_RANGE_END = _Regex(r"(?:\d (?:January|February|March|April|May|June|July|August|September|October|"
-                           r"November|December)|(?<![\w.])\d\d?\.\d\d?\.) (?:to|until|till) $")
-_DOTTED_DATE_WORD = _Regex(r"\b(?:from|until|till|due|since|starts|ends|expires|"
-                           r"mon|tue|tues|wed|thu|thur|thurs|fri|sat|sun|(?:mon|tues|wednes|thurs|fri|satur|sun)day) $",
-                           re.IGNORECASE)  # (no "by" nor "after": "up by 1.5.", "after 2.5.")
-_DOTTED_ON_AFTER = _Regex(r" (?:at|from|\d)\b")
-_DOTTED_AFTER = _Regex(r"\s?(?:[–-]|to|until|till)\s?\d\d?\.\d\d?\.")  # "1.5.–30.9.", "12.3. to 16.3."
+def _dotted_range(match: re.Match[str]) -> str:
+    """Both ends of a range of days and months with dots, or neither: "1.5.–30.9." is "1 May–30
+    September", "12.3. to 16.3." "12 March to 16 March", but "Python 3.8. to 3.12." stays (see
+    ``_dotted_day``)."""
+    if _NO_DAY_BEFORE.search(match.string, max(0, match.start() - 24), match.start()):
+        return match.group()
+    first, first_month, between, last, last_month = match.groups()
+    return (f"{int(first)} {_MONTHS[int(first_month) - 1]}{between}"
+            f"{int(last)} {_MONTHS[int(last_month) - 1]}")
 
 
 _DOTTED_DAY_END = _Regex(r"\d (?:January|February|March|April|May|June|July|August|September|October|November|"
-                         r"December)$|\d\d?\.\d\d?\.$")
+                         r"December)$")
+_DOTTED_RANGE_START = _Regex(r"\d\.\d\d?\.\s?(?:[–-]|to|until|till)\s?$")  # the end of a range left as written
+_DOTTED_DATE_WORD = _Regex(r"\b(?:due|expires|expiry|renews|deadline|"
+                           r"mon|tue|tues|wed|thu|thur|thurs|fri|sat|sun|(?:mon|tues|wednes|thurs|fri|satur|sun)day) $",
+                           re.IGNORECASE)
+_DOTTED_ON_AFTER = _Regex(r" (?:at|from|\d)\b")  # "on 12.3. at 9.30", no version: "still on 22.4."
 
 
 def _watts(match: re.Match[str]) -> str:
@@ -1290,8 +1296,8 @@ _CURRENCIES = {"$": "USD", "US$": "USD", "A$": "AUD", "AU$": "AUD", "C$": "CAD",
                "฿": "THB", "₱": "PHP", "₦": "NGN", "GH₵": "GHS", "GH¢": "GHS", "E£": "EGP",
                "Kč": "CZK", "zł": "PLN", "Ft": "HUF", "kr": "KRN",  # ("kr" any crown, "¥" the yuan or the yen:
                "원": "KRW", "円": "JPY", "元": "CNY"}  # no code's; in their own scripts, after the amount: "55,000원")
-_DOLLARS = frozenset(("aud", "cad", "nzd", "hkd", "sgd", "mxn", "cop", "ars", "clp"))  # the other dollars a bare
-# "$" may be, and the pesos of Latin America
+# the other dollars a bare "$" may be, and the pesos of Latin America, whose sign it is too
+_DOLLARS = frozenset(("aud", "cad", "nzd", "hkd", "sgd", "mxn", "cop", "ars", "clp"))
 # and the currencies a bare "kr" ("krn") or "¥" ("cnj") may be
 _BARE_SIGNS = (("krn", frozenset(("sek", "nok", "dkk", "isk"))), ("cnj", frozenset(("cny", "jpy"))),
                ("pso", frozenset(("php", "mxn", "ars", "cop", "clp", "usd"))),  # and "PSO", pesos of no country
@@ -1299,8 +1305,9 @@ _BARE_SIGNS = (("krn", frozenset(("sek", "nok", "dkk", "isk"))), ("cnj", frozens
 # told, which a bare "$" may be too ("$2,500 a month" in Mexico); and "RYL", rials or riyals of no country told
 # (but dirhams are the Emirates': "AED"), and "SHL", shillings of East Africa
 _US_DOLLARS = _Regex(r"\b(?:USD|usd)\b|\bUS ?\$|\bU\.S\. ?\$|\bUS [Dd]ollars?\b")  # no bare "$" ("lend us $50")
-# (no "kr" in "kr8s"; no forint in "100 Ft Rd", feet)
-_CURRENCY = r"(?:US|AU?|CA?|NZ|HK|SG?|R)?\$|GH[₵¢]|E£|[€£¥₹₩₽₺₪₫฿₱₦원円元]|Kč|zł|kr\b|Ft\b(?!\.? ?[A-Z])"
+# (no "kr" in "kr8s"; forints after a hundred or more only: "6 900 Ft", not feet, "a 6 Ft fence" or "100 Ft Rd")
+_CURRENCY = (r"(?:US|AU?|CA?|NZ|HK|SG?|R)?\$|GH[₵¢]|E£|[€£¥₹₩₽₺₪₫฿₱₦원円元]|Kč|zł|kr\b"
+             r"|(?:(?<=\d\d\d )|(?<=\d\d\d))Ft\b(?!\.? ?[A-Z])")
 _CURRENCY_NAMES = {"us": "USD", "australian": "AUD", "canadian": "CAD", "new zealand": "NZD", "hong kong": "HKD",
                    "singapore": "SGD", "euro": "EUR", "swiss": "CHF", "danish": "DKK", "norwegian": "NOK",
                    "swedish": "SEK", "japanese": "JPY", "indian": "INR", "south african": "ZAR", "british": "GBP",
@@ -1493,7 +1500,8 @@ _MONTH = (r"(Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec)(?:(?<=Jan)uary|(?<
 
 # The day of a date without a year, next to its month's name: "14 Feb", "the 14th of February", "Feb 14th"
 # (not a range's end, "10-14 Feb", nor a range after, "Feb 14-16"; see _yearless_days)
-_YEARLESS_DAY = _Regex(rf"(?<![\d./:–-])(?<!\d[\s–-])\b(0?[1-9]|[12]\d|3[01])(?:st|nd|rd|th)?(?:\.? | of the | of |-){_MONTH}"
+_YEARLESS_DAY = _Regex(rf"(?<![\d./:–-])(?<!\d[\s–-])\b(0?[1-9]|[12]\d|3[01])(?:st|nd|rd|th)?"
+                       rf"(?:\.? | of the | of |-){_MONTH}"
                        rf"|\b{_MONTH} (0?[1-9]|[12]\d|3[01])(?:st|nd|rd|th)?\b(?![.:,]?\d|\s?[-–]\s?\d)")
 
 
@@ -1553,7 +1561,7 @@ def _yearless_range(match: re.Match[str]) -> str:
 
 # the words that say a day and month follow ("on 07/07", "Thu 12/06"): before one, and ending the text before it
 _DATE_WORDS = ("on", "by", "from", "until", "till", "due", "before", "after", "since", "starts", "ends", "expires",
-               "renews", "renewal", "renewed", "mon",
+               "renews", "mon",
                "monday", "tue", "tues", "tuesday", "wed", "wednesday", "thu", "thur", "thurs", "thursday", "fri",
                "friday", "sat", "saturday", "sun", "sunday")
 _DATE_WORD_AT_END = _Regex(rf"\b(?:{'|'.join(_DATE_WORDS)}) $", re.IGNORECASE)
@@ -1727,10 +1735,11 @@ _PER_UNITS = {"mo": "month", "mos": "month", "yr": "year", "yrs": "year", "wk": 
 _GLUED_UNITS = r"wt|pt|yo|mcg|iu|psi|[kmg]wh|[kmg]w|[km]?va|mah|ma|[km]?v|dbm|dbi|db|gbe|nm|mpg|oz|tsp|tbsp"
 _GLUED_UNIT = _Regex(_GLUED_UNITS)
 _CURRENCY_SIGNS = ("$", "€", "£", "¥", "₹", "₩", "₽", "₺", "₪", "₫", "฿", "₱", "₦", "₵", "¢", "원", "円", "元",
-                   "kč", "zł", "kr", "ft")  # (case-folded)
+                   "kč", "zł", "kr", "#ft")  # (case-folded; forints after an amount only: "ft" is in "after")
 _CURRENCY_CODES = sorted({*_CURRENCIES.values(), *_DOT_GROUPED.split("|"), "SEK", "NOK", "ZAR", "MXN", "CNY", "KES",
                           "AED", "RMB", "MYR", "PHP", "PSO", "SAR", "QAR", "OMR", "MAD", "RYL",
                           "NGN", "GHS", "EGP", "UGX", "TZS", "SHL"})
+_CURRENCY_CODE_SET = frozenset(_CURRENCY_CODES)
 # ("RMB" the yuan's other name: "CNY", below)
 # an amount's thousands parted by spaces: "45 000" before "PLN" or "zł" (not "in 2024 500 €")
 _SPACE_GROUPED = r"(?:\d{1,3}(?: \d{3}(?!\d))+|\d+)"
@@ -1854,6 +1863,14 @@ def _number_in_words(match: re.Match[str]) -> str:
     return (str(int(number)) if number == int(number) else f"{number:g}") if told else match.group()
 
 
+def _whole_amount(match: re.Match[str]) -> str:
+    """"GBP 12.00" is "GBP 12", "GBP 12.00-14.00" "GBP 12-14"; but only after a currency's code."""
+    code, amount, between, last = match.groups()
+    if code not in _CURRENCY_CODE_SET:
+        return match.group()
+    return f"{code} {amount}{between}{last}" if last else f"{code} {amount}"
+
+
 _PHRASES: list[tuple[_Regex, Any, tuple[str, ...]]] = [
     # A time written with an "h", as in France: "8h00–8h45" is "8:00–8:45", "from 22h" "from 22:00" (a range, or
     # after a word of time: "a 2h30 drive" and "12h shifts" are spans, and so are "at 2h a day" and "on 6h shifts")
@@ -1954,8 +1971,11 @@ _PHRASES: list[tuple[_Regex, Any, tuple[str, ...]]] = [
     (_Regex(rf"{_DATE_START}(0?[1-9]|1[0-2])/(1[3-57-9]|2[0-9]|3[01]){_DATE_END}{_NO_RATE_AFTER}"
             r"(?!\s?(?:\"|in\b|inch))"), _month_first, _after_number("/")),
     # and a day and month with dots, as much of Europe writes them, the day first: "09.04." is "9 April", and both
-    # ends of "24.12.–06.01." (not a version ending a sentence, "Ubuntu 22.04.", "upgraded to 24.10.", "VS 2022
-    # 17.10."; see _dotted_day)
+    # ends of "24.12.–06.01." and "1.5.–30.9." (not a version ending a sentence, "Ubuntu 22.04.", "upgraded to
+    # 24.10.", "VS 2022 17.10."; see _dotted_range and _dotted_day)
+    (_Regex(r"(?<![\w.,:/€$£-])(?<![\w.]-)(0?[1-9]|[12][0-9]|3[01])\.(0?[1-9]|1[0-2])\."
+            r"(\s?[–-]\s?|\s(?:to|until|till)\s)(0?[1-9]|[12][0-9]|3[01])\.(0?[1-9]|1[0-2])\.(?!\d|\.\d)"),
+     _dotted_range, _after_number(".")),
     (_Regex(r"(?<![\w.,:/€$£-])(?<![\w.]-)(0?[1-9]|[12][0-9]|3[01])\.(0?[1-9]|1[0-2])\.(?!\d|\.\d)"), _dotted_day,
      _after_number(".")),
     # and the other end of its range, in the same order: "15/12–06/01" is "15 December–6 January" (no speeds down
@@ -1993,6 +2013,10 @@ _PHRASES: list[tuple[_Regex, Any, tuple[str, ...]]] = [
     (_Regex(rf"\b(?:last|final){_OF_THE_CALENDAR}(?:\s+day)?\s+of\b)", re.IGNORECASE),
      "0th", ("last", "final")),  # "the last Monday of the month", an ordinal too
     (_Regex(r"(?<=\w )[Nn]o\.\s?(?=\d)"), "number ", ("no.",)),  # "Invoice No. 7" says no "no"; "No. 3 failed" does
+    # a bare "$" before an amount grouped with dots, two digits or more first, is the pesos of Latin America:
+    # "$32.000" is "$32000", "$1.250.000" "$1250000" (but "$3.459" a price per gallon, "US$12.125" a share's)
+    (_Regex(r"(?<![\w$])\$ ?([1-9]\d{1,2}(?:\.\d{3})+|[1-9](?:\.\d{3}){2,})(?![\d.,]\d|\d)"),
+     lambda match: "$" + match.group(1).replace(".", ""), ("$",)),
     (_Regex(rf"{_SIGN_BEFORE}[-−–]({_CURRENCY})\s?(?=\d)|(?<![\w$])({_CURRENCY})\s?[-−–](?=\d)"),
      lambda match: _CURRENCIES[match.group(1) or match.group(2)] + " -",  # "-£120" is "GBP -120", no "£120"
      _CURRENCY_SIGNS),
@@ -2092,14 +2116,11 @@ _PHRASES: list[tuple[_Regex, Any, tuple[str, ...]]] = [
     (_Regex(r"(?<=\d),(?=\d{3}(?!\d))"), "", (",",)),
     # and so are "18'500" (Swiss) and, beside a currency that groups its thousands with dots, "EUR 142.000",
     # "EUR 1.250,50", "142.000 €" and both ends of "EUR 1.200-1.500" (no "USD 3.459", a price per gallon, nor
-    # "0.285 EUR", a price per kWh); and a bare "$" before two digits or more so grouped, the pesos of Latin
-    # America: "$32.000", "$1.250.000"
+    # "0.285 EUR", a price per kWh)
     (_Regex(r"(?<=\d)'(?=\d{3}(?!\d))"), "", _after_number("'")),
     (_Regex(rf"(?<=\b(?:{_DOT_GROUPED}) ){_DOT_GROUPED_AMOUNT}(?!\d|\.\d|,\d{{3}})|"
-            r"(?<=\bUSD )(?:[1-9]\d{1,2}(?:\.\d{3})+|[1-9](?:\.\d{3}){2,})(?!\d|\.\d|,\d{3})|"
             rf"(?<![\w.,]){_DOT_GROUPED_AMOUNT}(?=(?:,\d\d)? ?(?:€|(?:{_DOT_GROUPED}|euros?)\b|kr\b))"),
-     lambda match: match.group().replace(".", ""), ("€", "usd", *_DOT_GROUPED.lower().split("|"))),  # ("euro"
-    # holds "eur")
+     lambda match: match.group().replace(".", ""), ("€", *_DOT_GROUPED.lower().split("|"))),  # ("euro" holds "eur")
     # a decimal comma before a unit or after a currency: "1,5 kg" is 1.5 kg (no "1" beside "5 kg"), "EUR 12,50" 12.50
     (_Regex(r"(?<![\d,.])(\d{1,4}),(\d{1,2})(?=\s?(?:[kmcdμ]?[gl]|mcg|[kmc]?m|mi|ft|kwh|kw|[kmgt]b|lbs?|oz|h|hrs?|"
             r"hours?|mins?|minutes?|s|secs?|seconds?|days?|weeks?|months?|years?|percent|[A-Z]{3})\b|\s?[%°])|"
@@ -2111,7 +2132,7 @@ _PHRASES: list[tuple[_Regex, Any, tuple[str, ...]]] = [
             r"ft|kwh|kw|[kmgt]b|lbs?|oz|h|hrs?|hours?|mins?|minutes?|s|secs?|seconds?|days?|weeks?|months?|years?|"
             r"percent|bar|psi)\b|\s?[%°]))"), r"\1", (".0",)),
     # and so is an amount of money's: "GBP 12.00" (from "£12.00") is "GBP 12", "R$ 22,00" "BRL 22"
-    (_Regex(rf"(?<=\b(?:{'|'.join(_CURRENCY_CODES)}) )(\d+)\.00?(?![\d.,])"), r"\1", (".0",)),
+    (_Regex(r"\b([A-Z]{3}) (\d+)\.00(?:(\s?[-–]\s?)(\d+)\.00)?(?!\d|[.,]\d)"), _whole_amount, (".00",)),
     (_Regex(r"(?<![\w.#])(\d{1,9}(?:\.\d{1,9})?)([eE])([-+]?)(0?\d|1[0-2])\b(?![.-]\d)"),  # "1e-3" is 0.001, "2.5e6"
      _power_of_ten, _after_number("e")),  # 2500000; no colour "#1e3"
     # "135–165K" is "135K–165K", its first number the smaller (no "2019-20k")
@@ -2445,7 +2466,7 @@ def _rupees_or_shillings(match: re.Match[str]) -> str:
         "EGP " if match.group(4) else "CHF ")
 
 
-_NAME_BEFORE = _Regex(r"[A-Z][\w-]* $")
+_NAME_BEFORE = _Regex(r"(?:[A-Z][\w-]*|\b(?:the|a|an)) $")  # (or a model's: "the LE 5 chip")
 _YEAR_DIGITS_AT = _Regex(r"(?:19|20)\d\d\b")
 
 
@@ -2459,7 +2480,6 @@ _RUPIAH_OR_RINGGIT = _Regex(r"(?<![\w$])(?:(Rp\.? ?|IDR ?)|(RM ?))(?=\d)|(?<=\d)
                             r"|\d{3,5})(?!\w|[.,]\d)(\s?[A-Z])?)")
 _NO_RAND_BEFORE = _Regex(r"(?:(?<=[\w,] )[A-Z][\w-]*|\b\w*\d\w*"
                          r"|\b(?i:rooms?|codes?|models?|units?|ref|no|nr|grade|gr|route|road|highway|the))\.? $")
-
 
 
 def _rupiah_ringgit_or_rand(match: re.Match[str]) -> str:
@@ -2536,7 +2556,7 @@ def _adding_marker(match: re.Match[str]) -> str:
 _UPDATE_MARKERS = _Regex(  # (the lookahead, each marker's first letter, spares trying them all at each word)
     r"\b(?=[abcdefghilmnprstuw])(?:now|moved|switched|changed|upgraded|downgraded|bumped|raised|increased|decreased|"
     r"reduced|lowered|cut|replaced|(?<!\w )replacing(?= (?-i:[A-Z]))|is replacing(?= (?-i:[A-Z]))|"
-    r"replaces(?= (?-i:[A-Z]))|swapped|renamed|"
+    r"replaces(?= (?-i:[A-Z][^\W\dA-Z_]+)(?:[,.;]|$| (?:as|on|from|in)\b| (?-i:[A-Z])))|swapped|renamed|"
     r"migrated|no longer|instead(?! of)|anymore|any more|"
     r"has started|have started|started using|stopped|updated|extended|shortened|postponed|rescheduled|delayed|slipped|pushed back|brought forward|"
     r"(?:(?<![\w\s])|(?<=[;,—–] the )|(?<=[;,—–] our ))"
