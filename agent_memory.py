@@ -5157,17 +5157,20 @@ def _stand_in_told(one: _Analysis, other: _Analysis) -> bool:
     cover", "deputy", "steps in"): then the rule says nothing."""
     folded = one.folded
     if not ("away" in folded or " off" in folded or "leave" in folded or "absen" in folded or "sick" in folded
-            or "holiday" in folded or "vacation" in folded or "travel" in folded or "unavailable" in folded):
+            or "holiday" in folded or "vacation" in folded or "travel" in folded or "unavailable" in folded
+            or " out" in folded):
         return False  # (cheap first: most texts tell of no one away)
     return (any(person in _PERSON_WORDS or _word_key(person) in one.names and " the " not in match.group()
                 for match in _AWAY.finditer(folded) for person in match.groups() if person)
             and not _STAND_IN_WORDS.search(other.folded))  # ("if the EPR is unavailable": a thing)
 
 
-# someone away: "when Gareth Pope is away", "if she's off", "whenever he travels", "while user is on leave", "on
-# Liam's days off", "in her absence" (who: the word before the verb, or the owner)
+# someone away: "when Gareth Pope is away", "if she's off", "when Dev Patel is out", "when Tom's on his off
+# swing", "whenever he travels", "while user is on leave", "on Liam's days off", "in her absence" (who: the word
+# before the verb, or the owner)
 _AWAY = _Regex(r"\b(?:when|whenever|while|if)\s+(?:\S+\s+){0,3}?(?:([^\W\d_]+)(?:\s+(?:is|are|am|goes|go)|'s|'re|'m)\s+"
-               r"(?:away|off(?=\s*(?:[,.;:)]|$|work|duty|sick))|out sick|on (?:\w+ )?leave|absent|sick|ill|on holiday|"
+               r"(?:away|off(?=\s*(?:[,.;:)]|$|work|duty|sick))|out(?=\s*(?:[,.;:)]|$))|out sick|on (?:\w+ )?leave|"
+               r"on (?:\w+ )?off (?:swing|week|shift|rotation|days?)|absent|sick|ill|on holiday|"
                r"on vacation|unavailable(?=\s*(?:[,.;:)]|$)))|([^\W\d_]+)\s+(?:travels|is travel+ing))\b"
                r"|\b(?:on|during)\s+([^\W\d_]+)(?:'s|s')?\s+(?:days? off|leave|holidays?|absences?|vacations?)\b"
                r"|\bin\s+([^\W\d_]+)(?:'s|s')?\s+absence\b")
@@ -5176,7 +5179,7 @@ _PERSON_WORDS = frozenset("he she they we i user his her their".split())
 _STAND_IN_WORDS = _Regex(r"\b(?:away|off|leave|absen\w*|holidays?|vacations?|travel\w*|sick|ill|unavailable|cover\w*|"
                          r"deput\w*|deps?|relie\w*|standby|stand-in|backup|back-up|backs? up|stands? in|standing in|"
                          r"steps? in|subs?|substitut\w*|understud\w*|swap\w*|replac\w*|takes? over|fills? in|minds?|"
-                         r"abroad|(?:when|if) needed)\b")
+                         r"abroad|(?:when|if) needed|(?:nobody|no one)(?:'s| is)? (?:home|in|around))\b")
 
 
 # "when he's away" is "he is", but "when Darren's team is on call" is no Darren; "when Sam or Jo is off" is no one
