@@ -1316,7 +1316,7 @@ _CURRENCY_NAMES = {"us": "USD", "australian": "AUD", "canadian": "CAD", "new zea
                    "malaysian": "MYR", "ringgit": "MYR", "thai": "THB", "baht": "THB", "philippine": "PHP",
                    "mexican": "MXN", "peso": "PSO", "pesos": "PSO", "rand": "ZAR", "forint": "HUF", "forints": "HUF",
                    "naira": "NGN", "cedi": "GHS", "cedis": "GHS", "egyptian": "EGP", "kenyan": "KES", "ugandan": "UGX",
-                   "tanzanian": "TZS", "shilling": "SHL", "shillings": "SHL",
+                   "tanzanian": "TZS", "shilling": "SHL", "shillings": "SHL", "won": "KRW",
                    **dict.fromkeys(("zloty", "zlotys", "zlotych", "złoty", "złotys", "złotych"), "PLN"),
                    **dict.fromkeys(("koruna", "koruny", "korun"), "CZK"),
                    **dict.fromkeys(("rial", "rials", "riyal", "riyals"), "RYL"), "dirham": "AED", "dirhams": "AED"}
@@ -2049,14 +2049,14 @@ _PHRASES: list[tuple[_Regex, Any, tuple[str, ...]]] = [
             r"(Egyptian) pounds?|(Kenyan|Ugandan|Tanzanian) shillings?|"
             r"(Malaysian) ringgit|(Thai) baht|(Philippine|Mexican) pesos?)\b|(?<=\d )(euro)\b|"
             r"(?:(?<=\d )|(?<=\d[kK] ))(kron(?:er|or|e|a)|yen|yuan|rupiah|ringgit|baht|pesos?|(?-i:rand)|forints?|"
-            r"z[lł]ot(?:y|ys|ych)|korun[ay]?|riy?als?|dirhams?|naira|cedis?|shillings?)\b|"
+            r"z[lł]ot(?:y|ys|ych)|korun[ay]?|riy?als?|dirhams?|naira|cedis?|shillings?)\b|(?<=\d\d\d )(won)\b|"
             r"(?:Chinese )?(renminbi)\b|"
             r"(?:(?<=\d )|(?<=\d[kKmM] )|(?<=\d \())((?-i:RMB))\b|\b((?-i:RMB))(?= ?\d)",
             re.IGNORECASE),
      lambda match: _CURRENCY_NAMES[next(filter(None, match.groups())).casefold()],
      ("dollar", "euro", "franc", "kron", " yen", "rupee", " rand", "pound", "yuan", "renminbi", "rmb", "rupiah",
       "ringgit", "baht", "peso", "forint", "zloty", "złot", "korun", "rial", "riyal", "dirham", "naira", "cedi",
-      "shilling")),
+      "shilling", " won")),
     (_Regex(rf"(?<=\b[Ii]n )({_CURRENCY})(?![\w$])"), lambda match: _CURRENCIES[match.group(1)],  # "in US$"
      _CURRENCY_SIGNS),
     # pence are pounds: "45p a mile" and "45 pence a mile" are "GBP 0.45 a mile" (one or two digits: "1080p" is a
@@ -2126,6 +2126,12 @@ _PHRASES: list[tuple[_Regex, Any, tuple[str, ...]]] = [
             r"hours?|mins?|minutes?|s|secs?|seconds?|days?|weeks?|months?|years?|percent|[A-Z]{3})\b|\s?[%°])|"
             r"(?<=\b[A-Z]{3} )(\d{1,9}),(\d{1,2})(?![\d,]|\.\d)"),
      lambda match: f"{match.group(1) or match.group(3)}.{match.group(2) or match.group(4)}", (",",)),
+    # a lap time of minutes, seconds and their fraction is its seconds: "1:58.604" is "118.604", "0:45.912" "45.912"
+    # (no clock time has a fraction)
+    (_Regex(r"(?<![\w:.])(\d{1,2}):([0-5]\d)\.(\d{1,3})(?![\d:]|\.\d)"),
+     lambda match: f"{int(match.group(1)) * 60 + int(match.group(2))}.{match.group(3)}", (":",)),
+    # a pressure in kilopascals is in bar: "180 kPa" is "1.8 bar", as tyre pressures are given either way
+    (_Regex(r"(?<![\w.,])(\d{2,4}) ?kPa\b"), lambda match: f"{int(match.group(1)) / 100:g} bar", _after_number("k")),
     # "1.0 mL" is "1 mL"; without a unit, no: the tag "postgres:16.0" pins more than "postgres:16", and "7.0 LTS".
     # A range's first number too, its unit after the second: "1.0–2.0 mL" is "1–2 mL", no "1.0–2 mL"
     (_Regex(r"(?<![\w.:])(\d+)\.0+(?=(?:\s?(?:[-–—]|to)\s?\d+(?:\.\d+)?)?(?:\s?(?i:[kmcdμ]?[gl]|mcg|[kmc]?m|mi|"

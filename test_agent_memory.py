@@ -2787,7 +2787,8 @@ class FeaturesReadValuesOneWay(unittest.TestCase):
             "Costs 250 TL.", "Due on 09.04.", "Away 09/09–13/09.", "Lands on 07/07.", "Due Thu 4/11.", "Strips from 10/08 to 10/10.",
             "Open Mo–Fr 08:00–18:30, Sa 08:30–13:00.", "Meal at 10.30, guests from 11.30.", "A 1 hr 40 min block.", "OT at time-and-a-half.",
             "Install 16.–18.03.2026; CHF 98.– an hour; school Di/Do.", "Drop-off 8h00–8h45, fasted from 22h.",
-            "A 40 cubic metre van.", "Off half a day.", "Costs £12.00 a visit.", "Open 1.5.–30.9.; $32.000 a box."]
+            "A 40 cubic metre van.", "Off half a day.", "Costs £12.00 a visit.", "Open 1.5.–30.9.; $32.000 a box.",
+            "Best lap 1:58.604 on 180 kPa."]
         # and a number before each unit, glued, spaced or hyphenated ("#s" is a need for what follows a number)
         units = ("s secs seconds h hrs hours mins minutes m mn million k kg kilograms g grams ms ml dl l yrs wks d w y "
                  "in inch inches fps kb px khz rpm km cm mm mi mg mph gib ft lbs wt pt yo mcg iu psi kwh kw kva mpg oz "
@@ -6599,6 +6600,18 @@ class ContradictionsAreNeverMerged(unittest.TestCase):
                 self.assertEqual(am._normalise(other), other)
         self.assertEqual(action_beside("Quanta Magazine pays $2.00 per word; her pieces are edited by Lena Hartig.",
                                        "Quanta: $2 a word, and Lena Hartig edits her stuff."), "merge")  # (asked)
+
+    def test_lap_times_pressures_in_kilopascals_and_won(self):  # held-out 757, 759: restatements added
+        for written, read in (("PB 1:58.604, then 0:45.912", "PB 118.604, then 45.912"),
+                              ("Cold: 180 kPa front", "Cold: 1.8 bar front"),
+                              ("Dues 50,000 won a month", "Dues KRW 50000 a month")):
+            with self.subTest(written=written):
+                self.assertEqual(am._normalise(written), read)
+        for other in ("Meet at 10:30.", "Image v1:58.6", "Played 10, won 7", "Season: 10 won, 2 lost"):
+            with self.subTest(other=other):  # a time, a tag, games won
+                self.assertEqual(am._normalise(other), other)
+        self.assertEqual(action_beside("Cold pressures on RE-12D: 180 kPa front, 170 kPa rear.",
+                                       "RE-12D cold: 1.8 bar F / 1.7 bar R."), "merge")  # (was added at 0.19)
 
     def test_half_a_day_or_month_is_no_whole_one(self):  # held-out 725: merged at 0.74
         for written, read in (("Off half a day.", "Off 0.5 day."), ("Half a month's rent.", "0.5 month's rent."),
