@@ -4376,10 +4376,17 @@ def _roles_turned(a: _Analysis, b: _Analysis) -> bool:
     owners = "'" in a.folded and "'" in b.folded
     def plain(text: _Analysis) -> set[str]:  # "mentees'" is "mentee"
         return {_word_key(key.rstrip("'")) for key in text.word_keys}
-    if len(a.word_keys) != len(b.word_keys) or (set(a.word_keys) != set(b.word_keys)
-                                                 and not (owners and plain(a) == plain(b))):
+    # a name only one text holds is a surname or the like, beside a name both hold ("Megan Fourie spots for
+    # Sipho" / "Sipho spots for Megan"): read without it
+    surnames = [set(text.word_keys) - set(other_text.word_keys) for text, other_text in ((a, b), (b, a))]
+    if not all(extra <= text.names for extra, text in zip(surnames, (a, b))):
+        surnames = [set(), set()]
+    if (len(a.word_keys) - len(surnames[0]) != len(b.word_keys) - len(surnames[1])
+            or (set(a.word_keys) - surnames[0] != set(b.word_keys) - surnames[1]
+                and not (owners and plain(a) == plain(b)))):
         return False  # (cheap first: most pairs differ in a word)
-    one, other = (_TURN_WORD.findall(_THE_USER.sub("user", text.folded)) for text in (a, b))
+    one, other = ([word for word in _TURN_WORD.findall(_THE_USER.sub("user", text.folded))
+                   if _word_key(word) not in extra] for text, extra in zip((a, b), surnames))
     if owners or Counter(one) != Counter(other):  # "The Kowalskis take in parcels for the user" / "User takes ..."
         one, other = ([_word_key(_unowned(word)) for word in said] for said in (one, other))
     if Counter(one) != Counter(other):  # "Mrs Keane gives the house her spare bin tags" / "... its spare ..."
