@@ -2049,7 +2049,8 @@ _PHRASES: list[tuple[_Regex, Any, tuple[str, ...]]] = [
             r"(Egyptian) pounds?|(Kenyan|Ugandan|Tanzanian) shillings?|"
             r"(Malaysian) ringgit|(Thai) baht|(Philippine|Mexican) pesos?)\b|(?<=\d )(euro)\b|"
             r"(?:(?<=\d )|(?<=\d[kK] ))(kron(?:er|or|e|a)|yen|yuan|rupiah|ringgit|baht|pesos?|(?-i:rand)|forints?|"
-            r"z[lł]ot(?:y|ys|ych)|korun[ay]?|riy?als?|dirhams?|naira|cedis?|shillings?)\b|(?<=\d\d\d )(won)\b|"
+            r"z[lł]ot(?:y|ys|ych)|korun[ay]?|riy?als?|dirhams?|naira|cedis?|shillings?)\b|"
+            r"(?:(?<=\d,\d\d\d )|(?<=\d\d\d\d\d )|(?<=\d[kK] ))(won)\b|"
             r"(?:Chinese )?(renminbi)\b|"
             r"(?:(?<=\d )|(?<=\d[kKmM] )|(?<=\d \())((?-i:RMB))\b|\b((?-i:RMB))(?= ?\d)",
             re.IGNORECASE),
@@ -2126,12 +2127,15 @@ _PHRASES: list[tuple[_Regex, Any, tuple[str, ...]]] = [
             r"hours?|mins?|minutes?|s|secs?|seconds?|days?|weeks?|months?|years?|percent|[A-Z]{3})\b|\s?[%°])|"
             r"(?<=\b[A-Z]{3} )(\d{1,9}),(\d{1,2})(?![\d,]|\.\d)"),
      lambda match: f"{match.group(1) or match.group(3)}.{match.group(2) or match.group(4)}", (",",)),
-    # a lap time of minutes, seconds and their fraction is its seconds: "1:58.604" is "118.604", "0:45.912" "45.912"
-    # (no clock time has a fraction)
-    (_Regex(r"(?<![\w:.])(\d{1,2}):([0-5]\d)\.(\d{1,3})(?![\d:]|\.\d)"),
-     lambda match: f"{int(match.group(1)) * 60 + int(match.group(2))}.{match.group(3)}", (":",)),
-    # a pressure in kilopascals is in bar: "180 kPa" is "1.8 bar", as tyre pressures are given either way
-    (_Regex(r"(?<![\w.,])(\d{2,4}) ?kPa\b"), lambda match: f"{int(match.group(1)) / 100:g} bar", _after_number("k")),
+    # a lap time of minutes, seconds and their fraction is its seconds: "1:58.604" is "118.604 s", "0:45.912"
+    # "45.912 s" (no clock time has a fraction; no scale or ratio: "1:25.000 scale", "1:50.5 parts")
+    (_Regex(r"(?<![\w:.])(\d{1,2}):([0-5]\d)\.(?!000)(\d{1,3})(?![\d:]|\.\d|\s?(?:scale|parts?)\b)"),
+     lambda match: f"{int(match.group(1)) * 60 + int(match.group(2))}.{match.group(3)} s", (":",)),
+    # a pressure in kilopascals is in bar: "180 kPa" is "1.8 bar", "180–200 kPa" "1.8–2 bar", as tyre pressures are
+    # given either way
+    (_Regex(r"(?<![\w.,])(\d{2,4})(?:(\s?[-–]\s?)(\d{2,4}))? ?kPa\b"),
+     lambda match: (f"{int(match.group(1)) / 100:g}" + (f"{match.group(2)}{int(match.group(3)) / 100:g}"
+                                                         if match.group(3) else "") + " bar"), _after_number("k")),
     # "1.0 mL" is "1 mL"; without a unit, no: the tag "postgres:16.0" pins more than "postgres:16", and "7.0 LTS".
     # A range's first number too, its unit after the second: "1.0–2.0 mL" is "1–2 mL", no "1.0–2 mL"
     (_Regex(r"(?<![\w.:])(\d+)\.0+(?=(?:\s?(?:[-–—]|to)\s?\d+(?:\.\d+)?)?(?:\s?(?i:[kmcdμ]?[gl]|mcg|[kmc]?m|mi|"
@@ -5192,7 +5196,8 @@ _PERSON_WORDS = frozenset("he she they we i user his her their".split())
 _STAND_IN_WORDS = _Regex(r"\b(?:away|off|leave|absen\w*|holidays?|vacations?|travel\w*|sick|ill|unavailable|cover\w*|"
                          r"deput\w*|deps?|relie\w*|standby|stand-in|backup|back-up|backs? up|stands? in|standing in|"
                          r"steps? in|subs?|substitut\w*|understud\w*|swap\w*|replac\w*|takes? over|fills? in|minds?|"
-                         r"abroad|(?:when|if) needed|(?:nobody|no one)(?:'s| is)? (?:home|in|around))\b")
+                         r"abroad|(?:when|if) needed|(?:is|are|am|'s|'re|'m) out(?! of)|"
+                         r"(?:nobody|no one)(?:(?:'s| is) (?:home|in|around)| (?:home|around)))\b")
 
 
 # "when he's away" is "he is", but "when Darren's team is on call" is no Darren; "when Sam or Jo is off" is no one
