@@ -1290,12 +1290,14 @@ _CONTRAST_CUE = _Regex(r"(?<![a-z'])(?:%s)(?![a-z'])|n't(?![a-z'])" % "|".join(
 _PREFERRERS = frozenset(("user", "i", "we", "they", "he", "she", "who", "always", "usually", "had", "has", "have",
                          "would", "'d"))
 _RANGE_BEFORE = _Regex(r"\d\s*(?:[-–—]|\bto|\band|\bor)\s*$", re.IGNORECASE)  # "30 to 60 minutes", not "set to 60"
+# ("kr" is any crown, "¥" the yuan or the yen: no code's; "원", "円" and "元" in their own scripts, after the
+# amount: "55,000원")
 _CURRENCIES = {"$": "USD", "US$": "USD", "A$": "AUD", "AU$": "AUD", "C$": "CAD", "CA$": "CAD", "NZ$": "NZD",
                "HK$": "HKD", "S$": "SGD", "SG$": "SGD", "R$": "BRL", "€": "EUR", "£": "GBP",
                "¥": "CNJ", "₹": "INR", "₩": "KRW", "₽": "RUB", "₺": "TRY", "₪": "ILS", "₫": "VND",
                "฿": "THB", "₱": "PHP", "₦": "NGN", "GH₵": "GHS", "GH¢": "GHS", "E£": "EGP",
-               "Kč": "CZK", "zł": "PLN", "Ft": "HUF", "kr": "KRN",  # ("kr" any crown, "¥" the yuan or the yen:
-               "원": "KRW", "円": "JPY", "元": "CNY"}  # no code's; in their own scripts, after the amount: "55,000원")
+               "Kč": "CZK", "zł": "PLN", "Ft": "HUF", "kr": "KRN",
+               "원": "KRW", "円": "JPY", "元": "CNY"}
 # the other dollars a bare "$" may be, and the pesos of Latin America, whose sign it is too
 _DOLLARS = frozenset(("aud", "cad", "nzd", "hkd", "sgd", "mxn", "cop", "ars", "clp"))
 # and the currencies a bare "kr" ("krn") or "¥" ("cnj") may be
@@ -1736,11 +1738,11 @@ _GLUED_UNITS = r"wt|pt|yo|mcg|iu|psi|[kmg]wh|[kmg]w|[km]?va|mah|ma|[km]?v|dbm|db
 _GLUED_UNIT = _Regex(_GLUED_UNITS)
 _CURRENCY_SIGNS = ("$", "€", "£", "¥", "₹", "₩", "₽", "₺", "₪", "₫", "฿", "₱", "₦", "₵", "¢", "원", "円", "元",
                    "kč", "zł", "kr", "#ft")  # (case-folded; forints after an amount only: "ft" is in "after")
+# ("RMB" the yuan's other name: "CNY", below)
 _CURRENCY_CODES = sorted({*_CURRENCIES.values(), *_DOT_GROUPED.split("|"), "SEK", "NOK", "ZAR", "MXN", "CNY", "KES",
                           "AED", "RMB", "MYR", "PHP", "PSO", "SAR", "QAR", "OMR", "MAD", "RYL",
                           "NGN", "GHS", "EGP", "UGX", "TZS", "SHL"})
 _CURRENCY_CODE_SET = frozenset(_CURRENCY_CODES)
-# ("RMB" the yuan's other name: "CNY", below)
 # an amount's thousands parted by spaces: "45 000" before "PLN" or "zł" (not "in 2024 500 €")
 _SPACE_GROUPED = r"(?:\d{1,3}(?: \d{3}(?!\d))+|\d+)"
 _AFTER_AMOUNT = r"(?:(?<=\d)|(?<=\d[a-zA-Z])|(?<=\d[a-zA-Z]{2})|(?<=\d [a-zA-Z])|(?<=\d [a-zA-Z]{2}))"
@@ -2468,6 +2470,7 @@ _RUPEES_OR_SHILLINGS = _Regex(r"(?<![\w$])(?:(Rs\.? ?)|(K[Ss]hs?\.? ?)|(USh\.? ?
 
 
 def _rupees_or_shillings(match: re.Match[str]) -> str:
+    """The code of the currency ``_RUPEES_OR_SHILLINGS`` found, or the text as written."""
     if match.group(4) and (_NAME_BEFORE.search(match.string, 0, match.start())
                            or _YEAR_DIGITS_AT.match(match.string, match.end())):
         return match.group()  # no pound of a model's trim: "Camry LE 2018", "Corolla LE 35" (nor of a postcode,
@@ -4380,8 +4383,8 @@ def _roles_turned(a: _Analysis, b: _Analysis) -> bool:
     owners = "'" in a.folded and "'" in b.folded
     def plain(text: _Analysis) -> set[str]:  # "mentees'" is "mentee"
         return {_word_key(key.rstrip("'")) for key in text.word_keys}
-    # a name only one text holds is a surname or the like, beside a name both hold ("Megan Fourie spots for
-    # Sipho" / "Sipho spots for Megan"): read without it
+    # names only one text holds, a surname most often, are read as absent ("Megan Fourie spots for Sipho" /
+    # "Sipho spots for Megan"); any other word only one holds ends it
     surnames = [set(text.word_keys) - set(other_text.word_keys) for text, other_text in ((a, b), (b, a))]
     if not all(extra <= text.names for extra, text in zip(surnames, (a, b))):
         surnames = [set(), set()]
