@@ -1227,9 +1227,9 @@ def _dotted_range(match: re.Match[str]) -> str:
 _DOTTED_DAY_END = _Regex(r"\d (?:January|February|March|April|May|June|July|August|September|October|November|"
                          r"December)$")
 _DOTTED_RANGE_START = _Regex(r"\d\.\d\d?\.\s?(?:[–-]|to|until|till)\s?$")  # the end of a range left as written
-_DOTTED_DATE_WORD = _Regex(r"\b(?:due|expires|expiry|renews|deadline|"
-                           r"mon|tue|tues|wed|thu|thur|thurs|fri|sat|sun|(?:mon|tues|wednes|thurs|fri|satur|sun)day) $",
-                           re.IGNORECASE)
+_WEEKDAY_WORDS = ("mon", "monday", "tue", "tues", "tuesday", "wed", "wednesday", "thu", "thur", "thurs", "thursday",
+                  "fri", "friday", "sat", "saturday", "sun", "sunday")  # (and in _DATE_WORDS)
+_DOTTED_DATE_WORD = _Regex(rf"\b(?:due|expires|expiry|renews|deadline|{'|'.join(_WEEKDAY_WORDS)}) $", re.IGNORECASE)
 _DOTTED_ON_AFTER = _Regex(r" (?:at|from|\d)\b")  # "on 12.3. at 9.30", no version: "still on 22.4."
 
 
@@ -1563,9 +1563,7 @@ def _yearless_range(match: re.Match[str]) -> str:
 
 # the words that say a day and month follow ("on 07/07", "Thu 12/06"): before one, and ending the text before it
 _DATE_WORDS = ("on", "by", "from", "until", "till", "due", "before", "after", "since", "starts", "ends", "expires",
-               "renews", "mon",
-               "monday", "tue", "tues", "tuesday", "wed", "wednesday", "thu", "thur", "thurs", "thursday", "fri",
-               "friday", "sat", "saturday", "sun", "sunday")
+               "renews", *_WEEKDAY_WORDS)
 _DATE_WORD_AT_END = _Regex(rf"\b(?:{'|'.join(_DATE_WORDS)}) $", re.IGNORECASE)
 _SCORED = _Regex(r"\b(?:scores?|scored|rated|rating|NPS|out of)\b", re.IGNORECASE)  # "from 7/10 to 4/10" scores
 
