@@ -1871,6 +1871,20 @@ def _whole_amount(match: re.Match[str]) -> str:
     return f"{code} {amount}{between}{last}" if last else f"{code} {amount}"
 
 
+# Who does it, as a noun and as its verb
+_AGENT_NOUNS = {"reviewer": "review", "trainer": "train", "mentor": "mentor", "supervisor": "supervise",
+                "coach": "coach", "tutor": "tutor", "assessor": "assess", "approver": "approve", "editor": "edit",
+                "proofreader": "proofread"}
+
+
+def _agent_as_verb(match: re.Match[str]) -> str:
+    """"is the reviewer for" is "reviews", "are the mentors of" "mentor", "I'm the coach of" "user coach"."""
+    said, verb = match.group(1).lower(), _AGENT_NOUNS[match.group(2).lower()]
+    if said == "is":
+        return verb + ("es " if verb.endswith(("ch", "ss")) else "s ")
+    return verb + " " if said == "are" else "user " + verb + " "
+
+
 _PHRASES: list[tuple[_Regex, Any, tuple[str, ...]]] = [
     # A time written with an "h", as in France: "8h00–8h45" is "8:00–8:45", "from 22h" "from 22:00" (a range, or
     # after a word of time: "a 2h30 drive" and "12h shifts" are spans, and so are "at 2h a day" and "on 6h shifts")
@@ -2384,6 +2398,12 @@ _PHRASES: list[tuple[_Regex, Any, tuple[str, ...]]] = [
      ("eastern", "pacific", "central", "mountain", *(f"{zone}{kind}t" for zone in "epcm" for kind in "sd"))),
     # the minus sign, a dash before a number, the word: "−16", "–16" and "minus 16" are "-16" (no "10 minus 4")
     (_Regex(rf"{_SIGN_BEFORE}(?:[−–‒˗]|(?<![\d.] )\bminus )(?=\d)", re.IGNORECASE), "-", ("−", "–", "‒", "˗", "minus")),
+    # who does it, told as a noun, is told as a verb: "Faizal is the reviewer on Nurul's work" is "Faizal reviews
+    # Nurul's work", "I'm the mentor for two juniors" "user mentor two juniors", so that roles turned read as such
+    # (not before a day: "is the coach on Saturdays" tells when)
+    (_Regex(rf"\b(is|are|I'm|user am) (?:the |an? )?({'|'.join(_AGENT_NOUNS)})s? (?:for|on|of) "
+            rf"(?!(?:{'|'.join(_WEEKDAY_WORDS)})s?\b|weekends?\b)", re.IGNORECASE),
+     _agent_as_verb, tuple(_AGENT_NOUNS)),
 ]
 _PHRASE_NEEDS = tuple(sorted({part for _, _, needs in _PHRASES for part in needs if part[0] != "#"}))
 _NUMBER_NEEDS = tuple(sorted({part for _, _, needs in _PHRASES for part in needs if part[0] == "#"}))
