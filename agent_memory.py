@@ -3161,7 +3161,12 @@ def _normalise(text: str) -> str:
                 break
         else:
             break
-    if len(_DURATION.findall(text)) == 1:  # with two ("1 hour ... 24 hours"), "1 day" could stand for the other
+    # a limit in days is one in hours where the text tells of one span, or of such limits only ("SMS a day
+    # before, email 3 days before"); beside a span that is none, "2 days" could stand for it ("a week and a day
+    # before", "time out after 2 hours; expire after 48 hours"), and the limits are left as said
+    durations = len(_DURATION.findall(text))
+    if durations == 1 or durations and sum(_time_limit(match) != match.group()
+                                           for match in _TIME_LIMIT.finditer(text)) == durations:
         text = _TIME_LIMIT.sub(_time_limit, text)
     return text
 
