@@ -2120,9 +2120,15 @@ _PHRASES: list[tuple[_Regex, Any, tuple[str, ...]]] = [
      _hours_and_a_half, ("half",)),
     (_Regex(r"(?<![-–])\b(an?|one|1)\s(?:minutes? and a half|and a half minutes?)\b", re.IGNORECASE),
      lambda match: match.group() if _part_of_more(match) else "90 seconds", ("half",)),  # as "1.5 minutes" is
-    (_Regex(r"\bhalf(?: an |-)hour\b", re.IGNORECASE), "30 minutes", ("half",)),
+    # "every half hour" and "half-hourly" are "every 30 minutes" (no "hourly", every hour)
+    (_Regex(r"\bhalf(?: an |-| )hour(ly)?\b", re.IGNORECASE),
+     lambda match: "every 30 minutes" if match.group(1) else "30 minutes", ("half",)),
     (_Regex(r"\bthree[- ]quarters of an hour\b", re.IGNORECASE), "45 minutes", ("quarter",)),
-    (_Regex(r"\b(?:a )?quarter(?: of an |-| )hour\b", re.IGNORECASE), "15 minutes", ("quarter",)),
+    (_Regex(r"\b(?:a )?quarter(?: of an |-| )hour(ly)?\b", re.IGNORECASE),
+     lambda match: "every 15 minutes" if match.group(1) else "15 minutes", ("quarter",)),
+    # a day and a half is 36 hours, as "1.5 days" is
+    (_Regex(r"(?<![-–])\b(?:(?:an?|one|1) day and a half|(?:one and a half|1\.5)[ -]days?)\b(?![-–])", re.IGNORECASE),
+     lambda match: match.group() if _part_of_more(match) else "36 hours", ("half", "#day")),
     # "half a day" is "0.5 day", no "1 day" ("half a month's rent" / "one month's rent")
     (_Regex(r"\bhalf an? (day|week|fortnight|month)\b", re.IGNORECASE), r"0.5 \1", ("half",)),
     (_Regex(r"\b(?:an?|one)\s(?:full\s|whole\s)?(hour|day|week|fortnight|month|year)\b", re.IGNORECASE), _one_unit,

@@ -2797,7 +2797,7 @@ class FeaturesReadValuesOneWay(unittest.TestCase):
             "Open Mo–Fr 08:00–18:30, Sa 08:30–13:00.", "Meal at 10.30, guests from 11.30.", "A 1 hr 40 min block.", "OT at time-and-a-half.",
             "Install 16.–18.03.2026; CHF 98.– an hour; school Di/Do.", "Drop-off 8h00–8h45, fasted from 22h.",
             "A 40 cubic metre van.", "Off half a day.", "Costs £12.00 a visit.", "Open 1.5.–30.9.; $32.000 a box.",
-            "Best lap 1:58.604 on 180 kPa.", "Faizal is the reviewer on Nurul's work."]
+            "Best lap 1:58.604 on 180 kPa.", "Faizal is the reviewer on Nurul's work.", "Allow a day and a half."]
         # and a number before each unit, glued, spaced or hyphenated ("#s" is a need for what follows a number)
         units = ("s secs seconds h hrs hours mins minutes m mn million k kg kilograms g grams ms ml dl l yrs wks d w y "
                  "in inch inches fps kb px khz rpm km cm mm mi mg mph gib ft lbs wt pt yo mcg iu psi kwh kw kva mpg oz "
@@ -6662,6 +6662,19 @@ class ContradictionsAreNeverMerged(unittest.TestCase):
         self.assertNotEqual(action_beside("Brokerage: one month's rent from each side (licensor and licensee).",
                                           "Brokerage on renewals is half a month's rent, for the licensor only."),
                             "merge")
+
+    def test_half_hourly_is_every_30_minutes_and_a_day_and_a_half_36_hours(self):  # held-out 768, 761 and 55 older
+        for written, read in (("Syncs half-hourly.", "Syncs every 30 minutes."),  # no "hourly", every hour
+                              ("Polled every half hour.", "Polled every 30 minutes."),
+                              ("Checked quarter-hourly.", "Checked every 15 minutes."),
+                              ("Allow a day and a half.", "Allow 36 hours."), ("A 1.5-day course.", "A 36 hours course."),
+                              ("Takes 1-1.5 days.", "Takes 1-1.5 days.")):  # a range's end stays
+            with self.subTest(written=written):
+                self.assertEqual(am._normalise(written), read)
+        self.assertEqual(action_beside("The high-intent trial users audience syncs to HubSpot every 30 minutes",
+                                       "HubSpot receives the high-intent trial users audience every half hour"), "merge")
+        self.assertNotEqual(action_beside("Readings arrive via the HomeLINK API every hour.",
+                                          "Readings arrive via the HomeLINK API half-hourly."), "merge")
 
     def test_r_before_an_amount_is_the_rand(self):  # held-out 721, 729, 733 and many older: restatements asked
         for written, read in (("Quoted R19 400 to fix the R5.", "Quoted ZAR 19400 to fix the R5."),
