@@ -1871,6 +1871,9 @@ def _whole_amount(match: re.Match[str]) -> str:
     return f"{code} {amount}{between}{last}" if last else f"{code} {amount}"
 
 
+_Q_UNITS = {"h": "hour", "hr": "hour", "d": "day", "wk": "week", "m": "month", "mo": "month"}  # "q3h", "q6mo"
+
+
 # Who does it, as a noun and as its verb
 _AGENT_NOUNS = {"reviewer": "review", "trainer": "train", "mentor": "mentor", "supervisor": "supervise",
                 "coach": "coach", "tutor": "tutor", "assessor": "assess", "approver": "approve", "editor": "edit",
@@ -2404,6 +2407,15 @@ _PHRASES: list[tuple[_Regex, Any, tuple[str, ...]]] = [
      ("eastern", "pacific", "central", "mountain", *(f"{zone}{kind}t" for zone in "epcm" for kind in "sd"))),
     # the minus sign, a dash before a number, the word: "−16", "–16" and "minus 16" are "-16" (no "10 minus 4")
     (_Regex(rf"{_SIGN_BEFORE}(?:[−–‒˗]|(?<![\d.] )\bminus )(?=\d)", re.IGNORECASE), "-", ("−", "–", "‒", "˗", "minus")),
+    # how often, one way: a prescription's "q3mo" and "q3h" are "every 3 months" and "every 3 hours"; "every six
+    # months", "half-yearly" and "semi-annually" are "2 times a year", as "twice a year" is ("two visits a year"
+    # keeps its 2)
+    (_Regex(r"\bq([1-9]\d?)(h|hr|d|wk|mo?)\b"),
+     lambda match: f"every {match.group(1)} {_Q_UNITS[match.group(2)]}{'s' if match.group(1) != '1' else ''}",
+     ("q",)),
+    (_Regex(r"\b(?:every (?:6|six) months|(?:6|six)-monthly|half-?yearly|semi-?annually|twice-yearly"
+            r"|(?:twice|two times|2 times|2 ?[x×]) (?:(?:a|per|each) year|yearly))\b", re.IGNORECASE),
+     "2 times a year", ("every", "monthly", "year", "annually")),
     # who does it, told as a noun, is told as a verb: "Faizal is the reviewer on Nurul's work" is "Faizal reviews
     # Nurul's work", "I'm the mentor for two juniors" "user mentor two juniors", so that roles turned read as such
     # (not before a day: "is the coach on Saturdays" tells when)
