@@ -1871,6 +1871,23 @@ def _whole_amount(match: re.Match[str]) -> str:
     return f"{code} {amount}{between}{last}" if last else f"{code} {amount}"
 
 
+_BARE_HOURS = _Regex(r"(?<![\w.:/£$€'-])((?:[6-9]|1[01])(?:[:.][0-5]\d)?)(\s?[-–]\s?|\s(?:to|till|until|til)\s)"
+                     r"([1-7])(?::([0-5]\d))?"
+                     r"(?![\w:/%°'-]|[.,]\d|\s?(?:[ap]\.?m\b|h\b|hrs?\b|hours?\b|k?[gm]\b|[-–]?\d))",
+                     re.IGNORECASE)
+_AT_NIGHT = _Regex(r"\b(?:night|overnight|evening|late)", re.IGNORECASE)
+_CODE_BEFORE = _Regex(r"\b[A-Z]{3} $")  # a currency's: "GBP 9.50-5"
+
+
+def _bare_hours_after_noon(match: re.Match[str]) -> str:
+    """"9-5" is "9-17:00" and "8.30 till 5:30" "8:30 till 17:30": its end before its start, after noon."""
+    start = match.group(1).replace(".", ":")
+    if (int(match.group(3)) >= int(start.partition(":")[0]) or _AT_NIGHT.search(match.string)
+            or _CODE_BEFORE.search(match.string, 0, match.start())):
+        return match.group()
+    return f"{start}{match.group(2)}{int(match.group(3)) + 12}:{match.group(4) or '00'}"
+
+
 _Q_UNITS = {"h": "hour", "hr": "hour", "d": "day", "wk": "week", "m": "month", "mo": "month"}  # "q3h", "q6mo"
 
 
@@ -2407,6 +2424,10 @@ _PHRASES: list[tuple[_Regex, Any, tuple[str, ...]]] = [
      ("eastern", "pacific", "central", "mountain", *(f"{zone}{kind}t" for zone in "epcm" for kind in "sd"))),
     # the minus sign, a dash before a number, the word: "−16", "–16" and "minus 16" are "-16" (no "10 minus 4")
     (_Regex(rf"{_SIGN_BEFORE}(?:[−–‒˗]|(?<![\d.] )\bminus )(?=\d)", re.IGNORECASE), "-", ("−", "–", "‒", "˗", "minus")),
+    # a range of bare hours that ends at an hour before its start ends after noon, as working hours do: "9-5",
+    # "7 till 4" and "8.30–5" are "9-17:00", "7 till 16:00" and "8:30–17:00" (from 6 to 11 o'clock, to 1 to 7;
+    # not at night: "nights 10-6"; nor a score, a unit's range or money: "won 7-4 3-6", "7-4 kg", "GBP 9.50-5")
+    (_BARE_HOURS, _bare_hours_after_noon, ("#-", "#–", "##", "#to ", "#till ", "#until ", "#til ")),
     # how often, one way: a prescription's "q3mo" and "q3h" are "every 3 months" and "every 3 hours"; "every six
     # months", "half-yearly" and "semi-annually" are "2 times a year", as "twice a year" is ("two visits a year"
     # keeps its 2)
