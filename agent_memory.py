@@ -2937,12 +2937,12 @@ def _clock_said(match: re.Match[str]) -> str:
 # "after 2 in the afternoon" is "after 2pm in the afternoon", "at 3 each afternoon" "at 3pm each afternoon" (else 15:00
 # and 3 are two values); the part of the day stays for its opposites: "at 7 in the morning" is 7:00, which is 7, and no
 # "at 7 in the evenings". "Takes 2 in the morning" (pills) is no time: a time follows a preposition, or has its
-# minutes ("runs 7:30 in the morning"). And "to eight at night" is to 8pm (a night from six to eleven: "increased to
-# 2 at night" is a dose)
+# minutes ("runs 7:30 in the morning"). And "to eight at night" and "at 6 every night" are to 8pm and at 6pm (a night
+# from six to eleven: "increased to 2 at night" is a dose)
 _DAY_PART = _Regex(r"(?:(?<=\bat )|(?<=\bafter )|(?<=\bpast )|(?<=\bbefore )|(?<=\bby )|(?<=\buntil )|(?<=\btill )|"
                    r"(?<=\bfrom )|(?<=\bto )|(?<=\baround )|(?<![\w:.])(?=(?:1[0-2]|[1-9]):\d\d ))"
                    rf"(1[0-2]|[1-9]|{'|'.join(_HOURS)})(:\d\d)?(?: o'clock)? "
-                   r"((?:in the|each|every) (morning|afternoon|evening)|at (night))\b", re.IGNORECASE)
+                   r"((?:in the|each|every) (morning|afternoon|evening)|(?:at|each|every) (night))\b", re.IGNORECASE)
 
 
 def _day_part_time(match: re.Match[str]) -> str:

@@ -2918,7 +2918,10 @@ class FeaturesReadValuesOneWay(unittest.TestCase):
         self.assertEqual(am._normalise("Outreach runs half seven in the morning to eight at night."),
                          "Outreach runs 07:30 in the morning to 20:00 at night.")
         self.assertEqual(am._normalise("Leaves at half eleven at night."), "Leaves at 23:30 at night.")
+        self.assertEqual(am._normalise("Dinner at 6 every night, lights out at 11 each night."),  # held-out 139
+                         "Dinner at 18:00 every night, lights out at 23:00 each night.")
         for text in ("Takes 2 at night.", "Lights out at 12 at night.", "Logged 17:30 in the morning report.",
+                     "Takes 2 every night.",
                      "Melatonin increased to 2 at night.", "Back by 2 at night."):
             with self.subTest(text=text):  # pills; midnight or noon, unsure; no hour inside "17:30"; a dose (review
                 # of a061c4a: "increased to 2 at night" read 02:00): a night is from six to eleven
