@@ -2026,6 +2026,10 @@ _PHRASES: list[tuple[_Regex, Any, tuple[str, ...]]] = [
     (_Regex(r"(?<=\d\d)(?: ?[×✕] ?| x |(?<=\d\d\d) by (?=\d\d\d(?!\d)))(?=\d\d)"), "x", _after_number("×✕xb")),
     (_Regex(rf"\b(\d{{1,3}})[xX](?= (?:(?:a|an|per|each|every) (?:other |second )?{_TIME_UNIT}|{_PERIODICAL})\b)"),
      r"\1 times", _after_number("x")),  # "3x a week", "3x daily"
+    # a count of things named: "2x 32A PDUs" and "3 × Deco X55" are "2 32A PDUs" and "3 Deco X55" (no multiple: "2x
+    # the hourly rate", "2x on Sundays", "a 2x Barlow", "10x multiplier", "3 × 12 tiles")
+    (_Regex(r"(?<![\w.,])(?<!\ba )(?<!\ban )([2-9]|1[0-2])(?:[x×] (?=[A-Z0-9])| [x×] (?=[A-Z]))"), r"\1 ",
+     _after_number("x×")),
     # a dose's times a day in a prescription's Latin: "500 mg BD" is "500 mg 2 times daily", "1 tab TID" "1 tab 3
     # times daily"; no bid at an auction ("a 500 bid"), which has no unit of a dose
     (_Regex(rf"(\d ?{_DOSE_UNIT} )({_DOSES_A_DAY})(?![\w.])", re.IGNORECASE),
