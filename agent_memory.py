@@ -3536,7 +3536,8 @@ def _template_fields(text: str, code_spans: list[tuple[int, int]], atoms: list[_
             elif (periodical and kind == "word" and every is None and not atom.lower().startswith("bi")
                   and not _PRICE_AFTER.match(text, end)):
                 measures.add(f"1 {key}")  # no rate of a number: "weekly" is "every week"; no "hourly rate"
-        elif key in _PERIODS and every is None and atom.lower().endswith("ly"):
+        elif (key in _PERIODS and every is None and atom.lower().endswith("ly")
+              and not _PRICE_AFTER.match(text, end)):  # (no "nightly rate", a price a night)
             measures.add(f"every {key}")  # "quarterly" and "termly" are "every quarter" and "every term"
         if (kind == "word" and last_kind == "number" and named and atom.lower().endswith("ly")
                 and (key in _UNITS or key in _PERIODS) and clause and clause[-1] == key):

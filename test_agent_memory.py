@@ -6723,6 +6723,13 @@ class ContradictionsAreNeverMerged(unittest.TestCase):
                                        "TD6-37 tumblers.", "Laundry kit is 2x Electrolux WH6-27 washers and 2x "
                                        "Electrolux TD6-37 dryers."), "merge")
 
+    def test_a_nightly_rate_is_a_price_a_night_not_every_night(self):  # held-out 768: asked
+        self.assertNotIn("every night", am._analyse("Late check-out to 16:00 is half the nightly rate.").keys)
+        self.assertIn("every night", am._analyse("Backups run nightly.").keys)
+        self.assertEqual(action_beside("User may approve late check-out to 13:00 for PLN 60; until 16:00 is half the "
+                                       "nightly rate.", "Late checkout: User can OK 1pm for 60 zł; up to 4pm costs "
+                                       "50% of the night rate."), "merge")
+
     def test_r_before_an_amount_is_the_rand(self):  # held-out 721, 729, 733 and many older: restatements asked
         for written, read in (("Quoted R19 400 to fix the R5.", "Quoted ZAR 19400 to fix the R5."),
                               ("R 780 a user, R0.95 a sheet, R1.2m cover, R3,20 per km.",
