@@ -1875,26 +1875,107 @@ _BARE_HOURS = _Regex(r"(?<![\w.:/£$€'-])((?:[6-9]|1[01])(?:[:.][0-5]\d)?)(\s?
                      r"([1-7])(?::([0-5]\d))?"
                      r"(?![\w:/%°'-]|[.,]\d|\s?(?:[ap]\.?m\b|h\b|hrs?\b|hours?\b|k?[gm]\b|[-–]?\d))",
                      re.IGNORECASE)
-_AT_NIGHT = _Regex(r"\b(?:night|overnight|evening|late)", re.IGNORECASE)
+_AT_NIGHT = _Regex(r"\b(?:nights?|overnight|evenings?|late)\b", re.IGNORECASE)
 _CODE_BEFORE = _Regex(r"\b[A-Z]{3} $")  # a currency's: "GBP 9.50-5"
+
+
+@functools.lru_cache(maxsize=8)
+def _told_at_night(text: str) -> bool:
+    """Does ``text`` tell of a night? Once a text, not once a range in it (a rota of 6,000 "9-5"s)."""
+    return bool(_AT_NIGHT.search(text))
+
+
+# a score, a record or odds before a range is no time: "beat Riverside 9-3", "won 6-4", "record is 6-2", "odds 9-4"
+_SCORE_BEFORE = _Regex(r"\b(?:beat|beats|beaten|won|wins?|lost|loses?|drew|draw|drawn|defeated|led|leads?|scored?|"
+                       r"scores|scoreline|record|odds)\b[^.;:\n]{0,40}$", re.IGNORECASE)
+# a count after a range is no time: "from 10 to 5 mg", "cut from 11 to 7 pupils", "bedding 6 to 1 sand"
+_COUNT_AFTER = _Regex(r" (?:mg|mcg|ml|units?|tabs?|tablets?|pills?|doses?|st|stone|lbs?|pupils|people|players|"
+                      r"staff|members|kids|children|students|sharp|parts?|sand|goals|points|runs|wickets)\b",
+                      re.IGNORECASE)
 
 
 def _bare_hours_after_noon(match: re.Match[str]) -> str:
     """"9-5" is "9-17:00" and "8.30 till 5:30" "8:30 till 17:30": its end before its start, after noon."""
     start = match.group(1).replace(".", ":")
-    if (int(match.group(3)) >= int(start.partition(":")[0]) or _AT_NIGHT.search(match.string)
-            or _CODE_BEFORE.search(match.string, 0, match.start())):
+    if (int(match.group(3)) >= int(start.partition(":")[0]) or _told_at_night(match.string)
+            or _CODE_BEFORE.search(match.string, max(0, match.start() - 5), match.start())
+            or _SCORE_BEFORE.search(match.string, max(0, match.start() - 60), match.start())
+            or _COUNT_AFTER.match(match.string, match.end())
+            or match.group(2) == " to " and match.string.endswith("at ", 0, match.start())):  # "at 10 to 5": 4:50
         return match.group()
     return f"{start}{match.group(2)}{int(match.group(3)) + 12}:{match.group(4) or '00'}"
 
 
+_WORKING_DAYS = _Regex(r"\b(?:leave|holidays?|pto|vacation|annual|in lieu|toil|off|pay|paid|pays|wages?|salary|rate|"
+                       r"bill(?:s|ed)?|charge[sd]?|invoice[sd]?|courses?|workshops?|training|seminars?|audits?|"
+                       r"on[ -]site|accrue[sd]?|working|workdays?|business|days' work|man[ -]days?)\b", re.IGNORECASE)
+
+
+@functools.lru_cache(maxsize=8)
+def _told_of_working_days(text: str) -> bool:
+    """Does ``text`` tell of working days (``_WORKING_DAYS``)? Once a text."""
+    return bool(_WORKING_DAYS.search(text))
+
+
+def _day_and_a_half(match: re.Match[str]) -> str:
+    """"a day and a half" and "1.5 days" are "36 hours", but working days ("1.5 days of leave") "1.5 days"."""
+    if _part_of_more(match):
+        return match.group()
+    if _told_of_working_days(match.string):
+        return "1.5-day" if match.group().endswith("-day") else "1.5 days"
+    return "36 hours"
+
+
+# an amount or a count right before: "GBP 2 every six months", "2 percent every six months", "2 days off every ..."
+_COUNT_BEFORE = _Regex(r"(?<![\w.-])\d(?:[\d.,]*\d)?(?: percent)? (?:(?!or |and )[a-z]+ ){0,2}$")
+
+
+def _twice_a_year(match: re.Match[str]) -> str:
+    """"every six months" and "half-yearly" are "2 times a year", but not after a count or an amount ("rises £2
+    every six months" is no "rises £2 twice a year", which reads as "£2 a year"); "twice a year" is 2 times anyway."""
+    if match.group()[0] not in "tT2" and _COUNT_BEFORE.search(match.string, max(0, match.start() - 40), match.start()):
+        return match.group()
+    return "2 times a year"
+
+
+def _every_minutes(match: re.Match[str], minutes: str) -> str:
+    """"half-hourly" is "every 30 minutes", "half hour" "30 minutes"; but "a half-hourly rate" is a price per 30
+    minutes, no "every 30 minutes" (as "an hourly rate" is no "every hour")."""
+    if match.group(1) and not _PRICE_AFTER.match(match.string, match.end()):
+        return f"every {minutes} minutes"
+    return f"{minutes} minutes"
+
+
 _Q_UNITS = {"h": "hour", "hr": "hour", "d": "day", "wk": "week", "m": "month", "mo": "month"}  # "q3h", "q6mo"
+
+
+def _every_so_long(match: re.Match[str]) -> str:
+    """A prescription's "q3h" is "every 3 hours", "q6mo" and "q6m" "every 6 months"; but "q15m", as a ward
+    writes minutes, may be either, and stays."""
+    count, unit = match.group(1), _Q_UNITS[match.group(2)]
+    if match.group(2) == "m" and count not in ("1", "2", "3", "4", "6", "9", "12"):
+        return match.group()
+    return f"every {count} {unit}{'s' if count != '1' else ''}"
 
 
 # Who does it, as a noun and as its verb
 _AGENT_NOUNS = {"reviewer": "review", "trainer": "train", "mentor": "mentor", "supervisor": "supervise",
                 "coach": "coach", "tutor": "tutor", "assessor": "assess", "approver": "approve", "editor": "edit",
                 "proofreader": "proofread"}
+
+
+def _verb_s(verb: str) -> str:
+    """"review" is "reviews", "coach" "coaches"."""
+    return verb + ("es" if verb.endswith(("ch", "ss")) else "s")
+
+
+def _agent_of_user(match: re.Match[str]) -> str:
+    """"user's mentor is Ana Lopez" and "Ana Lopez is user's mentor" are "Ana Lopez mentors user": the user's
+    coach coaches the user, where "I'm the coach for Ana" is "user coach Ana" (the user coaching)."""
+    verb = _verb_s(_AGENT_NOUNS[(match.group("noun") or match.group("noun2")).lower()])
+    if match.group("name"):
+        return f"{match.group('name')} {verb} user" + (f" {match.group('where')}" if match.group("where") else "")
+    return f"{verb} user"
 
 
 def _agent_as_verb(match: re.Match[str]) -> str:
@@ -2146,13 +2227,15 @@ _PHRASES: list[tuple[_Regex, Any, tuple[str, ...]]] = [
      lambda match: match.group() if _part_of_more(match) else "90 seconds", ("half",)),  # as "1.5 minutes" is
     # "every half hour" and "half-hourly" are "every 30 minutes" (no "hourly", every hour)
     (_Regex(r"\bhalf(?: an |-| )hour(ly)?\b", re.IGNORECASE),
-     lambda match: "every 30 minutes" if match.group(1) else "30 minutes", ("half",)),
+     lambda match: _every_minutes(match, "30"), ("half",)),
     (_Regex(r"\bthree[- ]quarters of an hour\b", re.IGNORECASE), "45 minutes", ("quarter",)),
     (_Regex(r"\b(?:a )?quarter(?: of an |-| )hour(ly)?\b", re.IGNORECASE),
-     lambda match: "every 15 minutes" if match.group(1) else "15 minutes", ("quarter",)),
-    # a day and a half is 36 hours, as "1.5 days" is
-    (_Regex(r"(?<![-–])\b(?:(?:an?|one|1) day and a half|(?:one and a half|1\.5)[ -]days?)\b(?![-–])", re.IGNORECASE),
-     lambda match: match.group() if _part_of_more(match) else "36 hours", ("half", "#day")),
+     lambda match: _every_minutes(match, "15"), ("quarter",)),
+    # a day and a half is 36 hours, as "1.5 days" is; but a working day's ("1.5 days of leave", "a day and a half's
+    # pay", "a 1.5-day course") is no 24 hours: 1.5 days
+    (_Regex(r"(?<![-–])\b(?:(?:an?|one|1) day and a half|(?:one and a half|1\.5)[ -]days?)\b(?![-–])",
+            re.IGNORECASE),
+     _day_and_a_half, ("half", "#day")),
     # "half a day" is "0.5 day", no "1 day" ("half a month's rent" / "one month's rent")
     (_Regex(r"\bhalf an? (day|week|fortnight|month)\b", re.IGNORECASE), r"0.5 \1", ("half",)),
     (_Regex(r"\b(?:an?|one)\s(?:full\s|whole\s)?(hour|day|week|fortnight|month|year)\b", re.IGNORECASE), _one_unit,
@@ -2435,18 +2518,23 @@ _PHRASES: list[tuple[_Regex, Any, tuple[str, ...]]] = [
     # how often, one way: a prescription's "q3mo" and "q3h" are "every 3 months" and "every 3 hours"; "every six
     # months", "half-yearly" and "semi-annually" are "2 times a year", as "twice a year" is ("two visits a year"
     # keeps its 2)
-    (_Regex(r"\bq([1-9]\d?)(h|hr|d|wk|mo?)\b"),
-     lambda match: f"every {match.group(1)} {_Q_UNITS[match.group(2)]}{'s' if match.group(1) != '1' else ''}",
-     ("q",)),
+    (_Regex(r"\bq([1-9]\d?)(h|hr|d|wk|mo?)\b"), _every_so_long, ("q",)),
     (_Regex(r"\b(?:every (?:6|six) months|(?:6|six)-monthly|half-?yearly|semi-?annually|twice-yearly"
             r"|(?:twice|two times|2 times|2 ?[x×]) (?:(?:a|per|each) year|yearly))\b", re.IGNORECASE),
-     "2 times a year", ("every", "monthly", "year", "annually")),
+     _twice_a_year, ("every", "monthly", "year", "annually")),
     # who does it, told as a noun, is told as a verb: "Faizal is the reviewer on Nurul's work" is "Faizal reviews
     # Nurul's work", "I'm the mentor for two juniors" "user mentor two juniors", so that roles turned read as such
     # (not before a day: "is the coach on Saturdays" tells when)
     (_Regex(rf"\b(is|are|I'm|user am) (?:the |an? )?({'|'.join(_AGENT_NOUNS)})s? (?:for|on|of) "
             rf"(?!(?:{'|'.join(_WEEKDAY_WORDS)})s?\b|weekends?\b)", re.IGNORECASE),
      _agent_as_verb, tuple(_AGENT_NOUNS)),
+    # the user's coach coaches the user: "my mentor is Ana Lopez" and "Ana Lopez is my mentor" are "Ana Lopez
+    # mentors user", told apart from "I'm the mentor for Ana Lopez", "user mentor Ana Lopez" (no "my assistant coach")
+    (_Regex(rf"\buser's (?P<noun>{'|'.join(_AGENT_NOUNS)}) (?:(?P<where>(?:at|for|on|in) [^,.;]{1,60}?) )?is "
+            r"(?P<name>(?:(?:Dr|Mrs?|Ms|Prof)\.? )?[A-Z][\w'-]*(?: (?:(?:de|van|von|der|da|di|le|la) )*[A-Z][\w'-]*)"
+            r"{0,3})(?=[,.;:(]|$)"
+            rf"|\bis user's (?P<noun2>{'|'.join(_AGENT_NOUNS)})\b(?=[,.;:&]| at\b|$)"),
+     _agent_of_user, tuple(_AGENT_NOUNS)),
 ]
 _PHRASE_NEEDS = tuple(sorted({part for _, _, needs in _PHRASES for part in needs if part[0] != "#"}))
 _NUMBER_NEEDS = tuple(sorted({part for _, _, needs in _PHRASES for part in needs if part[0] == "#"}))
