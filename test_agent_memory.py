@@ -5132,6 +5132,12 @@ class ContradictionsAreNeverMerged(unittest.TestCase):
                 self.assertEqual(am._from_to_swapped(am._analyse(old), am._analyse(new)), swapped)
                 self.assertEqual(am._from_to_swapped(am._analyse(new), am._analyse(old)), swapped)
 
+    def assert_normalised(self, cases):
+        """Each (written, read) case normalises to what it reads as."""
+        for written, read in cases:
+            with self.subTest(written=written):
+                self.assertEqual(am._normalise(written), read)
+
     def assert_told_apart(self, rule, cases):
         """``rule`` reads each (entry, write, apart) case the same both ways round, and the detector does
         not merge a case it tells apart."""
@@ -6690,16 +6696,14 @@ class ContradictionsAreNeverMerged(unittest.TestCase):
                                           "Readings arrive via the HomeLINK API half-hourly."), "merge")
 
     def test_every_six_months_is_twice_a_year(self):  # held-out 526, 725, 771 and 65 older: asked or added
-        for written, read in (("Serviced every six months.", "Serviced 2 times a year."),
-                              ("Serviced twice yearly; checked half-yearly.",
-                               "Serviced 2 times a year; checked 2 times a year."),
-                              ("Audited semi-annually, 2x a year.", "Audited 2 times a year, 2 times a year."),
-                              ("Recall q3mo, else q6m; feeds q3h.",
-                               "Recall every 3 months, else 2 times a year; feeds every 3 hours."),
-                              ("Vitals q15m.", "Vitals q15m."),  # minutes, as a ward writes it, or months: unsure
-                              ("Q3 revenue; every 3 months.", "Q3 revenue; every 3 months.")):  # no quarter's name
-            with self.subTest(written=written):
-                self.assertEqual(am._normalise(written), read)
+        self.assert_normalised((("Serviced every six months.", "Serviced 2 times a year."),
+                                ("Serviced twice yearly; checked half-yearly.",
+                                 "Serviced 2 times a year; checked 2 times a year."),
+                                ("Audited semi-annually, 2x a year.", "Audited 2 times a year, 2 times a year."),
+                                ("Recall q3mo, else q6m; feeds q3h.",
+                                 "Recall every 3 months, else 2 times a year; feeds every 3 hours."),
+                                ("Vitals q15m.", "Vitals q15m."),  # minutes, as a ward writes it, or months: unsure
+                                ("Q3 revenue; every 3 months.", "Q3 revenue; every 3 months.")))  # no quarter's name
         self.assertEqual(action_beside("Prefers to do mid-tenancy inspections herself every 6 months, usually on a "
                                        "Saturday morning.", "Does her own mid-tenancy inspections twice a year, "
                                        "typically Saturday mornings."), "merge")
@@ -6710,18 +6714,16 @@ class ContradictionsAreNeverMerged(unittest.TestCase):
                                           "Landlord can raise rent by £2 a year."), "merge")
 
     def test_bare_hours_ending_before_they_start_end_after_noon(self):  # held-out 189, 461 and 133 more asked
-        for written, read in (("Works 7-4 in the week.", "Works 7-16:00 in the week."),
-                              ("Open 9.30 till 5, Sat 9 till 1.", "Open 9:30 till 17:00, Sat 9 till 13:00."),
-                              ("In from 8:30 to 5:15.", "In from 8:30 to 17:15."),
-                              ("Open 9 until 5:30.", "Open 9 until 17:30."),  # no 21:00-17:30
-                              ("Nights 10-6.", "Nights 10-6."),  # at night it may end in the morning
-                              ("Open 9-11, 3-6.", "Open 9-11, 3-6."),  # ends after their starts
-                              ("Scores 6-4 3-6; 7-4 kg; 9-1.5 m; \u00a39.50-5.",
-                               "Scores 6-4 3-6; 7-4 kg; 9-1.5 m; GBP 9.50-5."),
-                              ("Beat Hull 10-4; record is 6-2; dose cut from 10 to 5 mg; meet at 10 to 5.",  # review
-                               "Beat Hull 10-4; record is 6-2; dose cut from 10 to 5 mg; meet at 10 to 5.")):
-            with self.subTest(written=written):
-                self.assertEqual(am._normalise(written), read)
+        self.assert_normalised((("Works 7-4 in the week.", "Works 7-16:00 in the week."),
+                                ("Open 9.30 till 5, Sat 9 till 1.", "Open 9:30 till 17:00, Sat 9 till 13:00."),
+                                ("In from 8:30 to 5:15.", "In from 8:30 to 17:15."),
+                                ("Open 9 until 5:30.", "Open 9 until 17:30."),  # no 21:00-17:30
+                                ("Nights 10-6.", "Nights 10-6."),  # at night it may end in the morning
+                                ("Open 9-11, 3-6.", "Open 9-11, 3-6."),  # ends after their starts
+                                ("Scores 6-4 3-6; 7-4 kg; 9-1.5 m; \u00a39.50-5.",
+                                 "Scores 6-4 3-6; 7-4 kg; 9-1.5 m; GBP 9.50-5."),
+                                ("Beat Hull 10-4; record is 6-2; dose cut from 10 to 5 mg; meet at 10 to 5.",  # review
+                                 "Beat Hull 10-4; record is 6-2; dose cut from 10 to 5 mg; meet at 10 to 5.")))
         self.assertEqual(action_beside("Weekly planned maintenance window is Tuesday 06:00-14:00 with the whole mill "
                                        "stopped.", "Every Tuesday the whole mill stops from 6 till 2 for planned "
                                        "maintenance."), "merge")
