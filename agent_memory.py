@@ -1982,7 +1982,7 @@ def _agent_as_verb(match: re.Match[str]) -> str:
     """"is the reviewer for" is "reviews", "are the mentors of" "mentor", "I'm the coach of" "user coach"."""
     said, verb = match.group(1).lower(), _AGENT_NOUNS[match.group(2).lower()]
     if said == "is":
-        return verb + ("es " if verb.endswith(("ch", "ss")) else "s ")
+        return _verb_s(verb) + " "
     return verb + " " if said == "are" else "user " + verb + " "
 
 
@@ -2513,7 +2513,8 @@ _PHRASES: list[tuple[_Regex, Any, tuple[str, ...]]] = [
     (_Regex(rf"{_SIGN_BEFORE}(?:[−–‒˗]|(?<![\d.] )\bminus )(?=\d)", re.IGNORECASE), "-", ("−", "–", "‒", "˗", "minus")),
     # a range of bare hours that ends at an hour before its start ends after noon, as working hours do: "9-5",
     # "7 till 4" and "8.30–5" are "9-17:00", "7 till 16:00" and "8:30–17:00" (from 6 to 11 o'clock, to 1 to 7;
-    # not at night: "nights 10-6"; nor a score, a unit's range or money: "won 7-4 3-6", "7-4 kg", "GBP 9.50-5")
+    # not at night: "nights 10-6"; nor a score, a count, a dose, a unit's range or money: "beat Hull 10-4", "from
+    # 10 to 5 mg", "7-4 kg", "GBP 9.50-5"; nor a clock's "at 10 to 5")
     (_BARE_HOURS, _bare_hours_after_noon, ("#-", "#–", "##", "#to ", "#till ", "#until ", "#til ")),
     # how often, one way: a prescription's "q3mo" and "q3h" are "every 3 months" and "every 3 hours"; "every six
     # months", "half-yearly" and "semi-annually" are "2 times a year", as "twice a year" is ("two visits a year"
