@@ -1879,10 +1879,11 @@ _AT_NIGHT = _Regex(r"\b(?:nights?|overnight|evenings?|late)\b", re.IGNORECASE)
 _CODE_BEFORE = _Regex(r"\b[A-Z]{3} $")  # a currency's: "GBP 9.50-5"
 
 
-@functools.lru_cache(maxsize=8)
-def _told_at_night(text: str) -> bool:
-    """Does ``text`` tell of a night? Once a text, not once a range in it (a rota of 6,000 "9-5"s)."""
-    return bool(_AT_NIGHT.search(text))
+@functools.lru_cache(maxsize=16)
+def _tells(words: _Regex, text: str) -> bool:
+    """Does ``text`` hold one of ``words`` (``_AT_NIGHT``, ``_WORKING_DAYS``)? Searched once a text, not once a
+    match in it (a rota of 6,000 "9-5"s)."""
+    return bool(words.search(text))
 
 
 # a score, a record or odds before a range is no time: "beat Riverside 9-3", "won 6-4", "record is 6-2", "odds 9-4"
@@ -1897,7 +1898,7 @@ _COUNT_AFTER = _Regex(r" (?:mg|mcg|ml|units?|tabs?|tablets?|pills?|doses?|st|sto
 def _bare_hours_after_noon(match: re.Match[str]) -> str:
     """"9-5" is "9-17:00" and "8.30 till 5:30" "8:30 till 17:30": its end before its start, after noon."""
     start = match.group(1).replace(".", ":")
-    if (int(match.group(3)) >= int(start.partition(":")[0]) or _told_at_night(match.string)
+    if (int(match.group(3)) >= int(start.partition(":")[0]) or _tells(_AT_NIGHT, match.string)
             or _CODE_BEFORE.search(match.string, max(0, match.start() - 5), match.start())
             or _SCORE_BEFORE.search(match.string, max(0, match.start() - 60), match.start())
             or _COUNT_AFTER.match(match.string, match.end())
@@ -1911,17 +1912,11 @@ _WORKING_DAYS = _Regex(r"\b(?:leave|holidays?|pto|vacation|annual|in lieu|toil|o
                        r"on[ -]site|accrue[sd]?|working|workdays?|business|days' work|man[ -]days?)\b", re.IGNORECASE)
 
 
-@functools.lru_cache(maxsize=8)
-def _told_of_working_days(text: str) -> bool:
-    """Does ``text`` tell of working days (``_WORKING_DAYS``)? Once a text."""
-    return bool(_WORKING_DAYS.search(text))
-
-
 def _day_and_a_half(match: re.Match[str]) -> str:
     """"a day and a half" and "1.5 days" are "36 hours", but working days ("1.5 days of leave") "1.5 days"."""
     if _part_of_more(match):
         return match.group()
-    if _told_of_working_days(match.string):
+    if _tells(_WORKING_DAYS, match.string):
         return "1.5-day" if match.group().endswith("-day") else "1.5 days"
     return "36 hours"
 
