@@ -6695,6 +6695,15 @@ class ContradictionsAreNeverMerged(unittest.TestCase):
         self.assertNotEqual(action_beside("Readings arrive via the HomeLINK API every hour.",
                                           "Readings arrive via the HomeLINK API half-hourly."), "merge")
 
+    def test_arrivals_are_no_departures_and_upstairs_no_downstairs(self):  # held-out 787: merged at 0.88
+        self.assertNotEqual(action_beside("Gates C32 and C34 are the ones we use most for WestJet departures to "
+                                          "Calgary.", "WestJet inbound from Calgary usually arrives at gates C32 "
+                                          "and C34."), "merge")
+        for one, other in (("upstairs", "downstairs"), ("upstream", "downstream"), ("arrivals", "departures")):
+            with self.subTest(one=one):
+                self.assertTrue(am._opposed(am._analyse(f"The {one} rooms are cleaned on Mondays."),
+                                            am._analyse(f"The {other} rooms are cleaned on Mondays.")))
+
     def test_every_six_months_is_twice_a_year(self):  # held-out 526, 725, 771 and 65 older: asked or added
         self.assert_normalised((("Serviced every six months.", "Serviced 2 times a year."),
                                 ("Serviced twice yearly; checked half-yearly.",
