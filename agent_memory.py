@@ -1936,6 +1936,29 @@ def _twice_a_year(match: re.Match[str]) -> str:
     return "2 times a year"
 
 
+# "every morning" told with its time is "daily" at that time: "every morning at 7:00" and "daily at 07:00" say the
+# same, as do "each evening at 18:30" and "every day at 6:30pm"; only where every time the text tells is in that
+# part of the day, and not before a second part ("every morning and evening" is twice a day). The night is left as
+# it is said: "nightly" and "every night" already read alike, and reading them as "daily" moved nightly jobs of
+# one schedule closer together than their other words keep them apart
+_EVERY_DAY_PART = _Regex(r"\b(?:every|each) (morning|evening)\b"
+                         r"(?! (?:and|or|&|plus) (?:every |each )?(?:morning|afternoon|evening|night|lunch))",
+                         re.IGNORECASE)
+_PART_HOURS = {"morning": range(4, 12), "evening": range(17, 23)}
+_NUMBER_BEFORE = _Regex(r"\d\W*$")
+
+
+def _every_day_part(match: re.Match[str]) -> str:
+    """"every morning" is "daily" where every clock time in the text is in the morning ("each evening" likewise);
+    without a time it says more than "daily", and stays; after a number it is "every day" ("3 daily" is a rate)."""
+    hours = _PART_HOURS[match.group(1).lower()]
+    times = _HOUR_OF_CLOCK.findall(match.string)
+    if not times or any(int(hour) not in hours for hour in times) or _PRICE_AFTER.match(match.string, match.end()):
+        return match.group()
+    said = "every day" if _NUMBER_BEFORE.search(match.string, 0, match.start()) else "daily"
+    return said.capitalize() if match.group()[0].isupper() else said
+
+
 def _every_minutes(match: re.Match[str], minutes: str) -> str:
     """"half-hourly" is "every 30 minutes", "half hour" "30 minutes"; but "a half-hourly rate" is a price per 30
     minutes, no "every 30 minutes" (as "an hourly rate" is no "every hour")."""
@@ -2229,6 +2252,7 @@ _PHRASES: list[tuple[_Regex, Any, tuple[str, ...]]] = [
     (_Regex(r"\bthree[- ]quarters of an hour\b", re.IGNORECASE), "45 minutes", ("quarter",)),
     (_Regex(r"\b(?:a )?quarter(?: of an |-| )hour(ly)?\b", re.IGNORECASE),
      lambda match: _every_minutes(match, "15"), ("quarter",)),
+    (_EVERY_DAY_PART, _every_day_part, ("every morning", "each morning", "every evening", "each evening")),
     # a day and a half is 36 hours, as "1.5 days" is; but a working day's ("1.5 days of leave", "a day and a half's
     # pay", "a 1.5-day course") is no 24 hours: 1.5 days
     (_Regex(r"(?<![-–])\b(?:(?:an?|one|1) day and a half|(?:one and a half|1\.5)[ -]days?)\b(?![-–])",

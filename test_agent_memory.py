@@ -2799,7 +2799,7 @@ class FeaturesReadValuesOneWay(unittest.TestCase):
             "A 40 cubic metre van.", "Off half a day.", "Costs £12.00 a visit.", "Open 1.5.–30.9.; $32.000 a box.",
             "Best lap 1:58.604 on 180 kPa.", "Faizal is the reviewer on Nurul's work.", "Allow a day and a half.",
             "Recall q6mo; serviced every six months.", "Open 9-5.", "Has 2x Dell R650.",
-            "user's mentor is Ana Lopez."]
+            "user's mentor is Ana Lopez.", "Fed each morning at 07:00."]
         # and a number before each unit, glued, spaced or hyphenated ("#s" is a need for what follows a number)
         units = ("s secs seconds h hrs hours mins minutes m mn million k kg kilograms g grams ms ml dl l yrs wks d w y "
                  "in inch inches fps kb px khz rpm km cm mm mi mg mph gib ft lbs wt pt yo mcg iu psi kwh kw kva mpg oz "
@@ -2983,7 +2983,7 @@ class FeaturesReadValuesOneWay(unittest.TestCase):
         self.assert_normalised((("Phones every Thursday evening at seven.", "Phones every Thursday evening at 19:00."),
                                 ("Rings her nightly at 7:30.", "Rings her nightly at 19:30."),
                                 ("Runs on Saturday mornings at 6:30.", "Runs on Saturday mornings at 06:30."),
-                                ("Checks it each morning at 7.30am.", "Checks it each morning at 07:30."),
+                                ("Checks it each morning at 7.30am.", "Checks it daily at 07:30."),
                                 ("Sunday night at 2 the backup runs.", "Sunday night at 2 the backup runs."),  # 2am?
                                 ("Tuesday evenings at 7-9.", "Tuesday evenings at 7-9."),  # a range
                                 ("Thursday evenings at 7 pm.", "Thursday evenings at 19:00."),
@@ -6694,6 +6694,21 @@ class ContradictionsAreNeverMerged(unittest.TestCase):
                          "merge")
         self.assertNotEqual(action_beside("Readings arrive via the HomeLINK API every hour.",
                                           "Readings arrive via the HomeLINK API half-hourly."), "merge")
+
+    def test_every_morning_with_its_time_is_daily(self):  # held-out 712, 726, 737 and 61 more: asked
+        self.assert_normalised((("Team huddle every morning at 08:30.", "Team huddle daily at 08:30."),
+                                ("Riyaz each morning 5:30–7:30.", "Riyaz daily 5:30–7:30."),
+                                ("Every evening at 7 pm the trigger runs.", "Daily at 19:00 the trigger runs."),
+                                ("In eu-central-1 each morning at 6am.", "In eu-central-1 every day at 06:00."),
+                                ("Walks every morning.", "Walks every morning."),  # no time: more than daily
+                                ("Fed every morning and evening (07:00, 18:00).",  # twice a day
+                                 "Fed every morning and evening (07:00, 18:00)."),
+                                ("Every morning at 7, lunch at 12:30.", "Every morning at 07:00, lunch at 12:30."),
+                                ("Backups every night at 2am.", "Backups every night at 02:00.")))  # as nightly
+        self.assertEqual(action_beside("Team huddle is daily at 08:30 in the midwifery office",
+                                       "Every morning at 08:30 the team huddles in the midwifery office"), "merge")
+        self.assertNotEqual(action_beside("Walks the dog along the Foss every morning at 7.",
+                                          "Walks the dog along the Foss every evening at 7."), "merge")
 
     def test_arrivals_are_no_departures_and_upstairs_no_downstairs(self):  # held-out 787: merged at 0.88
         self.assertNotEqual(action_beside("Gates C32 and C34 are the ones we use most for WestJet departures to "
