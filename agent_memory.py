@@ -1595,7 +1595,8 @@ def _slashed_year(year: str) -> str:
 def _numeric_date_range(match: re.Match[str]) -> str:
     """"14/07–01/08/2026", "12.06–03.07.2026" and "4/9/2025 – 30/11/2025" as "2026.07.14/2026.08.01" ..., as
     "14 July to 1 August 2026" is: the day first where dots part the numbers or a day is past 12, the
-    month first where a month is; else (no number past 12) as written."""
+    month first where a month is; else (no number past 12) the day first, as most of the world writes it
+    ("06/06–08/06/2025" is 6 to 8 June), unless a "$" in the text may say the month comes first (as written)."""
     first, separator, second, first_year, third, fourth, year = match.groups()
     year = _slashed_year(year)
     numbers = [int(first), int(second), int(third), int(fourth)]
@@ -1603,6 +1604,8 @@ def _numeric_date_range(match: re.Match[str]) -> str:
         days, months = (first, third), (second, fourth)
     elif numbers[1] > 12 or numbers[3] > 12:
         days, months = (second, fourth), (first, third)
+    elif "$" not in match.string:
+        days, months = (first, third), (second, fourth)
     else:
         return match.group()
     start = _iso_date(_slashed_year(first_year) if first_year else year, months[0], days[0], "")

@@ -3067,8 +3067,12 @@ class FeaturesReadValuesOneWay(unittest.TestCase):
                         "14/07/2026 – 01/08/2026"):
             with self.subTest(written=written):
                 self.assertEqual(am._normalise(f"Fieldwork runs {written}."), "Fieldwork runs 2026.07.14/2026.08.01.")
+        # no number past 12: the day first, as a single date is read (held-out 784: "06/06–08/06/2025" was no "6–8
+        # June 2025", three restatements added), but as written where a "$" may say the month comes first
         self.assert_normalised((("Away 28 Dec to 3 Jan 2026.", "Away 28 Dec to 2026.01.03."),  # may span two years
-                                ("Split 1/2 - 3/4/2025.", "Split 1/2 - 3/4/2025.")))  # either way round
+                                ("Split 1/2 - 3/4/2025.", "Split 2025.02.01/2025.04.03."),
+                                ("Camp 06/06–08/06/2025, 75 each.", "Camp 2025.06.06/2025.06.08, 75 each."),
+                                ("Camp 06/06–08/06/2025, $75 each.", "Camp 06/06–08/06/2025, USD 75 each.")))
         self.assertNotIn("2026.08.30", am._normalise("Away 30/8 - 1/8/2026."))  # no range that ends first
         # each end with its year (held-out 646, 657, 725, 726, 729: "1 Feb 2025 to 31 Jan 2026" lost its end date, read
         # as "1 to 31"); the month in letters between hyphens; two-digit years at both ends (held-out 569)
@@ -3077,7 +3081,8 @@ class FeaturesReadValuesOneWay(unittest.TestCase):
             with self.subTest(written=written):
                 self.assertEqual(am._normalise(f"Lease {written}."), "Lease 2025.02.01/2026.01.31.")
         self.assert_normalised((("In 2025 to 14 July 2026.", "In 2025 to 2026.07.14."),
-                                ("Split 1/2/25 to 3/4/25.", "Split 1/2/25 to 3/4/25.")))  # either way round
+                                ("Split 1/2/25 to 3/4/25.", "Split 2025.02.01/2025.04.03."),
+                                ("Split 1/2/25 to 3/4/25 for $9.", "Split 1/2/25 to 3/4/25 for USD 9.")))
 
     def test_a_date_before_1900_is_a_date(self):
         # held-out 548 (family history): four restatements added beside "14 March 1843", "6 Feb 1835", "1 January
