@@ -1962,6 +1962,12 @@ def _every_day_part(match: re.Match[str]) -> str:
     return said.capitalize() if match.group()[0].isupper() else said
 
 
+def _ten_thousands(match: re.Match[str]) -> str:
+    """"14.8万" and "14.8만" (ten thousands, in Chinese and Japanese, and in Korean) as the number they count."""
+    whole, fraction = match.group(1).replace(",", ""), match.group(2) or ""
+    return str(int(whole + fraction) * 10_000 // 10 ** len(fraction))
+
+
 def _every_minutes(match: re.Match[str], minutes: str) -> str:
     """"half-hourly" is "every 30 minutes", "half hour" "30 minutes"; but "a half-hourly rate" is a price per 30
     minutes, no "every 30 minutes" (as "an hourly rate" is no "every hour")."""
@@ -2011,6 +2017,8 @@ def _agent_as_verb(match: re.Match[str]) -> str:
 
 
 _PHRASES: list[tuple[_Regex, Any, tuple[str, ...]]] = [
+    # ten thousand as East Asia counts it: "14.8万" is 148000, "38만 won" "380000 won", "3,000만" 30000000
+    (_Regex(r"(?<![\d.,])(\d{1,3}(?:,\d{3})+|\d+)(?:\.(\d{1,4}))?\s?[万만](?=[원円元]|(?!\w))"), _ten_thousands, ("万", "만")),
     # A time written with an "h", as in France: "8h00–8h45" is "8:00–8:45", "from 22h" "from 22:00" (a range, or
     # after a word of time: "a 2h30 drive" and "12h shifts" are spans, and so are "at 2h a day" and "on 6h shifts")
     (_Regex(rf"(?<![\w.,:])(?:([01]?\d|2[0-3])h([0-5]\d)(?=\s?[-–]\s?(?:[01]?\d|2[0-3])h[0-5]\d\b)|"

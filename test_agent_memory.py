@@ -2799,7 +2799,7 @@ class FeaturesReadValuesOneWay(unittest.TestCase):
             "A 40 cubic metre van.", "Off half a day.", "Costs £12.00 a visit.", "Open 1.5.–30.9.; $32.000 a box.",
             "Best lap 1:58.604 on 180 kPa.", "Faizal is the reviewer on Nurul's work.", "Allow a day and a half.",
             "Recall q6mo; serviced every six months.", "Open 9-5.", "Has 2x Dell R650.",
-            "user's mentor is Ana Lopez.", "Fed each morning at 07:00."]
+            "user's mentor is Ana Lopez.", "Fed each morning at 07:00.", "Rent 14.8\u4e07 a month."]
         # and a number before each unit, glued, spaced or hyphenated ("#s" is a need for what follows a number)
         units = ("s secs seconds h hrs hours mins minutes m mn million k kg kilograms g grams ms ml dl l yrs wks d w y "
                  "in inch inches fps kb px khz rpm km cm mm mi mg mph gib ft lbs wt pt yo mcg iu psi kwh kw kva mpg oz "
@@ -3083,6 +3083,14 @@ class FeaturesReadValuesOneWay(unittest.TestCase):
         self.assert_normalised((("In 2025 to 14 July 2026.", "In 2025 to 2026.07.14."),
                                 ("Split 1/2/25 to 3/4/25.", "Split 2025.02.01/2025.04.03."),
                                 ("Split 1/2/25 to 3/4/25 for $9.", "Split 1/2/25 to 3/4/25 for USD 9.")))
+
+    def test_ten_thousands_counted_as_east_asia_counts_them(self):  # held-out 782: six restatements added
+        self.assert_normalised((("Rent 14.8万 a month.", "Rent 148000 a month."),
+                                ("Costs 38만 won, 1만원, 3万円.", "Costs KRW 380000, KRW 10000, JPY 30000."),
+                                ("Deposit 3,000만 won.", "Deposit KRW 30000000."),
+                                ("At the 万博 site; 1.23456万.", "At the 万博 site; 1.23456万.")))  # no count; no whole
+        self.assertEqual(action("Copier is a Sindoh D420 on lease, \u20a990,000 a month with toner.",
+                                "Copier: leased Sindoh D420 at 9\ub9cc won/month, toner included."), "merge")
 
     def test_a_date_before_1900_is_a_date(self):
         # held-out 548 (family history): four restatements added beside "14 March 1843", "6 Feb 1835", "1 January
