@@ -1245,6 +1245,15 @@ def _watts(match: re.Match[str]) -> str:
     return f"{_point_moved(watts, -3)} kW" if float(watts) >= 1000 else f"{watts} W"
 
 
+def _hertz(match: re.Match[str]) -> str:
+    """A frequency in its everyday unit: "48000 Hz" is "48 kHz", "0.5 kHz" "500 Hz", "2400 MHz" "2.4 GHz"."""
+    hertz = _point_moved(match.group(1), {"": 0, "k": 3, "m": 6, "g": 9}[match.group(2).lower()])
+    for unit, places in (("GHz", 9), ("MHz", 6), ("kHz", 3)):
+        if float(hertz) >= 10 ** places:
+            return f"{_point_moved(hertz, -places)} {unit}"
+    return f"{hertz} Hz"
+
+
 _RATE_BEFORE = _Regex(r"(?:(?:\d\S*|\b(?:two|three|four|five|six|seven|eight|nine|ten|eleven|twelve))\s+"
                       r"(?!(?:over|in|within|for|after|under|across|during|by)\W*$)[^\W\d]+|"
                       r"\d\S*|\b(?:once|twice|times|per|every|each|of))\W*$",
@@ -2381,6 +2390,9 @@ _PHRASES: list[tuple[_Regex, Any, tuple[str, ...]]] = [
     # "6 w" may be weeks; "MW", no milliwatts); no energy, "3000 watt-hours" (no "3 kW-hours", a power)
     (_Regex(r"(?<!\d[.,])\b(\d{1,9}(?:\.\d{1,6})?)[- ]?(W|[kK][wW]|MW|(?i:watts?|kilowatts?|megawatts?))\b"
             r"(?![- ]?(?i:hours?|hrs?)\b)"), _watts, ("#w", "#kw", "#kilowatt", "#mw", "#megawatt")),
+    # a frequency: "48000 Hz", "48,000Hz" and "48 kHz" are "48 kHz" (a sample rate, a tone, a radio's band)
+    (_Regex(r"(?<!\d[.,])(?<!\d[-–])\b(\d{1,12}(?:\.\d{1,6})?) ?([kKmMgG]?)(?:Hz|hz|HZ)\b"), _hertz,
+     _after_number("hkmg")),
     # a symbol rate in baud: "9.6 kbaud" is "9600 baud", "1 Mbaud" "1000000 baud"
     (_Regex(r"(?<!\d[.,])\b(\d{1,7}(?:\.\d{1,6})?) ?([kM])(?:baud|Bd)\b"),
      lambda match: f"{_point_moved(match.group(1), 3 if match.group(2) == 'k' else 6)} baud", _after_number("km")),

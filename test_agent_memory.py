@@ -2799,7 +2799,8 @@ class FeaturesReadValuesOneWay(unittest.TestCase):
             "A 40 cubic metre van.", "Off half a day.", "Costs £12.00 a visit.", "Open 1.5.–30.9.; $32.000 a box.",
             "Best lap 1:58.604 on 180 kPa.", "Faizal is the reviewer on Nurul's work.", "Allow a day and a half.",
             "Recall q6mo; serviced every six months.", "Open 9-5.", "Has 2x Dell R650.",
-            "user's mentor is Ana Lopez.", "Fed each morning at 07:00.", "Rent 14.8\u4e07 a month."]
+            "user's mentor is Ana Lopez.", "Fed each morning at 07:00.", "Rent 14.8\u4e07 a month.",
+            "Sampled at 48000 Hz."]
         # and a number before each unit, glued, spaced or hyphenated ("#s" is a need for what follows a number)
         units = ("s secs seconds h hrs hours mins minutes m mn million k kg kilograms g grams ms ml dl l yrs wks d w y "
                  "in inch inches fps kb px khz rpm km cm mm mi mg mph gib ft lbs wt pt yo mcg iu psi kwh kw kva mpg oz "
@@ -3630,6 +3631,18 @@ class MergeDetectorClassifies(unittest.TestCase):
                 self.assertFalse(am._conflict(entry, new))
                 self.assertTrue(am._conflict(entry, new.replace("6.1.3", "6.1.4").replace("seven", "eight")
                                              .replace("quarterly", "monthly")))
+
+    def test_a_frequency_is_in_its_everyday_unit(self):  # held-out 783 (three restatements added), 520, 576
+        for text, normalised in (("Records at 48000 Hz.", "Records at 48 kHz."), ("At 48,000Hz.", "At 48 kHz."),
+                                 ("A 0.5 kHz tone.", "A 500 Hz tone."), ("Wi-Fi on 2400 MHz.", "Wi-Fi on 2.4 GHz."),
+                                 ("Net on 3558 kHz.", "Net on 3.558 MHz."), ("Mains 60Hz.", "Mains 60 Hz."),
+                                 ("Hears 20-20000 Hz.", "Hears 20-20000 Hz.")):  # a range's end stays
+            with self.subTest(text=text):
+                self.assertEqual(am._normalise(text), normalised)
+        self.assertEqual(action("Test jig checks 5 W output into a 50-ohm dummy load at 7.030 MHz.",
+                                "Each board is tested for 5 watts into a 50 \u03a9 load on 7030 kHz."), "merge")
+        self.assertNotEqual(action("Test jig checks 5 W output into a 50-ohm dummy load at 7.030 MHz.",
+                                   "Each board is tested for 5 watts into a 50 \u03a9 load on 7040 kHz."), "merge")
 
     def test_a_unit_glued_to_its_number_is_the_unit_spaced(self):  # held-out 45, 64: sent to the LLM, added
         self.assertEqual(am._normalise("50MW/100MWh at 132kV; 24dBm, 500mA, 10GbE, 7nm; RTX 4070Ti"),
@@ -6409,7 +6422,7 @@ class ContradictionsAreNeverMerged(unittest.TestCase):
                               ("Roughly 1850 TT, 900 hrs dual", "1850 TT"), ("Its 2024 MOT at 0900", "2024 MOT"),
                               ("In 2020 at 0800", "In 2020 at 08:00"), ("At 0745", "At 07:45"),
                               ("Filter change every 1200 h; checks from 0800", "every 1200 hours"),  # review
-                              ("At 0800: 1200 litres, 1800 MHz, 2100°F", "1200 litre, 1800 MHz, 2100"),
+                              ("At 0800: 1200 litres, 1800 MHz, 2100°F", "1200 litre, 1.8 GHz, 2100"),
                               ("Covers 2019–2020 at 0700", "2019–2020 at 07:00"), ("Ref 2024-0502 with", "2024-0502"),
                               ("Card ending 0917 with Visa", "0917 with"),
                               ("Built 1930-1945", "1930-1945"), ("Born on a Tuesday in 1990", "in 1990"),
