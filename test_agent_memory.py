@@ -2800,7 +2800,7 @@ class FeaturesReadValuesOneWay(unittest.TestCase):
             "Best lap 1:58.604 on 180 kPa.", "Faizal is the reviewer on Nurul's work.", "Allow a day and a half.",
             "Recall q6mo; serviced every six months.", "Open 9-5.", "Has 2x Dell R650.",
             "user's mentor is Ana Lopez.", "Fed each morning at 07:00.", "Rent 14.8\u4e07 a month.",
-            "Sampled at 48000 Hz."]
+            "Sampled at 48000 Hz.", "Staffed round the clock, Tues AM too."]
         # and a number before each unit, glued, spaced or hyphenated ("#s" is a need for what follows a number)
         units = ("s secs seconds h hrs hours mins minutes m mn million k kg kilograms g grams ms ml dl l yrs wks d w y "
                  "in inch inches fps kb px khz rpm km cm mm mi mg mph gib ft lbs wt pt yo mcg iu psi kwh kw kva mpg oz "
@@ -3084,6 +3084,18 @@ class FeaturesReadValuesOneWay(unittest.TestCase):
         self.assert_normalised((("In 2025 to 14 July 2026.", "In 2025 to 2026.07.14."),
                                 ("Split 1/2/25 to 3/4/25.", "Split 2025.02.01/2025.04.03."),
                                 ("Split 1/2/25 to 3/4/25 for $9.", "Split 1/2/25 to 3/4/25 for USD 9.")))
+
+    def test_round_the_clock_is_24_7_and_a_weekdays_pm_its_afternoon(self):  # held-out 778, 786, 789, 790: asked
+        self.assert_normalised((("Open round the clock; 24x7 support; on call 24 x 7.",
+                                 "Open 24/7; 24/7 support; on call 24/7."),
+                                ("Won 24-7; a 24x7.5 cm frame.", "Won 24-7; a 24x7.5 cm frame."),  # a score, a size
+                                ("Tues AM and Fri. PM are blocked.", "Tues morning and Fri. afternoon are blocked."),
+                                ("PM Chlo\u00e9 signs off; Mon at 2 PM.", "PM Chlo\u00e9 signs off; Mon at 14:00.")))
+        self.assertEqual(action("Room 14 has the only ceiling hoist and is reserved for the spinal clinic on "
+                                "Tuesday PM.", "Spinal clinic has Room 14 on Tuesday afternoons, as it's the only "
+                                "room with a ceiling hoist."), "merge")
+        self.assertNotEqual(action("Room 14 is reserved for the spinal clinic on Tuesday AM.",
+                                   "Room 14 is reserved for the spinal clinic on Tuesday afternoons."), "merge")
 
     def test_ten_thousands_counted_as_east_asia_counts_them(self):  # held-out 782: six restatements added
         self.assert_normalised((("Rent 14.8万 a month.", "Rent 148000 a month."),
