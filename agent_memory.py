@@ -1418,7 +1418,7 @@ def _in_larger_unit(match: re.Match[str]) -> str:
 # "2 days of PTO" (8 hours each), "48 hours a month" or "24/48 hours" are no such limit, nor the end of a
 # range or a fraction before an event ("1-2 days after", "1.2 days after").
 _TIME_LIMIT = _Regex(r"\b(?:(within|after|every|for|ttl|in|than|over|under|least|most|max|min|to|expire|expires|kept|"
-                     r"retained|lasts|retention) |(?<![-–/.,])(?=\w+ \w+ (?:after|before|later|earlier|ahead|prior)\b))"
+                     r"retained|lasts|retention) |(?<![-–/.,])(?=\w+ \w+ (?:after|before|later|earlier|ahead|prior|early|late)\b))"
                      r"([123]|24|48|72|two|three) (days?|hours)\b(?! (?:of|a|an|per|each)\b)", re.IGNORECASE)
 _DURATION = _Regex(r"\b(?:\d+|two|three|four|five|six|seven) (?:hours|days?)\b", re.IGNORECASE)
 

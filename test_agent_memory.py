@@ -2348,6 +2348,7 @@ class FeaturesReadValuesOneWay(unittest.TestCase):
             ("Survey is emailed two days after a request closes.", "Survey is emailed 48 hours after a request closes.",
              "48 hour"),  # held-out 65: a time before or after an event is one in days and in hours
             ("Confirms by SMS 2 days ahead.", "Confirms by text 48 hours ahead.", "2 day"),  # held-out 59
+            ("Patrons see episodes two days early.", "Patrons get episodes 48 hours early.", "2 day"),  # held-out 449
             # held-out 191: a week is 7 days, two weeks 14, hyphenated or not
             ("Events are retained a week.", "Events are kept for 7 days.", "7 day"),
             ("Artifacts are kept two weeks.", "Artifacts are kept 14 days.", "14 day"),
