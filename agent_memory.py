@@ -2397,8 +2397,10 @@ _PHRASES: list[tuple[_Regex, Any, tuple[str, ...]]] = [
     # "6 w" may be weeks; "MW", no milliwatts); no energy, "3000 watt-hours" (no "3 kW-hours", a power)
     (_Regex(r"(?<!\d[.,])\b(\d{1,9}(?:\.\d{1,6})?)[- ]?(W|[kK][wW]|MW|(?i:watts?|kilowatts?|megawatts?))\b"
             r"(?![- ]?(?i:hours?|hrs?)\b)"), _watts, ("#w", "#kw", "#kilowatt", "#mw", "#megawatt")),
-    # a frequency: "48000 Hz", "48,000Hz" and "48 kHz" are "48 kHz" (a sample rate, a tone, a radio's band)
-    (_Regex(r"(?<!\d[.,])(?<!\d[-–])\b(\d{1,12}(?:\.\d{1,6})?) ?([kKmMgG]?)(?:Hz|hz|HZ)\b"), _hertz,
+    # a frequency: "48000 Hz", "48,000Hz" and "48 kHz" are "48 kHz" (a sample rate, a tone, a radio's band); not a
+    # range's end, whose start is in its unit ("1 to 3000 MHz" is no "1 to 3 GHz", "20 - 20000 Hz" no "20 - 20 kHz")
+    (_Regex(r"(?<!\d[.,])(?<!\d[-–—])(?<!\d [-–—] )(?<!\d to )(?<!\d and )(?<!\d or )"
+            r"\b(\d{1,12}(?:\.\d{1,6})?) ?([kKmMgG]?)(?:Hz|hz|HZ)\b"), _hertz,
      _after_number("hkmg")),
     # a symbol rate in baud: "9.6 kbaud" is "9600 baud", "1 Mbaud" "1000000 baud"
     (_Regex(r"(?<!\d[.,])\b(\d{1,7}(?:\.\d{1,6})?) ?([kM])(?:baud|Bd)\b"),

@@ -3649,13 +3649,18 @@ class MergeDetectorClassifies(unittest.TestCase):
         for text, normalised in (("Records at 48000 Hz.", "Records at 48 kHz."), ("At 48,000Hz.", "At 48 kHz."),
                                  ("A 0.5 kHz tone.", "A 500 Hz tone."), ("Wi-Fi on 2400 MHz.", "Wi-Fi on 2.4 GHz."),
                                  ("Net on 3558 kHz.", "Net on 3.558 MHz."), ("Mains 60Hz.", "Mains 60 Hz."),
-                                 ("Hears 20-20000 Hz.", "Hears 20-20000 Hz.")):  # a range's end stays
+                                 ("Hears 20-20000 Hz.", "Hears 20-20000 Hz."),  # a range's end stays
+                                 ("Hears 20 to 20000 Hz.", "Hears 20 to 20000 Hz."),  # (review)
+                                 ("Scans 1 - 3000 MHz, 2400 or 5000 MHz.", "Scans 1 - 3000 MHz, 2400 or 5000 MHz."),
+                                 ("From 20 Hz to 20000 Hz.", "From 20 Hz to 20 kHz.")):
             with self.subTest(text=text):
                 self.assertEqual(am._normalise(text), normalised)
         self.assertEqual(action("Test jig checks 5 W output into a 50-ohm dummy load at 7.030 MHz.",
                                 "Each board is tested for 5 watts into a 50 \u03a9 load on 7030 kHz."), "merge")
         self.assertNotEqual(action("Test jig checks 5 W output into a 50-ohm dummy load at 7.030 MHz.",
                                    "Each board is tested for 5 watts into a 50 \u03a9 load on 7040 kHz."), "merge")
+        # review: "1 to 3000 MHz" read as "1 to 3 GHz" merged with a band that starts at 1 GHz
+        self.assertNotEqual(action("The scanner covers 1 to 3000 MHz.", "The scanner covers 1 to 3 GHz."), "merge")
 
     def test_a_unit_glued_to_its_number_is_the_unit_spaced(self):  # held-out 45, 64: sent to the LLM, added
         self.assertEqual(am._normalise("50MW/100MWh at 132kV; 24dBm, 500mA, 10GbE, 7nm; RTX 4070Ti"),
