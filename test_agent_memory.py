@@ -3102,7 +3102,8 @@ class FeaturesReadValuesOneWay(unittest.TestCase):
         self.assert_normalised((("Rent 14.8万 a month.", "Rent 148000 a month."),
                                 ("Costs 38만 won, 1만원, 3万円.", "Costs KRW 380000, KRW 10000, JPY 30000."),
                                 ("Deposit 3,000만 won.", "Deposit KRW 30000000."),
-                                ("At the 万博 site; 1.23456万.", "At the 万博 site; 1.23456万.")))  # no count; no whole
+                                ("At the 万博 site; 1.23456万.", "At the 万博 site; 1.23456万."),  # no count; no whole
+                                ("Cost 2.5-3万元, 2~3万円.", "Cost 2.5-3万元, 2~3万円.")))  # a range's end (review)
         self.assertEqual(action("Copier is a Sindoh D420 on lease, \u20a990,000 a month with toner.",
                                 "Copier: leased Sindoh D420 at 9\ub9cc won/month, toner included."), "merge")
 
