@@ -2407,8 +2407,10 @@ _PHRASES: list[tuple[_Regex, Any, tuple[str, ...]]] = [
     # a symbol rate in baud: "9.6 kbaud" is "9600 baud", "1 Mbaud" "1000000 baud"
     (_Regex(r"(?<!\d[.,])\b(\d{1,7}(?:\.\d{1,6})?) ?([kM])(?:baud|Bd)\b"),
      lambda match: f"{_point_moved(match.group(1), 3 if match.group(2) == 'k' else 6)} baud", _after_number("km")),
-    # all day, every day, one way: "round the clock", "around the clock" and "24x7" are "24/7" (no "24-7", a score)
-    (_Regex(r"\b(?:a?round the clock|24 ?[x×] ?7)\b(?![-/.]\d)", re.IGNORECASE), "24/7",
+    # all day, every day, one way: "round the clock", "around the clock" and "24x7" are "24/7" (no "24-7", a score;
+    # no size: "a 24x7.5 cm frame", "a 24 x 7 x 3 cm box", "3.5 x 24 x 7", "a 24x7 ft banner")
+    (_Regex(r"(?<![x×])(?<![x×] )\b(?:a?round the clock|24 ?[x×] ?7)\b"
+            r"(?![-/.]\d|\s?[x×]\s?\d|\s?(?:mm|cm|m|ft|feet|inch(?:es)?|px|\")(?!\w))", re.IGNORECASE), "24/7",
      ("round the clock", "24x", "24 x", "24×")),
     # a weekday's "AM" and "PM" are its morning and afternoon: "Tues AM" is "Tues morning", "Mon & Wed PM" "Mon &
     # Wed afternoon" (no other "PM": a project manager's)

@@ -3090,6 +3090,8 @@ class FeaturesReadValuesOneWay(unittest.TestCase):
         self.assert_normalised((("Open round the clock; 24x7 support; on call 24 x 7.",
                                  "Open 24/7; 24/7 support; on call 24/7."),
                                 ("Won 24-7; a 24x7.5 cm frame.", "Won 24-7; a 24x7.5 cm frame."),  # a score, a size
+                                ("A 24 x 7 x 3 cm box, 3.5 x 24 x 7, a 24x7 ft banner.",  # sizes (review)
+                                 "A 24 x 7 x 3 cm box, 3.5 x 24 x 7, a 24x7 ft banner."),
                                 ("Tues AM and Fri. PM are blocked.", "Tues morning and Fri. afternoon are blocked."),
                                 ("PM Chlo\u00e9 signs off; Mon at 2 PM.", "PM Chlo\u00e9 signs off; Mon at 14:00.")))
         self.assertEqual(action("Room 14 has the only ceiling hoist and is reserved for the spinal clinic on "
