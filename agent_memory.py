@@ -2034,8 +2034,10 @@ def _agent_as_verb(match: re.Match[str]) -> str:
 
 _PHRASES: list[tuple[_Regex, Any, tuple[str, ...]]] = [
     # ten thousand as East Asia counts it: "14.8万" is 148000, "38만 won" "380000 won", "3,000만" 30000000; not a
-    # range's end, whose start counts ten thousands too ("2.5-3万元" is no "CNY 2.5-30000", "2~3万円" no "2~JPY 30000")
-    (_Regex(r"(?<![\d.,])(?<!\d[-–—~〜至到])(\d{1,3}(?:,\d{3})+|\d+)(?:\.(\d{1,4}))?\s?[万만](?=[원円元]|(?!\w))"),
+    # range's end, whose start counts ten thousands too ("2.5-3万元" is no "CNY 2.5-30000", "2~3万円" no "2~JPY 30000");
+    # at most 15 digits (a run of thousands is no count, and int() refuses one past 4,300)
+    (_Regex(r"(?<![\d.,])(?<!\d[-–—~〜至到])(\d{1,3}(?:,\d{3}){1,4}|\d{1,15})(?:\.(\d{1,4}))?\s?[万만]"
+            r"(?=[원円元]|(?!\w))"),
      _ten_thousands, ("万", "만")),
     # A time written with an "h", as in France: "8h00–8h45" is "8:00–8:45", "from 22h" "from 22:00" (a range, or
     # after a word of time: "a 2h30 drive" and "12h shifts" are spans, and so are "at 2h a day" and "on 6h shifts")

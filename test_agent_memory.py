@@ -3106,6 +3106,7 @@ class FeaturesReadValuesOneWay(unittest.TestCase):
                                 ("Deposit 3,000만 won.", "Deposit KRW 30000000."),
                                 ("At the 万博 site; 1.23456万.", "At the 万博 site; 1.23456万."),  # no count; no whole
                                 ("Cost 2.5-3万元, 2~3万円.", "Cost 2.5-3万元, 2~3万円.")))  # a range's end (review)
+        self.assertEqual(am._normalise("Rent " + "9" * 5000 + "万."), "Rent " + "9" * 5000 + "万.")  # no crash (review)
         self.assertEqual(action("Copier is a Sindoh D420 on lease, \u20a990,000 a month with toner.",
                                 "Copier: leased Sindoh D420 at 9\ub9cc won/month, toner included."), "merge")
 
