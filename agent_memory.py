@@ -1418,7 +1418,8 @@ def _in_larger_unit(match: re.Match[str]) -> str:
 # "2 days of PTO" (8 hours each), "48 hours a month" or "24/48 hours" are no such limit, nor the end of a
 # range or a fraction before an event ("1-2 days after", "1.2 days after").
 _TIME_LIMIT = _Regex(r"\b(?:(within|after|every|for|ttl|in|than|over|under|least|most|max|min|to|expire|expires|kept|"
-                     r"retained|lasts|retention) |(?<![-–/.,])(?=\w+ \w+ (?:after|before|later|earlier|ahead|prior|early|late)\b))"
+                     r"retained|lasts|retention) |"
+                     r"(?<![-–/.,])(?=\w+ \w+ (?:after|before|later|earlier|ahead|prior|(?:early|late)(?! shifts?\b))\b))"
                      r"([123]|24|48|72|two|three) (days?|hours)\b(?! (?:of|a|an|per|each)\b)", re.IGNORECASE)
 _DURATION = _Regex(r"\b(?:\d+|two|three|four|five|six|seven) (?:hours|days?)\b", re.IGNORECASE)
 
@@ -1604,8 +1605,9 @@ def _slashed_year(year: str) -> str:
 def _numeric_date_range(match: re.Match[str]) -> str:
     """"14/07–01/08/2026", "12.06–03.07.2026" and "4/9/2025 – 30/11/2025" as "2026.07.14/2026.08.01" ..., as
     "14 July to 1 August 2026" is: the day first where dots part the numbers or a day is past 12, the
-    month first where a month is; else (no number past 12) the day first, as most of the world writes it
-    ("06/06–08/06/2025" is 6 to 8 June), unless a "$" in the text may say the month comes first (as written)."""
+    month first where a month is; else (no number past 12) the day first, as most of the world writes it and
+    as a day and month without a year are read ("on 04/11", ``_day_first``): "06/06–08/06/2025" is 6 to 8 June;
+    but as written where a "$" in the text may say the month comes first ("7/1-7/4/2025, $40 a night")."""
     first, separator, second, first_year, third, fourth, year = match.groups()
     year = _slashed_year(year)
     numbers = [int(first), int(second), int(third), int(fourth)]
@@ -2411,7 +2413,7 @@ _PHRASES: list[tuple[_Regex, Any, tuple[str, ...]]] = [
      lambda match: f"{_point_moved(match.group(1), 3 if match.group(2) == 'k' else 6)} baud", _after_number("km")),
     # all day, every day, one way: "round the clock", "around the clock" and "24x7" are "24/7" (no "24-7", a score;
     # no size: "a 24x7.5 cm frame", "a 24 x 7 x 3 cm box", "3.5 x 24 x 7", "a 24x7 ft banner")
-    (_Regex(r"(?<![x×])(?<![x×] )\b(?:a?round the clock|24 ?[x×] ?7)\b"
+    (_Regex(r"(?<![x×])(?<![x×] )\b(?:a?round the clock(?! (?:tower|face)s?\b)|24 ?[x×] ?7)\b"
             r"(?![-/.]\d|\s?[x×]\s?\d|\s?(?:mm|cm|m|ft|feet|inch(?:es)?|px|\")(?!\w))", re.IGNORECASE), "24/7",
      ("round the clock", "24x", "24 x", "24×")),
     # a weekday's "AM" and "PM" are its morning and afternoon: "Tues AM" is "Tues morning", "Mon & Wed PM" "Mon &

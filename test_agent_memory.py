@@ -2671,7 +2671,8 @@ class FeaturesReadValuesOneWay(unittest.TestCase):
                                  ("Replies 24/48 hours after a ticket is opened.", "2 day"),
                                  ("Nurse calls 12-24 hours before the visit.", "1 day"),
                                  ("The batch runs 1.2 days after the upload.", "48 hour"),
-                                 ("The batch runs 1,2 days after the upload.", "48 hour")):
+                                 ("The batch runs 1,2 days after the upload.", "48 hour"),
+                                 ("Ali works 2 days late shift.", "48 hour")):  # review: the shift is late
             with self.subTest(text=text):
                 self.assertNotIn(other_unit, am._analyse(text).keys)
         self.assertIn("48 hour", am._analyse("Parcels arrive 2 days after dispatch.").keys)
@@ -3090,6 +3091,7 @@ class FeaturesReadValuesOneWay(unittest.TestCase):
         self.assert_normalised((("Open round the clock; 24x7 support; on call 24 x 7.",
                                  "Open 24/7; 24/7 support; on call 24/7."),
                                 ("Won 24-7; a 24x7.5 cm frame.", "Won 24-7; a 24x7.5 cm frame."),  # a score, a size
+                                ("Meet by the round the clock tower.", "Meet by the round the clock tower."),  # review
                                 ("A 24 x 7 x 3 cm box, 3.5 x 24 x 7, a 24x7 ft banner.",  # sizes (review)
                                  "A 24 x 7 x 3 cm box, 3.5 x 24 x 7, a 24x7 ft banner."),
                                 ("Tues AM and Fri. PM are blocked.", "Tues morning and Fri. afternoon are blocked."),
