@@ -1414,9 +1414,9 @@ def _in_larger_unit(match: re.Match[str]) -> str:
 
 
 # A time limit of a day to three is one in hours, as people write both ("TTL 24 hours" / "kept for
-# a day", "within 72 hours", "emailed 48 hours after"; no one writes 960 hours); "open 24 hours",
+# a day", "within 72 hours", "emailed 48 hours after", "48 hours early"; no one writes 960 hours); "open 24 hours",
 # "2 days of PTO" (8 hours each), "48 hours a month" or "24/48 hours" are no such limit, nor the end of a
-# range or a fraction before an event ("1-2 days after", "1.2 days after").
+# range or a fraction before an event ("1-2 days after", "1.2 days after"), nor a late shift's days.
 _TIME_LIMIT = _Regex(r"\b(?:(within|after|every|for|ttl|in|than|over|under|least|most|max|min|to|expire|expires|kept|"
                      r"retained|lasts|retention) |"
                      r"(?<![-–/.,])(?=\w+ \w+ (?:after|before|later|earlier|ahead|prior|(?:early|late)(?! shifts?\b))\b))"
