@@ -1239,19 +1239,22 @@ _DOTTED_ON_AFTER = _Regex(r" (?:at|from|\d)\b")  # "on 12.3. at 9.30", no versio
 def _watts(match: re.Match[str]) -> str:
     """A power in its everyday unit: "3000 W" is "3 kW", "0.5 kW" "500 W", "1200 kW" "1.2 MW"."""
     number, unit = match.group(1), match.group(2)
-    watts = number if unit[0] in "wW" else _point_moved(number, 6 if unit[0] in "Mm" else 3)
-    if float(watts) >= 1_000_000:
-        return f"{_point_moved(watts, -6)} MW"
-    return f"{_point_moved(watts, -3)} kW" if float(watts) >= 1000 else f"{watts} W"
+    return _in_largest_unit(number if unit[0] in "wW" else _point_moved(number, 6 if unit[0] in "Mm" else 3), "W", "kM")
 
 
 def _hertz(match: re.Match[str]) -> str:
     """A frequency in its everyday unit: "48000 Hz" is "48 kHz", "0.5 kHz" "500 Hz", "2400 MHz" "2.4 GHz"."""
     hertz = _point_moved(match.group(1), {"": 0, "k": 3, "m": 6, "g": 9}[match.group(2).lower()])
-    for unit, places in (("GHz", 9), ("MHz", 6), ("kHz", 3)):
-        if float(hertz) >= 10 ** places:
-            return f"{_point_moved(hertz, -places)} {unit}"
-    return f"{hertz} Hz"
+    return _in_largest_unit(hertz, "Hz", "kMG")
+
+
+def _in_largest_unit(amount: str, unit: str, prefixes: str) -> str:
+    """``amount`` of ``unit`` in the largest of its thousands (``prefixes``: "kM" for kilo and mega) that
+    leaves a whole part: "3000", "W" is "3 kW", "500" "500 W"."""
+    for places, prefix in reversed(list(enumerate(prefixes, 1))):
+        if float(amount) >= 1000 ** places:
+            return f"{_point_moved(amount, -3 * places)} {prefix}{unit}"
+    return f"{amount} {unit}"
 
 
 _RATE_BEFORE = _Regex(r"(?:(?:\d\S*|\b(?:two|three|four|five|six|seven|eight|nine|ten|eleven|twelve))\s+"
