@@ -1336,6 +1336,7 @@ _CURRENCY_NAMES = {"us": "USD", "australian": "AUD", "canadian": "CAD", "new zea
                    "tanzanian": "TZS", "shilling": "SHL", "shillings": "SHL", "won": "KRW",
                    **dict.fromkeys(("zloty", "zlotys", "zlotych", "złoty", "złotys", "złotych"), "PLN"),
                    **dict.fromkeys(("koruna", "koruny", "korun"), "CZK"),
+                   "lei": "RON", "leu": "RON",
                    **dict.fromkeys(("rial", "rials", "riyal", "riyals"), "RYL"), "dirham": "AED", "dirhams": "AED"}
 _DOT_GROUPED = "EUR|CHF|DKK|NOK|ISK|KRN|PLN|CZK|HUF|RON|TRY|RUB|BRL|ARS|CLP|COP|IDR|VND"  # "EUR 1.250" is 1250
 # "1.250" and either end of "1.200-1.500" or "1.200 to 1.500" (no "0.285")
@@ -1511,6 +1512,8 @@ _MONTHS = ("January", "February", "March", "April", "May", "June", "July", "Augu
            "November", "December")
 _MONTH_NUMBERS = {name[:3].lower(): number for number, name in enumerate(_MONTHS, 1)}  # "sep" (and "sept"): 9
 _MONTH_NAMES = tuple(name[:3] for name in _MONTHS)
+_ROMAN_MONTHS = ("I", "II", "III", "IV", "V", "VI", "VII", "VIII", "IX", "X", "XI", "XII")
+_ROMAN_MONTH = "|".join(sorted(_ROMAN_MONTHS, key=len, reverse=True))  # the longest first: "VIII", not "V"
 _MONTH = (r"(Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec)(?:(?<=Jan)uary|(?<=Feb)ruary|(?<=Mar)ch|(?<=Apr)il|"
           r"(?<=Jun)e|(?<=Jul)y|(?<=Aug)ust|(?<=Sep)t(?:ember)?|(?<=Oct)ober|(?<=Nov)ember|(?<=Dec)ember)?"
           r"(?![a-z])\.?")  # "Mar", "March", "Mar.", not "Marking", "Mary" or "Jane"
@@ -2067,11 +2070,17 @@ _PHRASES: list[tuple[_Regex, Any, tuple[str, ...]]] = [
      lambda match: _full_year(match.group(1)), ("'",)),
     # a Swiss price's dash for no cents: "CHF 98.–" is "CHF 98"
     (_Regex(r"(?<=\d)\.[–-](?![\w-])"), "", (".–", ".-")),
-    # A range of days in German, the month and year told once: "16.–18.03.2026" is "16–18 March 2026"
-    (_Regex(rf"{_DATE_START}(\d{{1,2}})\.\s?([-–])\s?(\d{{1,2}})\.(0?[1-9]|1[0-2])\.({_YEAR_DIGITS}){_DATE_END}"),
+    # A month in Roman numerals, as Poland, Hungary, Czechia and Romania write it: "14 III 2026" is "14 March
+    # 2026", "12 VII – 19 VII 2026" "12 July – 19 July 2026"; with a year only (no "Type 2 II", "stage 3 IV")
+    (_Regex(rf"(?<![\w.,:/])(0?[1-9]|[12]\d|3[01])\.? ({_ROMAN_MONTH})\.?(?= {_YEAR_DIGITS}\b|"
+            rf" ?[-–] ?(?:0?[1-9]|[12]\d|3[01])\.? (?:{_ROMAN_MONTH})\.? {_YEAR_DIGITS}\b)"),
+     lambda match: f"{match.group(1)} {_MONTHS[_ROMAN_MONTHS.index(match.group(2))]}", _YEAR),
+    # A range of days in German, the month and year told once: "16.–18.03.2026" and "16–18.03.2026" are "16–18
+    # March 2026"
+    (_Regex(rf"{_DATE_START}(\d{{1,2}})\.?\s?([-–])\s?(\d{{1,2}})\.(0?[1-9]|1[0-2])\.({_YEAR_DIGITS}){_DATE_END}"),
      lambda match: (f"{match.group(1)}{match.group(2)}{match.group(3)} {_MONTHS[int(match.group(4)) - 1]} "
                     f"{match.group(5)}"),
-     (".–", ".-", ". –", ". -")),
+     (".–", ".-", ". –", ". -", "#–", "##")),
     # One spelling per date, one atom: "2026-03-31", "31.03.2026", "March 31st, 2026" are "2026.03.31".
     (_Regex(rf"{_DATE_START}(\d{{1,2}})([./])(\d{{1,2}})"
             rf"(?:\2({_YEAR_DIGITS}|(?<=/)\d\d(?!\d))|(?<=\.\d)\.|(?<=\.\d\d)\.)?"
@@ -2218,22 +2227,23 @@ _PHRASES: list[tuple[_Regex, Any, tuple[str, ...]]] = [
     # in lower case, a pronoun: "pays us dollars"; nor bare "dollars", "francs" or "pounds", which may be of another
     # country, or a weight); "9500 kroner" after its amount is any crown, as "9500 kr" is; "25k yen" is "JPY 25k",
     # and "38 yuan", "38 RMB" and "38 renminbi" are "CNY 38" (but "RMB" beside no amount is a bank's); "500000
-    # rupiah" is "IDR 500000", "25 ringgit" "MYR 25", "90 baht" "THB 90", "2,200 pesos" "PSO 2,200" (any country's)
+    # rupiah" is "IDR 500000", "25 ringgit" "MYR 25", "90 baht" "THB 90", "2,200 pesos" "PSO 2,200" (any country's),
+    # "320 lei" "RON 320" (Romania's, as "lei" after an amount mostly are)
     (_Regex(r"\b(?:((?-i:US)|Australian|Canadian|New Zealand|Hong Kong|Singapore) dollars?|(euro)s|(Swiss) francs?|"
             r"(Danish|Norwegian) kron(?:er|e)|(Swedish) kron(?:or|a)|(Japanese) yen|(Indian) rupees?|"
             r"(South African) rand|(British) pounds?(?: sterling)?|pounds? (sterling)|(Indonesian) rupiah|"
             r"(Egyptian) pounds?|(Kenyan|Ugandan|Tanzanian) shillings?|"
             r"(Malaysian) ringgit|(Thai) baht|(Philippine|Mexican) pesos?)\b|(?<=\d )(euro)\b|"
             r"(?:(?<=\d )|(?<=\d[kK] ))(kron(?:er|or|e|a)|yen|yuan|rupiah|ringgit|baht|pesos?|(?-i:rand)|forints?|"
-            r"z[lł]ot(?:y|ys|ych)|korun[ay]?|riy?als?|dirhams?|naira|cedis?|shillings?)\b|"
+            r"z[lł]ot(?:y|ys|ych)|korun[ay]?|le[iu]|riy?als?|dirhams?|naira|cedis?|shillings?)\b|"
             r"(?:(?<=\d,\d\d\d )|(?<=\d\d\d\d\d )|(?<=\d[kK] ))(won)\b|"
             r"(?:Chinese )?(renminbi)\b|"
             r"(?:(?<=\d )|(?<=\d[kKmM] )|(?<=\d \())((?-i:RMB))\b|\b((?-i:RMB))(?= ?\d)",
             re.IGNORECASE),
      lambda match: _CURRENCY_NAMES[next(filter(None, match.groups())).casefold()],
      ("dollar", "euro", "franc", "kron", " yen", "rupee", " rand", "pound", "yuan", "renminbi", "rmb", "rupiah",
-      "ringgit", "baht", "peso", "forint", "zloty", "złot", "korun", "rial", "riyal", "dirham", "naira", "cedi",
-      "shilling", " won")),
+      "ringgit", "baht", "peso", "forint", "zloty", "złot", "korun", " lei", " leu", "rial", "riyal", "dirham",
+      "naira", "cedi", "shilling", " won")),
     (_Regex(rf"(?<=\b[Ii]n )({_CURRENCY})(?![\w$])"), lambda match: _CURRENCIES[match.group(1)],  # "in US$"
      _CURRENCY_SIGNS),
     # pence are pounds: "45p a mile" and "45 pence a mile" are "GBP 0.45 a mile" (one or two digits: "1080p" is a

@@ -2802,7 +2802,8 @@ class FeaturesReadValuesOneWay(unittest.TestCase):
             "Best lap 1:58.604 on 180 kPa.", "Faizal is the reviewer on Nurul's work.", "Allow a day and a half.",
             "Recall q6mo; serviced every six months.", "Open 9-5.", "Has 2x Dell R650.",
             "user's mentor is Ana Lopez.", "Fed each morning at 07:00.", "Rent 14.8\u4e07 a month.",
-            "Sampled at 48000 Hz.", "Staffed round the clock, Tues AM too."]
+            "Sampled at 48000 Hz.", "Staffed round the clock, Tues AM too.", "Due 14 III 2026, 12–19.07.2026.",
+            "Costs 45 lei."]
         # and a number before each unit, glued, spaced or hyphenated ("#s" is a need for what follows a number)
         units = ("s secs seconds h hrs hours mins minutes m mn million k kg kilograms g grams ms ml dl l yrs wks d w y "
                  "in inch inches fps kb px khz rpm km cm mm mi mg mph gib ft lbs wt pt yo mcg iu psi kwh kw kva mpg oz "
@@ -3111,6 +3112,21 @@ class FeaturesReadValuesOneWay(unittest.TestCase):
         self.assertEqual(am._normalise("Rent " + "9" * 5000 + "万."), "Rent " + "9" * 5000 + "万.")  # no crash (review)
         self.assertEqual(action("Copier is a Sindoh D420 on lease, \u20a990,000 a month with toner.",
                                 "Copier: leased Sindoh D420 at 9\ub9cc won/month, toner included."), "merge")
+
+    def test_months_in_roman_numerals_and_lei(self):  # held-out 799: seven restatements added
+        self.assert_normalised((("Inspection passed 22 I 2026.", "Inspection passed 2026.01.22."),
+                                ("Meeting 14. III. 2026, 5:30 pm.", "Meeting 2026.03.14, 17:30."),
+                                ("Holiday 12 VII – 19 VII 2026.", "Holiday 2026.07.12/2026.07.19."),
+                                ("Holiday 12–19.07.2026, finals 5-6.04.2025.",  # and a range's first day without
+                                 "Holiday 2026.07.12/2026.07.19, finals 2025.04.05/2025.04.06."),  # its dot
+                                ("Henry VIII 1509; stage 3 IV; 14 III.", "Henry VIII 1509; stage 3 IV; 14 III."),
+                                ("Double 320 lei a night, 6,50 lei/kg.", "Double RON 320 a night, RON 6.50/kg."),
+                                ("Ordered lei for the luau; Lei Wang.", "Ordered lei for the luau; Lei Wang.")))
+        self.assertEqual(action("Internet from Vodafone, 599 K\u010d/month, contract ends 31.08.2026.",
+                                "Vodafone internet, 599 CZK monthly, contract runs to 31 VIII 2026."), "merge")
+        self.assertEqual(action("Room rates: double 320 lei/night, family room 410 lei; breakfast 45 lei per person.",
+                                "Rates: 320 RON per night double, 410 RON family room; breakfast extra at 45 RON pp."),
+                         "merge")  # (was added at 0.61)
 
     def test_a_date_before_1900_is_a_date(self):
         # held-out 548 (family history): four restatements added beside "14 March 1843", "6 Feb 1835", "1 January
