@@ -1087,7 +1087,7 @@ _SYNONYM_GROUPS = [
     "year yr yrs annually",
     "m metre meter", "mi mile", "mg milligram", "ml millilitre milliliter", "l litre liter", "gib gibibyte",
     "tbsp tablespoon",
-    "tsp teaspoon",
+    "tsp teaspoon", "oz ounce",
     "reply answer response",
     "british uk", "american us usa",
     "street st", "road rd", "avenue ave", "boulevard blvd", "terrace tce", "crescent cres", "lane ln", "square sq",
@@ -1246,6 +1246,20 @@ def _hertz(match: re.Match[str]) -> str:
     """A frequency in its everyday unit: "48000 Hz" is "48 kHz", "0.5 kHz" "500 Hz", "2400 MHz" "2.4 GHz"."""
     hertz = _point_moved(match.group(1), {"": 0, "k": 3, "m": 6, "g": 9}[match.group(2).lower()])
     return _in_largest_unit(hertz, "Hz", "kMG")
+
+
+def _down_and_up(match: re.Match[str]) -> str:
+    """Speeds down and up as the pair "down/up" in the smaller unit: "200 Mbit up, 1 Gbit down" is "1000/200
+    Mbit". No pair without a unit or a slash or comma: "2 up and 2 down" are a league's places."""
+    first, first_unit, first_way, between, second, second_unit, second_way = match.groups()
+    if first_way.lower() == second_way.lower() or not (first_unit or second_unit or between.strip() in "/,"):
+        return match.group()
+    steps = {unit: "kmgt".index(unit[0].lower()) for unit in (first_unit, second_unit) if unit}
+    unit = min(steps, key=steps.__getitem__, default="")
+    first, second = (_point_moved(amount, 3 * (steps[own or unit] - steps[unit])) if unit else amount
+                     for amount, own in ((first, first_unit), (second, second_unit)))
+    down, up = (first, second) if first_way.lower() == "down" else (second, first)
+    return f"{down}/{up} {unit}".rstrip()
 
 
 def _in_largest_unit(amount: str, unit: str, prefixes: str) -> str:
@@ -2378,6 +2392,12 @@ _PHRASES: list[tuple[_Regex, Any, tuple[str, ...]]] = [
     (_Regex(r"\bnet[- ](\d{1,3})(?!\d|[.,:/]\d| days?\b)", re.IGNORECASE), r"net \1 days", ("net",)),  # payment terms: "net-30"
     # "920 Mb/s" is "920 Mbps"; a capital B is bytes: "920 MB/s" is no "920 Mbps"
     (_Regex(r"\b(\d+(?:\.\d+)?) ?([kKmMgGtT])(?:b/s|bit/s|bits/s|bps)\b"), r"\1 \2bit", _after_number("kmgt")),
+    # A line's speeds down and up are the pair "down/up", in one unit: "50 Mbit down / 10 up", "50 down, 10 up" and
+    # "50/10 Mbit (down/up)" are "50/10 Mbit", "1 Gbit down / 200 Mbit up" "1000/200 Mbit" (see _down_and_up)
+    (_Regex(r"\b(\d+(?:\.\d+)?)(?: ([kKmMgGtT]bit))? ((?i:down|up))(?i:load)?(\s?/\s?|,\s|\sand\s|\s&\s)"
+            r"(\d+(?:\.\d+)?)(?: ([kKmMgGtT]bit))? ((?i:down|up))(?i:load)?\b"), _down_and_up, ("down",)),
+    (_Regex(r"\b(\d+(?:\.\d+)?/\d+(?:\.\d+)?(?: [kKmMgGtT]bit)?) \(?(?i:down) ?/ ?(?i:up)\)?(?!\w)"), r"\1",
+     ("down",)),
     # "50wt" is "50 wt", "11pt" "11 pt", "5yo" "5 yo", "500mcg" "500 mcg" (a unit, as "mg" is), in any case:
     # "13kWh", "132kV", "24dBm", "10GbE"; other letters stay on their number, or "RTX 4070ti" / "RTX 4070"
     # and "13kwh" / "13kw" would differ by a plain word only

@@ -2803,7 +2803,7 @@ class FeaturesReadValuesOneWay(unittest.TestCase):
             "Recall q6mo; serviced every six months.", "Open 9-5.", "Has 2x Dell R650.",
             "user's mentor is Ana Lopez.", "Fed each morning at 07:00.", "Rent 14.8\u4e07 a month.",
             "Sampled at 48000 Hz.", "Staffed round the clock, Tues AM too.", "Due 14 III 2026, 12–19.07.2026.",
-            "Costs 45 lei."]
+            "Line 50 Mbps down / 10 up; 500/20 Mbps (down/up); 45 lei."]
         # and a number before each unit, glued, spaced or hyphenated ("#s" is a need for what follows a number)
         units = ("s secs seconds h hrs hours mins minutes m mn million k kg kilograms g grams ms ml dl l yrs wks d w y "
                  "in inch inches fps kb px khz rpm km cm mm mi mg mph gib ft lbs wt pt yo mcg iu psi kwh kw kva mpg oz "
@@ -3127,6 +3127,30 @@ class FeaturesReadValuesOneWay(unittest.TestCase):
         self.assertEqual(action("Room rates: double 320 lei/night, family room 410 lei; breakfast 45 lei per person.",
                                 "Rates: 320 RON per night double, 410 RON family room; breakfast extra at 45 RON pp."),
                          "merge")  # (was added at 0.61)
+
+    def test_speeds_down_and_up_as_a_pair(self):  # held-out 795, 195, 482 and 669: restatements added or asked
+        self.assert_normalised((("Plan: 50 Mbps down / 10 up.", "Plan: 50/10 Mbit."),
+                                ("Plan: 50 down, 10 up.", "Plan: 50/10."),
+                                ("Plan: 1000/200 Mbps (down/up).", "Plan: 1000/200 Mbit."),
+                                ("Plan: 1 Gbps down / 200 Mbps up.", "Plan: 1000/200 Mbit."),
+                                ("Test: 24 Mbps upload, 48 Mbps download.", "Test: 48/24 Mbit."),  # up first
+                                ("Cap: 2 Mbps down and 512 kbps up.", "Cap: 2000/512 kbit."),
+                                ("League: 2 up and 2 down.", "League: 2 up and 2 down."),  # no unit, no "/"
+                                ("Budget: 64 KB/s down and 16 KB/s up.", "Budget: 64 KB/s down and 16 KB/s up.")))
+        self.assertEqual(action("User's home fibre: MEO 1 Gbps down / 200 Mbps up, \u20ac46.99/month.",
+                                "MEO fibre at home: 1000/200 Mbps (down/up), \u20ac46,99 per month."), "merge")
+        self.assertEqual(action("Each home gets a 50/10 Mbps simple queue; the chapel and the school get 100/20.",
+                                "Per-home queues are 50 down/10 up; the chapel and school are set to 100/20."),
+                         "merge")  # (was added at 0.42)
+        self.assertNotEqual(action("Home fibre: 500/50 Mbps, \u20ac54.99 a month.",
+                                   "Home fibre: 50 Mbps down / 500 Mbps up, \u20ac54.99 a month."), "merge")
+
+    def test_an_ounce_is_an_oz(self):  # held-out 800 and 487: a restatement added, one asked
+        self.assertEqual(am._word_key("ounces"), am._word_key("oz"))
+        self.assertEqual(action("Ken feeds a high-potash liquid at 1 oz per gallon once the buds show colour.",
+                                "High-potash feed, an ounce to the gallon, once the buds colour up."), "merge")
+        self.assertNotEqual(action("Standard pour is 1 oz for spirits; whisky flights are 3 \u00d7 0.5 oz.",
+                                   "Spirit pour standard is one ounce; whisky flights = three half-ounce pours."), "add")
 
     def test_a_date_before_1900_is_a_date(self):
         # held-out 548 (family history): four restatements added beside "14 March 1843", "6 Feb 1835", "1 January
