@@ -2639,8 +2639,18 @@ _PHRASES: list[tuple[_Regex, Any, tuple[str, ...]]] = [
             rf"|\bis user's (?P<noun2>{'|'.join(_AGENT_NOUNS)})\b(?=[,.;:&]| at\b|$)"),
      _agent_of_user, tuple(_AGENT_NOUNS)),
 ]
-_PHRASE_NEEDS = tuple(sorted({part for _, _, needs in _PHRASES for part in needs if part[0] != "#"}))
-_NUMBER_NEEDS = tuple(sorted({part for _, _, needs in _PHRASES for part in needs if part[0] == "#"}))
+
+
+def _by_start(needs: Iterable[str]) -> dict[str, tuple[str, ...]]:
+    """``needs`` under their first two characters (one of a single character under itself)."""
+    grouped: dict[str, list[str]] = {}
+    for need in sorted(needs):
+        grouped.setdefault(need[:2], []).append(need)
+    return {start: tuple(group) for start, group in grouped.items()}
+
+
+_PHRASE_NEEDS = _by_start({part for _, _, needs in _PHRASES for part in needs if part[0] != "#"})
+_NUMBER_NEEDS = _by_start({part for _, _, needs in _PHRASES for part in needs if part[0] == "#"})
 _PHRASES_NEEDING: dict[str, list[int]] = {}  # each need, and the phrases that have it
 for _index, (_, _, _needs) in enumerate(_PHRASES):
     for _need in _needs:
@@ -2956,6 +2966,7 @@ _RUN_MARK = _Regex(r"[-./ ]")
 _NUMBER_THEN_NAME = _Regex(r"(?<!\S)([^\W\d_]*\d[\w.]*) ([^\W\d_]+)")  # "4070 ti", "s24 ultra"
 _DIGITS_AND_DOTS = _Regex(r"[\d.]+")
 _TOKEN = _Regex(r"\S+")
+_CODE_TOKEN = _Regex(r"(?<!\S)[^\s/\\_.]*[/\\_.]\S*")  # a token holding "/", "\\", "_" or ".", in linear time
 # Code: backticked, or a short name in single quotes ("pool 'backups'", "queue 'support@default'"), not an
 # apostrophe ("Sam's", "don't")
 _BACKTICKS = _Regex(r"`[^`]*`|(?<![\w'’])['‘](?=[^\W_])[\w.@ -]{1,40}(?<![. -])['’](?!\w)")
@@ -2986,12 +2997,10 @@ _NUMBER_AND_UNIT = _Regex(r"v?\d+(?:[.,]\d+)*(?:-[^\W\d_]+)?")
 def _code_spans(text: str) -> list[tuple[int, int]]:
     """Where code is: backticked text, and words holding a path, a dotted name or an underscore."""
     spans = [match.span() for match in _BACKTICKS.finditer(text)]
-    for match in _TOKEN.finditer(text):  # token by token: linear, however long a token is
-        token = match.group()
+    for match in _CODE_TOKEN.finditer(text):
+        token = match.group().strip(".,;:!?()[]\"'")
         if "/" in token or "\\" in token or "_" in token or "." in token:
-            token = token.strip(".,;:!?()[]\"'")
-            if "/" in token or "\\" in token or "_" in token or "." in token:
-                spans.append(match.span())
+            spans.append(match.span())
     return spans
 
 
@@ -3324,13 +3333,19 @@ def _present(text: str) -> set[str]:
     """Which of the phrases' cheap tests ``text`` passes: the strings its case-folded form holds, and
     what follows a number in it, each number written "#" ("#kg" for "1,5 kg", "#s" for "30s")."""
     folded = text.casefold()
-    present = set(itertools.compress(_PHRASE_NEEDS, map(folded.__contains__, _PHRASE_NEEDS)))  # one C loop
+    present = _held(folded, _PHRASE_NEEDS)
     if _ASCII_DIGIT.search(folded):  # \d is any digit, but the phrases need one of 0-9 in the text
-        after = _NUMBER_RUN.sub("#", folded)
-        present.update(itertools.compress(_NUMBER_NEEDS, map(after.__contains__, _NUMBER_NEEDS)))
+        present |= _held(_NUMBER_RUN.sub("#", folded), _NUMBER_NEEDS)
         if _EARLY_YEAR.search(folded):  # the date phrases' years before 1900 ("baptised 9/10/1562")
             present.update(_YEAR)
     return present
+
+
+def _held(text: str, needs: dict[str, tuple[str, ...]]) -> set[str]:
+    """The ``needs`` (grouped by ``_by_start``) that ``text`` holds: only those that start with one of
+    its characters or pairs of characters are looked for, an eighth of them in a short text."""
+    starts = needs.keys() & {*text, *map(operator.add, text, text[1:])}
+    return {need for start in starts for need in needs[start] if need in text}
 
 
 # The user speaking is the user: "I cover Tom's desk" is "user cover Tom's desk", "Kirsty gives me mock
@@ -3563,7 +3578,7 @@ def _analyse_text(text: str) -> _Analysis:
     sentence_start, previous_end, last_atom = True, 0, ""
     after_article = False  # "a", "an" or "one", and capitalised words since: "a Sony ...", "a TP-Link ..."
     for match in _ATOM.finditer(text):
-        atom, start, end = match.group(), match.start(), match.end()
+        atom, (start, end) = match.group(), match.span()
         gap, folded_atom = text[previous_end:start], atom.casefold()
         previous_end = end
         while code_at < len(code_spans) and code_spans[code_at][1] <= start:

@@ -2820,6 +2820,26 @@ class FeaturesReadValuesOneWay(unittest.TestCase):
                 text = pattern.sub(replacement, text)
         self.assertEqual(reached, set(range(len(am._PHRASES))))
 
+    def test_the_cheap_tests_looked_for_by_their_first_characters_are_all_found(self):
+        """``_present`` looks only for the needs that start with a character or pair of the text: it finds
+        what looking for every need finds, in any text (a need of one character, "#" after a number, a
+        need at the very end)."""
+        def every_need(text):
+            folded = text.casefold()
+            held = {need for group in am._PHRASE_NEEDS.values() for need in group if need in folded}
+            if any(char in "0123456789" for char in folded):
+                after = am._NUMBER_RUN.sub("#", folded)
+                held |= {need for group in am._NUMBER_NEEDS.values() for need in group if need in after}
+                if am._EARLY_YEAR.search(folded):
+                    held.update(am._YEAR)
+            return held
+        for text in ("Standup is at 9:30am Mon\u2013Fri; retro every other Thursday 3-4pm.", "Costs 12\u20ac, or \u00a310.",
+                     "Kept 2.5 years; baptised 9/10/1562.", "Rent 14.8\u4e07 a month; 38\ub9cc won.", "x", "", "$",
+                     "Line 50 Mbps down / 10 up, 1 Gbit/s at the office.", "Open 9 a.m. \u2013 5 p.m. \u00a7 12h",
+                     "Meeting 14 III 2026 at half past six; due in a fortnight.", "Fed twice daily, 60 ml each."):
+            with self.subTest(text=text):
+                self.assertEqual(am._present(text), every_need(text))
+
     def test_a_unit_after_a_number_is_tried_whatever_letter_ignorecase_reads_as_it(self):  # review: "5 \u0131nch"
         """IGNORECASE reads a dotless "\u0131" as "i", which case-folding keeps: "#i" alone skipped the
         inch phrase that any digit used to let through."""
