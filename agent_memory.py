@@ -2807,7 +2807,7 @@ _SUBJECT = _Regex(rf"\s*(?:(?:Dr|Mr|Mrs|Ms|Prof)\.?\s+|(?:Our|My|Their)\s+(?:[a-
                   # what one does for others at work: "Kevin Wong trains new kitchen staff"
                   r"|(?<![sS]\s)(?:swims|cycles|rides|climbs|dances|paints|volunteers|visits|tutors|meets|"
                   r"commutes|leads|hosts|reviews|checks|fixes|repairs|trains|mentors|supervises|approves|covers|"
-                  r"inspects|edits|translates|delivers|installs))\b")
+                  r"inspects|edits|translates|delivers|installs|chairs|feeds))\b")
 # or a name owning what the fact is about: "Tomasz's shoes", "Clubmate Sam's target event", "Mate Lotte Brandsma's
 # refresher"
 _NO_OWNERS = _STOP_WORDS | _CALENDAR_WORDS | frozenset(
@@ -2952,6 +2952,7 @@ salmon tuna crustacean mollusc squid rice corn oat apple peach cherry grape citr
 coconut honey coffee bacon turkey tofu latex penicillin
 dog cat bird bat horse rabbit hamster parrot snake lizard tortoise ferret goat sheep cow pig
 mouse rat turtle duck pony donkey gerbil budgie gecko frog hen goose puppy kitten
+goldfish koi guppy tetra axolotl alpaca llama calf ewe quail
 """.split())
 _PERIODS = frozenset(_word_key(word) for word in "quarter morning afternoon evening night weekend fortnight term "
                      "semester season shift".split())  # "every quarter" is no "every month"

@@ -3841,6 +3841,17 @@ class MergeDetectorClassifies(unittest.TestCase):
         self.assertGreater(similarity, am.ADD_THRESHOLD)
         self.assertEqual((action, index), ("judge", 0))
 
+    def test_fish_kept_and_farm_animals_are_values(self):  # held-out 807 (twice) and 562: merged at 0.73 to 0.86
+        for new, entry in (("Ciar\u00e1n feeds the goldfish gel food on Tuesday, Thursday and Saturday nights.",
+                            "User's partner Ciar\u00e1n feeds the axolotls earthworms on Tuesday, Thursday and Saturday "
+                            "nights."),
+                           ("Darragh may help with the axolotl water change at weekends, with a parent watching.",
+                            "User's son Darragh may feed the goldfish only at weekends, with a parent watching.")):
+            with self.subTest(new=new):
+                self.assertNotEqual(action(entry, new), "merge")
+        self.assertTrue({am._word_key(word) for word in "koi guppies alpacas ewes calf".split()}
+                        <= am._FOODS_AND_ANIMALS)
+
     def test_bad_thresholds_are_invalid_input(self):
         for kwargs in ({"merge_threshold": 0.3, "add_threshold": 0.7}, {"merge_threshold": 1.5},
                        {"add_threshold": 0.0}, {"merge_threshold": float("nan")}, {"add_threshold": "0.3"}):
@@ -6341,6 +6352,13 @@ class ContradictionsAreNeverMerged(unittest.TestCase):
         self.assertEqual(action_beside("User goes to the jazz jam at the Rogue & Vagabond on the first Tuesday of each "
                                        "month.", "Sam leads the house band at the Rogue & Vagabond jam on the first "
                                        "Tuesday of each month."), "judge")
+
+    def test_a_name_that_chairs_or_feeds_is_a_subject(self):  # held-out 804: merged at 0.74
+        self.assertEqual(am._analyse("Kerry Amoroa chairs the Waiheke Transport Forum.").subject, "kerry")
+        self.assertEqual(am._analyse("Ursula feeds the pond fish on Wednesdays.").subject, "ursula")
+        self.assertEqual(am._analyse("News feeds are checked hourly.").subject, "")  # a plural noun after "s"
+        self.assertNotEqual(action("User sits on the Waiheke Transport Forum as the board's delegate.",
+                                   "Kerry Amoroa chairs the Waiheke Transport Forum."), "merge")
 
     def test_a_name_doing_what_the_user_does_is_someone_else(self):  # held-out 450: merged at 0.71
         entry = "At the Saturday 18:30 Vigil Mass the user reads the first reading once a month."
