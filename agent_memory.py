@@ -1528,6 +1528,9 @@ _MONTH_NUMBERS = {name[:3].lower(): number for number, name in enumerate(_MONTHS
 _MONTH_NAMES = tuple(name[:3] for name in _MONTHS)
 _ROMAN_MONTHS = ("I", "II", "III", "IV", "V", "VI", "VII", "VIII", "IX", "X", "XI", "XII")
 _ROMAN_MONTH = "|".join(sorted(_ROMAN_MONTHS, key=len, reverse=True))  # the longest first: "VIII", not "V"
+# a unit after a number, which makes it no year: "12 V 2000 mAh" is a battery's volts and charge, "2 X 2000 mm" two
+# panels (watts in a capital only: "14 V 2026 w Krakowie", Polish for "in", is a date)
+_UNIT_NEXT = r" ?(?:[kMG]?W[hp]?|m?Ah|mA|[km]?V|[kMG]?Hz|[mck]?m|[mk]?g|ml|rpm|lm)\b"
 _MONTH = (r"(Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec)(?:(?<=Jan)uary|(?<=Feb)ruary|(?<=Mar)ch|(?<=Apr)il|"
           r"(?<=Jun)e|(?<=Jul)y|(?<=Aug)ust|(?<=Sep)t(?:ember)?|(?<=Oct)ober|(?<=Nov)ember|(?<=Dec)ember)?"
           r"(?![a-z])\.?")  # "Mar", "March", "Mar.", not "Marking", "Mary" or "Jane"
@@ -2085,9 +2088,10 @@ _PHRASES: list[tuple[_Regex, Any, tuple[str, ...]]] = [
     # a Swiss price's dash for no cents: "CHF 98.–" is "CHF 98"
     (_Regex(r"(?<=\d)\.[–-](?![\w-])"), "", (".–", ".-")),
     # A month in Roman numerals, as Poland, Hungary, Czechia and Romania write it: "14 III 2026" is "14 March
-    # 2026", "12 VII – 19 VII 2026" "12 July – 19 July 2026"; with a year only (no "Type 2 II", "stage 3 IV")
-    (_Regex(rf"(?<![\w.,:/])(0?[1-9]|[12]\d|3[01])\.? ({_ROMAN_MONTH})\.?(?= {_YEAR_DIGITS}\b|"
-            rf" ?[-–] ?(?:0?[1-9]|[12]\d|3[01])\.? (?:{_ROMAN_MONTH})\.? {_YEAR_DIGITS}\b)"),
+    # 2026", "12 VII – 19 VII 2026" "12 July – 19 July 2026"; with a year only (no "Type 2 II", "stage 3 IV"), and
+    # no unit after it (no "12 V 2000 mAh")
+    (_Regex(rf"(?<![\w.,:/])(0?[1-9]|[12]\d|3[01])\.? ({_ROMAN_MONTH})\.?(?= {_YEAR_DIGITS}\b(?!{_UNIT_NEXT})|"
+            rf" ?[-–] ?(?:0?[1-9]|[12]\d|3[01])\.? (?:{_ROMAN_MONTH})\.? {_YEAR_DIGITS}\b(?!{_UNIT_NEXT}))"),
      lambda match: f"{match.group(1)} {_MONTHS[_ROMAN_MONTHS.index(match.group(2))]}", _YEAR),
     # A range of days in German, the month and year told once: "16.–18.03.2026" and "16–18.03.2026" are "16–18
     # March 2026"

@@ -3148,6 +3148,15 @@ class FeaturesReadValuesOneWay(unittest.TestCase):
                                 "Rates: 320 RON per night double, 410 RON family room; breakfast extra at 45 RON pp."),
                          "merge")  # (was added at 0.61)
 
+    def test_a_number_before_a_unit_is_no_year_of_a_roman_month(self):  # review of 464515b: "12 V 2000 mAh" a date
+        """A number before a unit is no year: "V" after a number is volts, "X" times, as "12 V 2000 mAh"
+        and "24 V 2000 W" tell (they were "2000.05.12 mAh" and "2000.05.24 W")."""
+        self.assert_normalised((("Battery: 12 V 2000 mAh.", "Battery: 12 V 2000 mAh."),
+                                ("Inverter 24 V 1500 W.", "Inverter 24 V 1.5 kW."),
+                                ("Uses 2 X 2000 mm panels.", "Uses 2 X 2000 mm panels."),
+                                ("Due 3 V 2026 w Krakowie.", "Due 2026.05.03 w Krakowie.")))  # (Polish "in")
+        self.assertEqual(action("Camper inverter is 24 V 2000 W.", "Camper inverter is 24 V 3000 W."), "judge")
+
     def test_speeds_down_and_up_as_a_pair(self):  # held-out 795, 195, 482 and 669: restatements added or asked
         self.assert_normalised((("Plan: 50 Mbps down / 10 up.", "Plan: 50/10 Mbit."),
                                 ("Plan: 50 down, 10 up.", "Plan: 50/10."),
