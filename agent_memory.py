@@ -2397,8 +2397,9 @@ _PHRASES: list[tuple[_Regex, Any, tuple[str, ...]]] = [
     # "920 Mb/s" is "920 Mbps"; a capital B is bytes: "920 MB/s" is no "920 Mbps"
     (_Regex(r"\b(\d+(?:\.\d+)?) ?([kKmMgGtT])(?:b/s|bit/s|bits/s|bps)\b"), r"\1 \2bit", _after_number("kmgt")),
     # A line's speeds down and up are the pair "down/up", in one unit: "50 Mbit down / 10 up", "50 down, 10 up" and
-    # "50/10 Mbit (down/up)" are "50/10 Mbit", "1 Gbit down / 200 Mbit up" "1000/200 Mbit" (see _down_and_up)
-    (_Regex(r"\b(\d+(?:\.\d+)?)(?: ([kKmMgGtT]bit))? ((?i:down|up))(?i:load)?(\s?/\s?|,\s|\sand\s|\s&\s)"
+    # "50/10 Mbit (down/up)" are "50/10 Mbit", "1 Gbit down / 200 Mbit up" "1000/200 Mbit" (see _down_and_up); from
+    # a number's start ("2,5 Gbit down / 500 Mbit up" stays, or its "5" would make it "2,5000/500 Mbit")
+    (_Regex(r"(?<![\w.,])(\d+(?:\.\d+)?)(?: ([kKmMgGtT]bit))? ((?i:down|up))(?i:load)?(\s?/\s?|,\s|\sand\s|\s&\s)"
             r"(\d+(?:\.\d+)?)(?: ([kKmMgGtT]bit))? ((?i:down|up))(?i:load)?\b"), _down_and_up, ("down",)),
     (_Regex(r"\b(\d+(?:\.\d+)?/\d+(?:\.\d+)?(?: [kKmMgGtT]bit)?) \(?(?i:down) ?/ ?(?i:up)\)?(?!\w)"), r"\1",
      ("down",)),

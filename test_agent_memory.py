@@ -3174,6 +3174,11 @@ class FeaturesReadValuesOneWay(unittest.TestCase):
         self.assertNotEqual(action("Home fibre: 500/50 Mbps, \u20ac54.99 a month.",
                                    "Home fibre: 50 Mbps down / 500 Mbps up, \u20ac54.99 a month."), "merge")
 
+    def test_a_speed_with_a_decimal_comma_is_no_pair_from_its_decimals(self):  # review of 13498f8
+        """The pair starts at a number's start: "2,5 Gbps down" was read from its "5", "2,5000/500 Mbit"."""
+        self.assert_normalised((("Plan: 2,5 Gbps down / 500 Mbps up.", "Plan: 2,5 Gbit down / 500 Mbit up."),
+                                ("Plan: 2.5 Gbps down / 500 Mbps up.", "Plan: 2500/500 Mbit.")))
+
     def test_an_ounce_is_an_oz(self):  # held-out 800 and 487: a restatement added, one asked
         self.assertEqual(am._word_key("ounces"), am._word_key("oz"))
         self.assertEqual(action("Ken feeds a high-potash liquid at 1 oz per gallon once the buds show colour.",
