@@ -1254,6 +1254,14 @@ def _down_and_up(match: re.Match[str]) -> str:
     first, first_unit, first_way, between, second, second_unit, second_way = match.groups()
     if first_way.lower() == second_way.lower() or not (first_unit or second_unit or between.strip() in "/,"):
         return match.group()
+    stated = first_unit or second_unit
+    if bool(first_unit) != bool(second_unit) and stated[0] not in "kK":  # one amount bare, at ten times the
+        # other or more, is in the unit below, as no line's one way is ten times its other: "1 Gbit down / 100 up"
+        # is 100 Mbit up (no 100 Gbit), ADSL's "8 Mbit down / 448 up" 448 kbit
+        told, bare = (first, second) if first_unit else (second, first)
+        if float(bare) >= 10 * float(told):
+            below = "kMGT"["kmgt".index(stated[0].lower()) - 1] + "bit"
+            first_unit, second_unit = first_unit or below, second_unit or below
     steps = {unit: "kmgt".index(unit[0].lower()) for unit in (first_unit, second_unit) if unit}
     unit = min(steps, key=steps.__getitem__, default="")
     first, second = (_point_moved(amount, 3 * (steps[own or unit] - steps[unit])) if unit else amount

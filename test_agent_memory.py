@@ -3179,6 +3179,15 @@ class FeaturesReadValuesOneWay(unittest.TestCase):
         self.assert_normalised((("Plan: 2,5 Gbps down / 500 Mbps up.", "Plan: 2,5 Gbit down / 500 Mbit up."),
                                 ("Plan: 2.5 Gbps down / 500 Mbps up.", "Plan: 2500/500 Mbit.")))
 
+    def test_a_bare_speed_far_above_the_other_is_in_the_unit_below(self):  # review of 13498f8
+        """"1 Gbps down / 100 up" is 100 Mbit up, as "1 Gbps down, 100 Mbps up" says (it was "1/100 Gbit",
+        100 Gbit up); ADSL's "8 Mbps down / 448 up" is 448 kbit up."""
+        self.assert_normalised((("Fibre: 1 Gbps down / 100 up.", "Fibre: 1000/100 Mbit."),
+                                ("Fibre: 1 Gbps down, 100 Mbps up.", "Fibre: 1000/100 Mbit."),
+                                ("ADSL: 8 Mbps down / 448 up.", "ADSL: 8000/448 kbit."),
+                                ("Fibre: 1 Gbps down / 1 up; 2 Gbps down / 20 up.", "Fibre: 1/1 Gbit; 2000/20 Mbit."),
+                                ("Line: 512 kbps down / 8000 up.", "Line: 512/8000 kbit.")))  # (no unit below)
+
     def test_an_ounce_is_an_oz(self):  # held-out 800 and 487: a restatement added, one asked
         self.assertEqual(am._word_key("ounces"), am._word_key("oz"))
         self.assertEqual(action("Ken feeds a high-potash liquid at 1 oz per gallon once the buds show colour.",
