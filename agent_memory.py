@@ -2261,11 +2261,13 @@ _PHRASES: list[tuple[_Regex, Any, tuple[str, ...]]] = [
             r"(Egyptian) pounds?|(Kenyan|Ugandan|Tanzanian) shillings?|"
             r"(Malaysian) ringgit|(Thai) baht|(Philippine|Mexican) pesos?)\b|(?<=\d )(euro)\b|"
             r"(?:(?<=\d )|(?<=\d[kK] ))(kron(?:er|or|e|a)|yen|yuan|rupiah|ringgit|baht|pesos?|(?-i:rand)|forints?|"
-            r"z[lł]ot(?:y|ys|ych)|korun[ay]?|le[iu]|riy?als?|dirhams?|naira|cedis?|shillings?)\b|"
+            r"z[lłŁ]ot(?:y|ys|ych)|korun[ay]?|le[iu]|riy?als?|dirhams?|naira|cedis?|shillings?)\b|"
             r"(?:(?<=\d,\d\d\d )|(?<=\d\d\d\d\d )|(?<=\d[kK] ))(won)\b|"
             r"(?:Chinese )?(renminbi)\b|"
             r"(?:(?<=\d )|(?<=\d[kKmM] )|(?<=\d \())((?-i:RMB))\b|\b((?-i:RMB))(?= ?\d)",
-            re.IGNORECASE),
+            re.IGNORECASE | re.ASCII),  # IGNORECASE alone reads "320 LEİ" and "Indıan rupees" (a dotted and a
+     # dotless i) as names that are no key of _CURRENCY_NAMES, case-folded ("LEİ" is "lei" and a dot above): a
+     # KeyError; so ASCII, and the capital "Ł" spelt out
      lambda match: _CURRENCY_NAMES[next(filter(None, match.groups())).casefold()],
      ("dollar", "euro", "franc", "kron", " yen", "rupee", " rand", "pound", "yuan", "renminbi", "rmb", "rupiah",
       "ringgit", "baht", "peso", "forint", "zloty", "złot", "korun", " lei", " leu", "rial", "riyal", "dirham",

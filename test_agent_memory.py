@@ -3157,6 +3157,15 @@ class FeaturesReadValuesOneWay(unittest.TestCase):
                                 ("Due 3 V 2026 w Krakowie.", "Due 2026.05.03 w Krakowie.")))  # (Polish "in")
         self.assertEqual(action("Camper inverter is 24 V 2000 W.", "Camper inverter is 24 V 3000 W."), "judge")
 
+    def test_a_currency_named_with_a_dotted_or_dotless_i_is_no_crash(self):  # review of 464515b: KeyError
+        """IGNORECASE alone reads "İ" and "ı" as "i", whose words case-folding keeps out of the names: "320 LEİ"
+        raised KeyError('lei\u0307'), "Indıan rupees" KeyError('indıan'). They stay as written."""
+        self.assert_normalised((("Rent 320 LE\u0130 a month.", "Rent 320 LE\u0130 a month."),
+                                ("Paid 5 le\u0131, or 12 euros.", "Paid 5 le\u0131, or EUR 12."),
+                                ("In Ind\u0131an rupees; Br\u0130t\u0130sh pounds.",
+                                 "In Ind\u0131an rupees; Br\u0130t\u0130sh pounds."),
+                                ("Paid 500 Z\u0141OTY, 45 LEI.", "Paid PLN 500, 45 RON.")))
+
     def test_speeds_down_and_up_as_a_pair(self):  # held-out 795, 195, 482 and 669: restatements added or asked
         self.assert_normalised((("Plan: 50 Mbps down / 10 up.", "Plan: 50/10 Mbit."),
                                 ("Plan: 50 down, 10 up.", "Plan: 50/10."),
