@@ -2819,10 +2819,13 @@ _SUBJECT = _Regex(rf"\s*(?:(?:Dr|Mr|Mrs|Ms|Prof)\.?\s+|(?:Our|My|Their)\s+(?:[a-
                   r"borrows|maintains|sends|writes|cleans"
                   # verbs that are plural nouns too, after a word in -s, are a noun after a verb: "Logs rides on
                   # Strava", "Books swims at the lido" (a name in -s before them, "James swims", is missed); and
-                  # what one does for others at work: "Kevin Wong trains new kitchen staff"
+                  # what one does for others at work: "Kevin Wong trains new kitchen staff"; "chairs" and "feeds"
+                  # before "are", a verb of things, a preposition or a colon are things ("Night feeds are at 3 am",
+                  # "Bank feeds: ...", "Camera feeds come from ..."; "Ken feeds and mucks out" is Ken)
                   r"|(?<![sS]\s)(?:swims|cycles|rides|climbs|dances|paints|volunteers|visits|tutors|meets|"
                   r"commutes|leads|hosts|reviews|checks|fixes|repairs|trains|mentors|supervises|approves|covers|"
-                  r"inspects|edits|translates|delivers|installs|chairs|feeds))\b")
+                  r"inspects|edits|translates|delivers|installs|(?:chairs|feeds)(?!:|\s+(?:are|were|is|was|at|for|"
+                  r"from|in|on|of|to|go|come|need|run|will|can|with|by)\b)))\b")
 # or a name owning what the fact is about: "Tomasz's shoes", "Clubmate Sam's target event", "Mate Lotte Brandsma's
 # refresher"
 _NO_OWNERS = _STOP_WORDS | _CALENDAR_WORDS | frozenset(
