@@ -1270,6 +1270,19 @@ def _down_and_up(match: re.Match[str]) -> str:
     return f"{down}/{up} {unit}".rstrip()
 
 
+# Hawaii's flower garlands, whose name after a number is no Romanian money: "Ordered 30 lei for the luau"
+_GARLANDS = _Regex(r"\b(?:luau|hula|hawaii|garlands?|orchids?|plumeria|flowers?|graduat)", re.IGNORECASE)
+
+
+def _currency_name(match: re.Match[str]) -> str:
+    """The code of the currency named: "Swiss francs" is "CHF", "320 lei" "RON"; but "lei" in a text of a
+    luau, flowers or a graduation stay as written, Hawaii's garlands ("Graduation: 30 lei ordered")."""
+    name = next(filter(None, match.groups())).casefold()
+    if name == "lei" and _GARLANDS.search(match.string):
+        return match.group()
+    return _CURRENCY_NAMES[name]
+
+
 def _in_largest_unit(amount: str, unit: str, prefixes: str) -> str:
     """``amount`` of ``unit`` in the largest of its thousands (``prefixes``: "kM" for kilo and mega) that
     leaves a whole part: "3000", "W" is "3 kW", "500" "500 W"."""
@@ -2254,7 +2267,7 @@ _PHRASES: list[tuple[_Regex, Any, tuple[str, ...]]] = [
     # country, or a weight); "9500 kroner" after its amount is any crown, as "9500 kr" is; "25k yen" is "JPY 25k",
     # and "38 yuan", "38 RMB" and "38 renminbi" are "CNY 38" (but "RMB" beside no amount is a bank's); "500000
     # rupiah" is "IDR 500000", "25 ringgit" "MYR 25", "90 baht" "THB 90", "2,200 pesos" "PSO 2,200" (any country's),
-    # "320 lei" "RON 320" (Romania's, as "lei" after an amount mostly are)
+    # "320 lei" "RON 320" (Romania's, as "lei" after an amount mostly are, but Hawaii's garlands: _currency_name)
     (_Regex(r"\b(?:((?-i:US)|Australian|Canadian|New Zealand|Hong Kong|Singapore) dollars?|(euro)s|(Swiss) francs?|"
             r"(Danish|Norwegian) kron(?:er|e)|(Swedish) kron(?:or|a)|(Japanese) yen|(Indian) rupees?|"
             r"(South African) rand|(British) pounds?(?: sterling)?|pounds? (sterling)|(Indonesian) rupiah|"
@@ -2268,7 +2281,7 @@ _PHRASES: list[tuple[_Regex, Any, tuple[str, ...]]] = [
             re.IGNORECASE | re.ASCII),  # IGNORECASE alone reads "320 LEİ" and "Indıan rupees" (a dotted and a
      # dotless i) as names that are no key of _CURRENCY_NAMES, case-folded ("LEİ" is "lei" and a dot above): a
      # KeyError; so ASCII, and the capital "Ł" spelt out
-     lambda match: _CURRENCY_NAMES[next(filter(None, match.groups())).casefold()],
+     _currency_name,
      ("dollar", "euro", "franc", "kron", " yen", "rupee", " rand", "pound", "yuan", "renminbi", "rmb", "rupiah",
       "ringgit", "baht", "peso", "forint", "zloty", "złot", "korun", " lei", " leu", "rial", "riyal", "dirham",
       "naira", "cedi", "shilling", " won")),

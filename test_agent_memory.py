@@ -3166,6 +3166,15 @@ class FeaturesReadValuesOneWay(unittest.TestCase):
                                  "In Ind\u0131an rupees; Br\u0130t\u0130sh pounds."),
                                 ("Paid 500 Z\u0141OTY, 45 LEI.", "Paid PLN 500, 45 RON.")))
 
+    def test_lei_in_a_text_of_hawaii_s_garlands_are_no_money(self):  # review of 464515b: asked, was merged
+        """"lei" after a number is RON, but in a text of a luau, flowers or a graduation Hawaii's garlands."""
+        self.assert_normalised((("Ordered 50 lei for the luau.", "Ordered 50 lei for the luau."),
+                                ("Order 100 lei flower garlands.", "Order 100 lei flower garlands."),
+                                ("Graduation: 30 lei ordered, $15 each.", "Graduation: 30 lei ordered, USD 15 each."),
+                                ("Paid 320 lei a night.", "Paid RON 320 a night.")))
+        self.assertEqual(action("Graduation: 30 orchid lei ordered, $15 each.",
+                                "Graduation: 30 lei ordered, $15 each."), "merge")
+
     def test_speeds_down_and_up_as_a_pair(self):  # held-out 795, 195, 482 and 669: restatements added or asked
         self.assert_normalised((("Plan: 50 Mbps down / 10 up.", "Plan: 50/10 Mbit."),
                                 ("Plan: 50 down, 10 up.", "Plan: 50/10."),
