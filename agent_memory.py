@@ -2115,8 +2115,9 @@ _PHRASES: list[tuple[_Regex, Any, tuple[str, ...]]] = [
             rf" ?[-–] ?(?:0?[1-9]|[12]\d|3[01])\.? (?:{_ROMAN_MONTH})\.? {_YEAR_DIGITS}\b(?!{_UNIT_NEXT}))"),
      lambda match: f"{match.group(1)} {_MONTHS[_ROMAN_MONTHS.index(match.group(2))]}", _YEAR),
     # A range of days in German, the month and year told once: "16.–18.03.2026" and "16–18.03.2026" are "16–18
-    # March 2026"
-    (_Regex(rf"{_DATE_START}(\d{{1,2}})\.?\s?([-–])\s?(\d{{1,2}})\.(0?[1-9]|1[0-2])\.({_YEAR_DIGITS}){_DATE_END}"),
+    # March 2026" (a space only after the dot, as the cheap test's ". –" has it: no "16.\t–18.03.2026")
+    (_Regex(rf"{_DATE_START}(\d{{1,2}})(?:\. ?|\s?)([-–])\s?(\d{{1,2}})\.(0?[1-9]|1[0-2])\.({_YEAR_DIGITS})"
+            rf"{_DATE_END}"),
      lambda match: (f"{match.group(1)}{match.group(2)}{match.group(3)} {_MONTHS[int(match.group(4)) - 1]} "
                     f"{match.group(5)}"),
      (".–", ".-", ". –", ". -", "#–", "##")),

@@ -3166,6 +3166,14 @@ class FeaturesReadValuesOneWay(unittest.TestCase):
                                  "In Ind\u0131an rupees; Br\u0130t\u0130sh pounds."),
                                 ("Paid 500 Z\u0141OTY, 45 LEI.", "Paid PLN 500, 45 RON.")))
 
+    def test_a_german_range_is_read_as_its_cheap_test_says(self):  # review of 464515b
+        """After a day's dot one space only: the cheap test has ". –", no ".\t–", so "12.\t–19.07.2026" was read
+        only beside a range that passes it ("16–18.08.2026"), and stayed alone."""
+        self.assert_normalised((("Away 12.\t–19.07.2026.", "Away 12.\t-2026.07.19."),
+                                ("Away 12.\t–19.07.2026, 16–18.08.2026.",
+                                 "Away 12.\t-2026.07.19, 2026.08.16/2026.08.18."),
+                                ("Away 12\t–19.07.2026.", "Away 2026.07.12/2026.07.19.")))
+
     def test_lei_in_a_text_of_hawaii_s_garlands_are_no_money(self):  # review of 464515b: asked, was merged
         """"lei" after a number is RON, but in a text of a luau, flowers or a graduation Hawaii's garlands."""
         self.assert_normalised((("Ordered 50 lei for the luau.", "Ordered 50 lei for the luau."),
