@@ -1824,7 +1824,8 @@ _NUMBER_IN_WORDS = _Regex(rf"\b(half an? |(?:a|three) quarters? of an? |an? |(?<
                           rf"((?=(?:{_NUMBER_WORD}(?: and)?[- ])*(?:{'|'.join(_TENS)}|"
                           rf"{'|'.join(_MULTIPLIERS)})\b){_NUMBER_WORD}(?:(?: and)?{_NUMBER_SPACE}{_NUMBER_WORD})*)\b(?![-.]\d)"
                           rf"(?![- ](?:{'|'.join(_ORDINAL_ONES)})\b)",  # no "20-first": an ordinal (``_ordinal_in_words``)
-                          re.IGNORECASE)  # (a word of tens or a multiplier in it, as the phrase's cheap test needs)
+                          re.IGNORECASE | re.ASCII)  # (a word of tens or a multiplier in it, as the phrase's cheap test
+# needs; ASCII: IGNORECASE alone reads "fıve" and "FİVE", a dotless and a dotted i, as words _ONES has not)
 # "five grand" is "five thousand", "£5 grand" "£5 thousand"; not "two grand pianos", "the Grand Hotel"
 _GRAND = _Regex(rf"\b(\d{{1,3}}(?:\.\d)?|{'|'.join(_TENS + _TEENS + _ONES)}) grand\b(?!-)(?=(?:\s+([^\W\d_]+))?)",
                 re.IGNORECASE)
@@ -1872,7 +1873,8 @@ def _grand(match: re.Match[str]) -> str:
 
 # "twenty-first" is "21st", "the thirty-first" "the 31st"; but "twenty-second" only after "the" or before "of"
 # (no "a twenty-second delay", of 20 seconds)
-_ORDINAL_IN_WORDS = _Regex(rf"\b(the )?({'|'.join(_TENS)})[- ]({'|'.join(_ORDINAL_ONES)})\b(?!-)( of\b)?", re.IGNORECASE)
+_ORDINAL_IN_WORDS = _Regex(rf"\b(the )?({'|'.join(_TENS)})[- ]({'|'.join(_ORDINAL_ONES)})\b(?!-)( of\b)?",
+                           re.IGNORECASE | re.ASCII)  # (ASCII: no "twenty-fırst", a dotless i, no key of its table)
 
 
 def _ordinal_in_words(match: re.Match[str]) -> str:
@@ -2233,8 +2235,8 @@ _PHRASES: list[tuple[_Regex, Any, tuple[str, ...]]] = [
     # "3 times every other day" stays
     (_Regex(r"\bM ?[–-] ?F\b"), "Monday–Tuesday–Wednesday–Thursday–Friday", ("-f", "–f", "- f", "– f")),  # "M–F"
     # "the second Tuesday" is "the 2nd Tuesday", no unit of time; "every second Tuesday" is biweekly
-    (_Regex(rf"(?<!every )\b(first|second|third|fourth|fifth){_OF_THE_CALENDAR}\b)", re.IGNORECASE),
-     lambda match: _ORDINALS[match.group(1).lower()], ("first", "second", "third", "fourth", "fifth")),
+    (_Regex(rf"(?<!every )\b(first|second|third|fourth|fifth){_OF_THE_CALENDAR}\b)", re.IGNORECASE | re.ASCII),
+     lambda match: _ORDINALS[match.group(1).lower()], ("first", "second", "third", "fourth", "fifth")),  # ("fırst")
     (_Regex(rf"\b(?:last|final){_OF_THE_CALENDAR}(?:\s+day)?\s+of\b)", re.IGNORECASE),
      "0th", ("last", "final")),  # "the last Monday of the month", an ordinal too
     (_Regex(r"(?<=\w )[Nn]o\.\s?(?=\d)"), "number ", ("no.",)),  # "Invoice No. 7" says no "no"; "No. 3 failed" does
@@ -2396,7 +2398,7 @@ _PHRASES: list[tuple[_Regex, Any, tuple[str, ...]]] = [
     # "20 gigabytes" and "a 64-gigabyte card" are "20 GB" and "a 64-GB card"; "5 megabits per second" is "5 Mbit", as
     # "5 Mbps" is (after a number, as that is); no brand, "a Gigabyte B550 board"
     (_Regex(r"\b(?:(kilo|mega|giga|tera)bytes|(?<=\d[ -])(kilo|mega|giga|tera)byte)\b|"
-            r"(?<=\d )(kilo|mega|giga|tera)bits?(?: per second|/s)\b", re.IGNORECASE),
+            r"(?<=\d )(kilo|mega|giga|tera)bits?(?: per second|/s)\b", re.IGNORECASE | re.ASCII),  # (no "gıga")
      lambda match: (_DATA_PREFIXES[next(filter(None, match.groups())).lower()]
                     + ("bit" if match.group(3) else "B")),
      ("byte", "bit")),

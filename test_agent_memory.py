@@ -3174,6 +3174,19 @@ class FeaturesReadValuesOneWay(unittest.TestCase):
                                  "Away 12.\t-2026.07.19, 2026.08.16/2026.08.18."),
                                 ("Away 12\t–19.07.2026.", "Away 2026.07.12/2026.07.19.")))
 
+    def test_numbers_ordinals_and_data_units_in_words_with_a_dotted_or_dotless_i_are_no_crash(self):  # review
+        """As for the currencies' names: IGNORECASE alone read "fıve", "fırst" and "gİga" as words whose
+        lists and tables have no such key (ValueError, KeyError); in ASCII they stay as written."""
+        self.assert_normalised((("Pays f\u0131ve hundred a month, twenty in cash.",
+                                 "Pays f\u0131ve hundred a month, 20 in cash."),
+                                ("Pays F\u0130VE HUNDRED a month.", "Pays F\u0130VE HUNDRED a month."),
+                                ("Meets on the f\u0131rst Tuesday and the second Friday.",
+                                 "Meets on the f\u0131rst Tuesday and the 2nd Friday."),
+                                ("Due the twenty-f\u0131rst, or the thirty-first.",
+                                 "Due the 20-f\u0131rst, or the 31st."),
+                                ("Sizes in g\u0131gabytes and megabytes.", "Sizes in g\u0131gabytes and MB."),
+                                ("Sizes in G\u0130GABYTES.", "Sizes in G\u0130GABYTES.")))
+
     def test_lei_in_a_text_of_hawaii_s_garlands_are_no_money(self):  # review of 464515b: asked, was merged
         """"lei" after a number is RON, but in a text of a luau, flowers or a graduation Hawaii's garlands."""
         self.assert_normalised((("Ordered 50 lei for the luau.", "Ordered 50 lei for the luau."),
