@@ -3181,7 +3181,8 @@ def _clock_said(match: re.Match[str]) -> str:
 _DAY_PART = _Regex(r"(?:(?<=\bat )|(?<=\bafter )|(?<=\bpast )|(?<=\bbefore )|(?<=\bby )|(?<=\buntil )|(?<=\btill )|"
                    r"(?<=\bfrom )|(?<=\bto )|(?<=\baround )|(?<![\w:.])(?=(?:1[0-2]|[1-9]):\d\d ))"
                    rf"(1[0-2]|[1-9]|{'|'.join(_HOURS)})(:\d\d)?(?: o'clock)? "
-                   r"((?:in the|each|every) (morning|afternoon|evening)|(?:at|each|every) (night))\b", re.IGNORECASE)
+                   r"((?:in the|each|every) (morning|afternoon|evening)|(?:at|each|every) (night))\b",
+                   re.IGNORECASE | re.ASCII)  # (ASCII, as _O_CLOCK: no "eıght", a dotless i, an hour _HOURS has not)
 
 
 def _day_part_time(match: re.Match[str]) -> str:
@@ -3197,7 +3198,7 @@ def _day_part_time(match: re.Match[str]) -> str:
 # "nightly at 7:30" at 7:30pm (a night from six to eleven only: "Sunday night at 2" may be 2am)
 _PART_THEN_TIME = _Regex(rf"\b((morning|afternoon|evening|night)(?:s|ly)?,? at )(1[0-2]|[1-9]|{'|'.join(_HOURS)})"
                          r"(?:[:.](\d\d))?(?!\w|\s?(?:[ap]\.?m\b|o'clock|[:.]?\d|[-–%]| of\b))",
-                         re.IGNORECASE)  # no "Tenby", no "one of the pubs"
+                         re.IGNORECASE | re.ASCII)  # no "Tenby", no "one of the pubs", no "eıght" (as _DAY_PART)
 
 
 def _part_then_time(match: re.Match[str]) -> str:

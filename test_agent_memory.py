@@ -3187,6 +3187,15 @@ class FeaturesReadValuesOneWay(unittest.TestCase):
                                 ("Sizes in g\u0131gabytes and megabytes.", "Sizes in g\u0131gabytes and MB."),
                                 ("Sizes in G\u0130GABYTES.", "Sizes in G\u0130GABYTES.")))
 
+    def test_hours_in_words_with_a_dotted_or_dotless_i_are_no_crash(self):  # review: ValueError
+        """"at eıght each morning" and "evenings at eıght" (a dotless i, which IGNORECASE alone reads as "i")
+        were hours that _HOURS has not: in ASCII they stay as written, as "eıght o'clock" does."""
+        self.assert_normalised((("Visits at half past e\u0131ght each morning.",
+                                 "Visits at half past e\u0131ght each morning."),
+                                ("Walks evenings at e\u0131ght; EVENINGS AT E\u0130GHT.",
+                                 "Walks evenings at e\u0131ght; EVENINGS AT E\u0130GHT."),
+                                ("Walks evenings at eight.", "Walks evenings at 20:00.")))
+
     def test_lei_in_a_text_of_hawaii_s_garlands_are_no_money(self):  # review of 464515b: asked, was merged
         """"lei" after a number is RON, but in a text of a luau, flowers or a graduation Hawaii's garlands."""
         self.assert_normalised((("Ordered 50 lei for the luau.", "Ordered 50 lei for the luau."),
