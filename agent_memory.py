@@ -1820,12 +1820,13 @@ _NUMBER_WORD = (rf"(?:(?:{'|'.join(_TENS)})(?:{_NUMBER_SPACE}(?:{'|'.join(_ONES)
                 rf"{'|'.join(_MULTIPLIERS)})")
 _ORDINAL_ONES = {"first": "1st", "second": "2nd", "third": "3rd", "fourth": "4th", "fifth": "5th", "sixth": "6th",
                  "seventh": "7th", "eighth": "8th", "ninth": "9th"}
+# (in ASCII: IGNORECASE alone reads "fıve" and "FİVE", a dotless and a dotted i, as words _ONES has not)
 _NUMBER_IN_WORDS = _Regex(rf"\b(half an? |(?:a|three) quarters? of an? |an? |(?<![\d,.])(?:\d{{1,3}}(?:,\d{{3}})+(?:\.\d+)?|\d+(?:[.,]\d+)?) )?"
                           rf"((?=(?:{_NUMBER_WORD}(?: and)?[- ])*(?:{'|'.join(_TENS)}|"
                           rf"{'|'.join(_MULTIPLIERS)})\b){_NUMBER_WORD}(?:(?: and)?{_NUMBER_SPACE}{_NUMBER_WORD})*)\b(?![-.]\d)"
                           rf"(?![- ](?:{'|'.join(_ORDINAL_ONES)})\b)",  # no "20-first": an ordinal (``_ordinal_in_words``)
-                          re.IGNORECASE | re.ASCII)  # (a word of tens or a multiplier in it, as the phrase's cheap test
-# needs; ASCII: IGNORECASE alone reads "fıve" and "FİVE", a dotless and a dotted i, as words _ONES has not)
+                          re.IGNORECASE  # (a word of tens or a multiplier in it, as the phrase's cheap test needs)
+                          | re.ASCII)
 # "five grand" is "five thousand", "£5 grand" "£5 thousand"; not "two grand pianos", "the Grand Hotel"
 _GRAND = _Regex(rf"\b(\d{{1,3}}(?:\.\d)?|{'|'.join(_TENS + _TEENS + _ONES)}) grand\b(?!-)(?=(?:\s+([^\W\d_]+))?)",
                 re.IGNORECASE)
