@@ -1248,6 +1248,12 @@ def _hertz(match: re.Match[str]) -> str:
     return _in_largest_unit(hertz, "Hz", "kMG")
 
 
+def _psi_in_bar(psi: str) -> str:
+    """A pressure in psi in bar, as people convert it: "36" is "2.5", "150" is "10"."""
+    bar = float(psi) * 0.0689476
+    return f"{bar:.1f}" if bar < 10 else f"{bar:.0f}"
+
+
 def _down_and_up(match: re.Match[str]) -> str:
     """Speeds down and up as the pair "down/up" in the smaller unit: "200 Mbit up, 1 Gbit down" is "1000/200
     Mbit". No pair without a unit or a slash or comma: "2 up and 2 down" are a league's places."""
@@ -2376,6 +2382,11 @@ _PHRASES: list[tuple[_Regex, Any, tuple[str, ...]]] = [
     (_Regex(r"(?<![\w.,])(\d{2,4})(?:(\s?[-–]\s?)(\d{2,4}))? ?kPa\b"),
      lambda match: (f"{int(match.group(1)) / 100:g}" + (f"{match.group(2)}{int(match.group(3)) / 100:g}"
                                                          if match.group(3) else "") + " bar"), _after_number("k")),
+    # and psi are told in bar too, to a tenth (from 10 bar on, whole), as a tyre's or a boiler's pressure is
+    # converted: "36 psi" is "36 psi (2.5 bar)", which "2.5 bar" restates; the psi stay, so "30 psi" and "31 psi"
+    # (2.1 bar both) still differ
+    (_Regex(r"(?<![\w.,])(\d{1,4}(?:\.\d)?) ?psi\b(?!\s?\(~?\s?\d)", re.IGNORECASE),
+     lambda match: f"{match.group(1)} psi ({_psi_in_bar(match.group(1))} bar)", _after_number("p")),
     # "1.0 mL" is "1 mL"; without a unit, no: the tag "postgres:16.0" pins more than "postgres:16", and "7.0 LTS".
     # A range's first number too, its unit after the second: "1.0–2.0 mL" is "1–2 mL", no "1.0–2 mL"
     (_Regex(r"(?<![\w.:])(\d+)\.0+(?=(?:\s?(?:[-–—]|to)\s?\d+(?:\.\d+)?)?(?:\s?(?i:[kmcdμ]?[gl]|mcg|[kmc]?m|mi|"

@@ -3236,6 +3236,18 @@ class FeaturesReadValuesOneWay(unittest.TestCase):
                                 ("Fibre: 1 Gbps down / 1 up; 2 Gbps down / 20 up.", "Fibre: 1/1 Gbit; 2000/20 Mbit."),
                                 ("Line: 512 kbps down / 8000 up.", "Line: 512/8000 kbit.")))  # (no unit below)
 
+    def test_psi_are_told_in_bar_too(self):  # held-out 801: seven restatements added
+        self.assert_normalised((("Two-up: ~36 psi front & ~42PSI rear.",
+                                 "Two-up: ~36 psi (2.5 bar) front & ~42 psi (2.9 bar) rear."),
+                                ("Solo: 29 psi.", "Solo: 29 psi (2 bar)."),
+                                ("Test at 150 psi.", "Test at 150 psi (10 bar)."),
+                                ("Tyres 36 psi (2.5 bar).", "Tyres 36 psi (2.5 bar).")))  # given already
+        self.assertEqual(action_beside("Himalayan pressures, solo: 29 psi front, 32 psi rear.",
+                                       "Solo on the Himalayan: 2.0 bar front, 2.2 bar rear."), "merge")  # (was added)
+        self.assertNotEqual(action_beside("Liberty 125 tyre pressures: 1.8 bar front, 2.2 bar rear.",
+                                          "Liberty 125 tyres: ~26 psi front, ~32 psi rear."), "add")
+        self.assertNotEqual(action("Tyres at 30 psi.", "Tyres at 31 psi."), "merge")  # 2.1 bar both: the psi differ
+
     def test_an_ounce_is_an_oz(self):  # held-out 800 and 487: a restatement added, one asked
         self.assertEqual(am._word_key("ounces"), am._word_key("oz"))
         self.assertEqual(action("Ken feeds a high-potash liquid at 1 oz per gallon once the buds show colour.",
