@@ -1034,6 +1034,7 @@ _OPPOSITE_PAIRS = [
     *itertools.product(("arrive", "arrives", "arriving", "arrived", "arrival", "arrivals"),
                        ("depart", "departs", "departing", "departed", "departure", "departures")),
     ("upstairs", "downstairs"), ("upstream", "downstream"), ("uphill", "downhill"), ("ascent", "descent"),
+    *itertools.product(("leader", "leaders"), ("follower", "followers")),  # (a dance's roles, a waitlist's)
     ("leftmost", "rightmost"), ("northern", "southern"), ("eastern", "western"), ("oldest", "newest"),
     ("portrait", "landscape"), ("import", "export"), ("imports", "exports"), ("rise", "fall"), ("rises", "falls"),
     ("push", "pull"), ("pushes", "pulls"), ("pushed", "pulled"), ("pass", "fail"), ("passes", "fails"),
@@ -2115,6 +2116,12 @@ _PHRASES: list[tuple[_Regex, Any, tuple[str, ...]]] = [
     # quoted number, "is '25 minutes'")
     (_Regex(r"(?<=[^\W\d_] |[^\W\d_]-)'(\d\d)(?![\w'])(?![^'\n]*'(?!\w))"),
      lambda match: _full_year(match.group(1)), ("'",)),
+    # and after a date's day and month: "Mar 6–8 '26" and "6 Mar '26" are "Mar 6–8 2026" and "6 Mar 2026"
+    (_Regex(rf"(\b{_MONTH} \d{{1,2}}(?:st|nd|rd|th)?(?:\s?[-–]\s?\d{{1,2}}(?:st|nd|rd|th)?)?,? |"
+            rf"\b\d{{1,2}}(?:st|nd|rd|th)?(?:\s?[-–]\s?\d{{1,2}}(?:st|nd|rd|th)?)? {_MONTH},? )'(\d\d)(?![\w'])",
+            re.IGNORECASE), lambda match: match.group(1) + _full_year(match.group(4)), ("'",)),
+    # a pace's slash is "per": "2:10/500m" is "2:10 per 500m", as "2:10 per 500 m" is said
+    (_Regex(r"(?<=\d:\d\d)/(?=\d+ ?(?:m|km|mi|yds?|metres?|meters?)\b)"), " per ", ("#/",)),
     # a Swiss price's dash for no cents: "CHF 98.–" is "CHF 98"
     (_Regex(r"(?<=\d)\.[–-](?![\w-])"), "", (".–", ".-")),
     # A month in Roman numerals, as Poland, Hungary, Czechia and Romania write it: "14 III 2026" is "14 March
@@ -2877,6 +2884,7 @@ def _adding_marker(match: re.Match[str]) -> str:
 _UPDATE_MARKERS = _Regex(  # (the lookahead, each marker's first letter, spares trying them all at each word)
     r"\b(?=[abcdefghilmnprstuw])(?:now|moved|switched|changed|upgraded|downgraded|bumped|raised|increased|decreased|"
     r"reduced|lowered|cut|replaced|(?<!\w )replacing(?= (?-i:[A-Z]))|is replacing(?= (?-i:[A-Z]))|"
+    r"in place of(?= (?-i:[A-Z]))|"
     r"replaces(?= (?-i:[A-Z][^\W\dA-Z_]+)(?:[,.;]|$| (?:as|on|from|in)\b| (?-i:[A-Z])))|swapped|renamed|"
     r"migrated|no longer|instead(?! of)|anymore|any more|"
     r"has started|have started|started using|stopped|updated|extended|shortened|postponed|rescheduled|delayed|slipped|pushed back|brought forward|"
@@ -2904,12 +2912,13 @@ _UPDATE_MARKERS = _Regex(  # (the lookahead, each marker's first letter, spares 
     # captain is Jordan Blake", "We hit 1k SPM; the new goal is 2.5k SPM"), not "New starters are given a buddy" nor
     # "New starters: ..." (a rule for all), "New York office is ...", "New Year: ..." or "Current account is with
     # Barclays"; "tightened" but not to a torque ("to 160 Nm"), "rose to" but not "Introduced Rose to the team";
-    # ", replacing Gareth Price" or "is replacing Gareth Price", not "replacing kube-proxy", "needs replacing", nor
+    # ", replacing Gareth Price", "is replacing Gareth Price" or "in place of Johan Lindqvist", not "replacing
+    # kube-proxy", "in place of cow's milk", "needs replacing", nor
     # a task a word names before it: "Quote for replacing Velux windows", "starts replacing Howdens units on 3 March"
     re.IGNORECASE,
 )
 _SAME_MARKER = {"anymore": "no longer", "any more": "no longer",  # "doesn't ... anymore" / "no longer ..."
-                "is replacing": "replacing"}
+                "is replacing": "replacing", "in place of": "replacing"}
 _UNITS = frozenset("ms millisecond s second sec minute min hour day workday week month year time kb mb gb tb px fps "
                    "mcg iu mpg psi kw kwh kva oz tsp tbsp "  # "500 mcg" is no "500 mg", "13 kwh" no "13 kw"
                    "w wh wp ah mah mw mwh gw gwh va "  # "20 Ah ... 10 W" is no "10 Ah ... 10 W"
