@@ -5525,8 +5525,10 @@ _AWAY = _Regex(r"\b(?:when|whenever|while|if)\s+(?:\S+\s+){0,3}?(?:([^\W\d_]+)(?
                r"|\b(?:on|during)\s+([^\W\d_]+)(?:'s|s')?\s+(?:days? off|leave|holidays?|absences?|vacations?)\b"
                r"|\bin\s+([^\W\d_]+)(?:'s|s')?\s+absence\b")
 _PERSON_WORDS = frozenset("he she they we i user his her their".split())
-# and any word of someone away or standing in, which a restatement may say instead
-_STAND_IN_WORDS = _Regex(r"\b(?:away|off|leave|absen\w*|holidays?|vacations?|travel\w*|sick|ill|unavailable|cover\w*|"
+# and any word of someone away or standing in, which a restatement may say instead; but "cover" before what
+# is covered is the usual duty ("Lim covers the cafeteria", "covers Helmond's shops"), as a noun or "cover for" not
+_STAND_IN_WORDS = _Regex(r"\b(?:away|off|leave|absen\w*|holidays?|vacations?|travel\w*|sick|ill|unavailable|"
+                         r"coverage|cover(?:s|ed|ing)?(?!\s+(?:the|a|an|my|his|her|their|our|its|user's|[\w-]+'s?)\s)|"
                          r"deput\w*|deps?|relie\w*|standby|stand-in|backup|back-up|backs? up|stands? in|standing in|"
                          r"steps? in|subs?|substitut\w*|understud\w*|swap\w*|replac\w*|takes? over|fills? in|minds?|"
                          r"abroad|(?:when|if) needed|(?:is|are|am|'s|'re|'m) out(?! of)|"
