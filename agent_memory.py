@@ -3004,10 +3004,11 @@ peanut shellfish dairy alcohol gluten wheat egg soy soya sesame nut almond cashe
 lactose caffeine meat pork beef chicken lamb shrimp prawn crab lobster mussel oyster milk cheese chocolate
 garlic onion mushroom tomato strawberry kiwi banana celery mustard lupin sulphite bread pasta flour potato
 salmon tuna crustacean mollusc squid rice corn oat apple peach cherry grape citrus mango pineapple avocado
-coconut honey coffee bacon turkey tofu latex penicillin
+coconut honey coffee bacon turkey tofu latex penicillin beer wine cider
 dog cat bird bat horse rabbit hamster parrot snake lizard tortoise ferret goat sheep cow pig
 mouse rat turtle duck pony donkey gerbil budgie gecko frog hen goose puppy kitten
 goldfish koi guppy tetra axolotl alpaca llama calf ewe quail
+ant cockroach wasp hornet bee bedbug moth termite silverfish weevil mosquito aphid squirrel mole
 """.split())
 _PERIODS = frozenset(_word_key(word) for word in "quarter morning afternoon evening night weekend fortnight term "
                      "semester season shift".split())  # "every quarter" is no "every month"

@@ -3943,6 +3943,24 @@ class MergeDetectorClassifies(unittest.TestCase):
         self.assertTrue({am._word_key(word) for word in "koi guppies alpacas ewes calf".split()}
                         <= am._FOODS_AND_ANIMALS)
 
+    def test_pests_and_drinks_are_values(self):  # held-out 823, 829 and 270: merged at 0.78 to 0.88
+        for new, entry in (("Approved ant bait: Advion ant gel, 1 pea-sized dot per foot of trail.",
+                            "Approved gel bait: Advion cockroach gel, 1 pea-sized dot per linear foot."),
+                           ("Cervejaria Lumiar's beer list: A5 folded to A6, 350 gsm, gloss laminated inside and "
+                            "outside.",
+                            "Wine lists for Cervejaria Lumiar: A5 folded to A6, 350 gsm, matt laminated outside only."),
+                           ("Guests who bring wine are reimbursed \u20ac8 per bottle from the club pot, paid out via "
+                            "Tikkie",
+                            "Hosts cook the main and are reimbursed \u20ac8 per guest from the club pot, paid out via "
+                            "Tikkie")):
+            with self.subTest(new=new):
+                self.assertNotEqual(action(entry, new), "merge")
+        self.assertTrue({am._word_key(word) for word in "wasps bees moths termites cider".split()}
+                        <= am._FOODS_AND_ANIMALS)
+        # a restatement naming the same pest still merges
+        self.assertEqual(action("Feathers are stored in sealed boxes with cedar blocks against moths.",
+                                "Keeps all feathers in sealed boxes with cedar blocks to keep moths off."), "merge")
+
     def test_bad_thresholds_are_invalid_input(self):
         for kwargs in ({"merge_threshold": 0.3, "add_threshold": 0.7}, {"merge_threshold": 1.5},
                        {"add_threshold": 0.0}, {"merge_threshold": float("nan")}, {"add_threshold": "0.3"}):
