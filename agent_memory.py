@@ -1353,7 +1353,7 @@ _CURRENCIES = {"$": "USD", "US$": "USD", "A$": "AUD", "AU$": "AUD", "C$": "CAD",
                "HK$": "HKD", "S$": "SGD", "SG$": "SGD", "R$": "BRL", "€": "EUR", "£": "GBP",
                "¥": "CNJ", "₹": "INR", "₩": "KRW", "₽": "RUB", "₺": "TRY", "₪": "ILS", "₫": "VND",
                "฿": "THB", "₱": "PHP", "₦": "NGN", "GH₵": "GHS", "GH¢": "GHS", "E£": "EGP",
-               "Kč": "CZK", "zł": "PLN", "Ft": "HUF", "kr": "KRN",
+               "Kč": "CZK", "zł": "PLN", "Ft": "HUF", "kr": "KRN", "₴": "UAH", "грн": "UAH",
                "원": "KRW", "円": "JPY", "元": "CNY"}
 # the other dollars a bare "$" may be, and the pesos of Latin America, whose sign it is too
 _DOLLARS = frozenset(("aud", "cad", "nzd", "hkd", "sgd", "mxn", "cop", "ars", "clp"))
@@ -1365,7 +1365,7 @@ _BARE_SIGNS = (("krn", frozenset(("sek", "nok", "dkk", "isk"))), ("cnj", frozens
 # (but dirhams are the Emirates': "AED"), and "SHL", shillings of East Africa
 _US_DOLLARS = _Regex(r"\b(?:USD|usd)\b|\bUS ?\$|\bU\.S\. ?\$|\bUS [Dd]ollars?\b")  # no bare "$" ("lend us $50")
 # (no "kr" in "kr8s"; forints after a hundred or more only: "6 900 Ft", not feet, "a 6 Ft fence" or "100 Ft Rd")
-_CURRENCY = (r"(?:US|AU?|CA?|NZ|HK|SG?|R)?\$|GH[₵¢]|E£|[€£¥₹₩₽₺₪₫฿₱₦원円元]|Kč|zł|kr\b"
+_CURRENCY = (r"(?:US|AU?|CA?|NZ|HK|SG?|R)?\$|GH[₵¢]|E£|[€£¥₹₩₽₺₪₫฿₱₦₴원円元]|Kč|zł|kr\b|грн\b"
              r"|(?:(?<=\d\d\d )|(?<=\d\d\d))Ft\b(?!\.? ?[A-Z])")
 _CURRENCY_NAMES = {"us": "USD", "australian": "AUD", "canadian": "CAD", "new zealand": "NZD", "hong kong": "HKD",
                    "singapore": "SGD", "euro": "EUR", "swiss": "CHF", "danish": "DKK", "norwegian": "NOK",
@@ -1376,6 +1376,7 @@ _CURRENCY_NAMES = {"us": "USD", "australian": "AUD", "canadian": "CAD", "new zea
                    "mexican": "MXN", "peso": "PSO", "pesos": "PSO", "rand": "ZAR", "forint": "HUF", "forints": "HUF",
                    "naira": "NGN", "cedi": "GHS", "cedis": "GHS", "egyptian": "EGP", "kenyan": "KES", "ugandan": "UGX",
                    "tanzanian": "TZS", "shilling": "SHL", "shillings": "SHL", "won": "KRW",
+                   **dict.fromkeys(("hryvnia", "hryvnias", "hryvnya", "hryvnyas", "hryvni"), "UAH"),
                    **dict.fromkeys(("zloty", "zlotys", "zlotych", "złoty", "złotys", "złotych"), "PLN"),
                    **dict.fromkeys(("koruna", "koruny", "korun"), "CZK"),
                    "lei": "RON", "leu": "RON",
@@ -1802,12 +1803,12 @@ _DATA_PREFIXES = {"kilo": "k", "mega": "M", "giga": "G", "tera": "T"}
 _PER_UNITS = {"mo": "month", "mos": "month", "yr": "year", "yrs": "year", "wk": "week", "wks": "week", "d": "day"}
 _GLUED_UNITS = r"wt|pt|yo|mcg|iu|psi|[kmg]wh|[kmg]w|[km]?va|mah|ma|[km]?v|dbm|dbi|db|gbe|nm|mpg|oz|tsp|tbsp"
 _GLUED_UNIT = _Regex(_GLUED_UNITS)
-_CURRENCY_SIGNS = ("$", "€", "£", "¥", "₹", "₩", "₽", "₺", "₪", "₫", "฿", "₱", "₦", "₵", "¢", "원", "円", "元",
-                   "kč", "zł", "kr", "#ft")  # (case-folded; forints after an amount only: "ft" is in "after")
+_CURRENCY_SIGNS = ("$", "€", "£", "¥", "₹", "₩", "₽", "₺", "₪", "₫", "฿", "₱", "₦", "₵", "₴", "¢", "원", "円", "元",
+                   "kč", "zł", "kr", "грн", "#ft")  # (case-folded; forints after an amount only: "ft" is in "after")
 # ("RMB" the yuan's other name: "CNY", below)
 _CURRENCY_CODES = sorted({*_CURRENCIES.values(), *_DOT_GROUPED.split("|"), "SEK", "NOK", "ZAR", "MXN", "CNY", "KES",
                           "AED", "RMB", "MYR", "PHP", "PSO", "SAR", "QAR", "OMR", "MAD", "RYL",
-                          "NGN", "GHS", "EGP", "UGX", "TZS", "SHL"})
+                          "NGN", "GHS", "EGP", "UGX", "TZS", "SHL", "UAH"})
 _CURRENCY_CODE_SET = frozenset(_CURRENCY_CODES)
 # an amount's thousands parted by spaces: "45 000" before "PLN" or "zł" (not "in 2024 500 €")
 _SPACE_GROUPED = r"(?:\d{1,3}(?: \d{3}(?!\d))+|\d+)"
@@ -2274,7 +2275,8 @@ _PHRASES: list[tuple[_Regex, Any, tuple[str, ...]]] = [
     (_Regex(r"(?<![\w.,])(\d{3,}(?:[.,]\d+)?|\d{1,3}(?:[.,]\d{3})+(?:[.,]\d\d)?|\d{1,2}[.,]\d\d) TL\b(?![\w-])"),
      r"TRY \1", _after_number("t")),  # (no "12 TL" team leads, nor "1,5 TL" teaspoons)
     # "90 €" is "EUR 90", as "€90" is, "1.200-1.500 €" "EUR 1.200-1.500", "45 000 zł" "PLN 45 000", "65 k€" "EUR
-    # 65k"; and "1.10 Kč" is "CZK 1.10" (no time: "10:30 €"; a label's colon is: "Budget:1 000 €")
+    # 65k"; and "1.10 Kč" is "CZK 1.10", "900 грн" (hryvnias) "UAH 900" (no time: "10:30 €"; a label's colon is:
+    # "Budget:1 000 €")
     (_Regex(rf"(?<![\w.,–-])(?<!\d:)({_SPACE_GROUPED}(?:[.,]\d+)*(?:[kKmM]|bn)?"
             rf"(?:\s?[–-]\s?{_SPACE_GROUPED}(?:[.,]\d+)*(?:[kKmM]|bn)?)?)(?: ([kM])(?=€))?\s?({_CURRENCY})(?![\w$])"),
      lambda match: f"{_CURRENCIES[match.group(3)]} {match.group(1)}{match.group(2) or ''}", _CURRENCY_SIGNS),
@@ -2284,14 +2286,16 @@ _PHRASES: list[tuple[_Regex, Any, tuple[str, ...]]] = [
     # country, or a weight); "9500 kroner" after its amount is any crown, as "9500 kr" is; "25k yen" is "JPY 25k",
     # and "38 yuan", "38 RMB" and "38 renminbi" are "CNY 38" (but "RMB" beside no amount is a bank's); "500000
     # rupiah" is "IDR 500000", "25 ringgit" "MYR 25", "90 baht" "THB 90", "2,200 pesos" "PSO 2,200" (any country's),
-    # "320 lei" "RON 320" (Romania's, as "lei" after an amount mostly are, but Hawaii's garlands: _currency_name)
+    # "900 hryvnias" "UAH 900", "320 lei" "RON 320" (Romania's, as "lei" after an amount mostly are, but Hawaii's
+    # garlands: _currency_name)
     (_Regex(r"\b(?:((?-i:US)|Australian|Canadian|New Zealand|Hong Kong|Singapore) dollars?|(euro)s|(Swiss) francs?|"
             r"(Danish|Norwegian) kron(?:er|e)|(Swedish) kron(?:or|a)|(Japanese) yen|(Indian) rupees?|"
             r"(South African) rand|(British) pounds?(?: sterling)?|pounds? (sterling)|(Indonesian) rupiah|"
             r"(Egyptian) pounds?|(Kenyan|Ugandan|Tanzanian) shillings?|"
             r"(Malaysian) ringgit|(Thai) baht|(Philippine|Mexican) pesos?)\b|(?<=\d )(euro)\b|"
             r"(?:(?<=\d )|(?<=\d[kK] ))(kron(?:er|or|e|a)|yen|yuan|rupiah|ringgit|baht|pesos?|(?-i:rand)|forints?|"
-            r"z[lłŁ]ot(?:y|ys|ych)|korun[ay]?|le[iu]|riy?als?|dirhams?|naira|cedis?|shillings?)\b|"
+            r"z[lłŁ]ot(?:y|ys|ych)|korun[ay]?|le[iu]|riy?als?|dirhams?|naira|cedis?|shillings?|"
+            r"hryvn(?:ias?|yas?|i))\b|"
             r"(?:(?<=\d,\d\d\d )|(?<=\d\d\d\d\d )|(?<=\d[kK] ))(won)\b|"
             r"(?:Chinese )?(renminbi)\b|"
             r"(?:(?<=\d )|(?<=\d[kKmM] )|(?<=\d \())((?-i:RMB))\b|\b((?-i:RMB))(?= ?\d)",
@@ -2301,7 +2305,7 @@ _PHRASES: list[tuple[_Regex, Any, tuple[str, ...]]] = [
      _currency_name,
      ("dollar", "euro", "franc", "kron", " yen", "rupee", " rand", "pound", "yuan", "renminbi", "rmb", "rupiah",
       "ringgit", "baht", "peso", "forint", "zloty", "złot", "korun", " lei", " leu", "rial", "riyal", "dirham",
-      "naira", "cedi", "shilling", " won")),
+      "naira", "cedi", "shilling", " won", "hryvn")),
     (_Regex(rf"(?<=\b[Ii]n )({_CURRENCY})(?![\w$])"), lambda match: _CURRENCIES[match.group(1)],  # "in US$"
      _CURRENCY_SIGNS),
     # pence are pounds: "45p a mile" and "45 pence a mile" are "GBP 0.45 a mile" (one or two digits: "1080p" is a

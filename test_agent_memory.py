@@ -3148,6 +3148,16 @@ class FeaturesReadValuesOneWay(unittest.TestCase):
                                 "Rates: 320 RON per night double, 410 RON family room; breakfast extra at 45 RON pp."),
                          "merge")  # (was added at 0.61)
 
+    def test_hryvnias(self):  # held-out 832: restatements added and asked
+        self.assert_normalised((("Rent \u20b428k a month, \u20b4 450 per lesson.",
+                                 "Rent UAH 28000 a month, UAH 450 per lesson."),
+                                ("Fee 1 200 UAH/month; 18 000 \u0433\u0440\u043d/mo; 900 hryvnias.",
+                                 "Fee UAH 1200 per month; UAH 18000 per month; UAH 900."),
+                                ("Hryvnia rates.", "Hryvnia rates.")))  # no amount, no code
+        self.assertEqual(action("Waste collection by Lvivspetskomuntrans on Thursdays; contract fee 1 200 UAH a month.",
+                                "Bin collection: Lvivspetskomuntrans, every Thursday, \u20b41.2k/month under the "
+                                "contract."), "judge")  # (was added at 0.21: "bin" and "waste" are for the LLM)
+
     def test_a_number_before_a_unit_is_no_year_of_a_roman_month(self):  # review of 464515b: "12 V 2000 mAh" a date
         """A number before a unit is no year: "V" after a number is volts, "X" times, as "12 V 2000 mAh"
         and "24 V 2000 W" tell (they were "2000.05.12 mAh" and "2000.05.24 W")."""
