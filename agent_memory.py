@@ -2736,7 +2736,8 @@ _FOUR_DIGIT_BEFORE = (r"(?<!\d )(?:(?<![\w.,:/#+£$€-])|"
 _RANGE_START_BEFORE = "|".join(rf"(?<=(?<![\w.,:/#+-])(?:0\d|1[0-8]|2[1-3])[0-5]\d{gap})"
                                for gap in ("-", "–", " - ", " – ", " to "))
 _TIME_WORDS_AFTER = r"(?:days?|nights?|daily|week(?:days|ends|ly)|start|starts|finish|each|every|local|sharp|onwards)"
-_ZONE_AFTER = r"(?:[Zz]|UTC|GMT|[A-Z]{0,2}[SD]T|[CEW]ET|ICT|SGT|HKT)\b(?![/-])"  # "1500Z", "1830 ACST"; no "MOT"
+# a zone: "1500Z", "1830 ACST", "0600 NPT", "0705 LT" (local time, as pilots write it); no "MOT"
+_ZONE_AFTER = r"(?:[Zz]|UTC|GMT|[A-Z]{0,2}[SD]T|[CEW]ET|ICT|SGT|HKT|NPT|PKT|PHT|WIB|MSK|LT)\b(?![/-])"
 _FOUR_DIGIT_AFTER = (r"(?!(?<=\d[-–]\d\d\d\d)[-–]\d|[-–]\d{4}[-–]\d)"  # (no part of three: "2024-0502-1187")
                      rf"(?=$|[,;)]|\.(?!\d)|\s?{_ZONE_AFTER}|\s?[-–]\s?\d|\s(?:\(|[A-Z][a-z]|"
                      rf"{_TIME_WORDS_AFTER}\b|(?:and|to|till|until|or|on|with|at|once)\s))")

@@ -6659,6 +6659,9 @@ class ContradictionsAreNeverMerged(unittest.TestCase):
                               ("Check-in 0530, lift 0630.", "Check-in 05:30, lift 06:30."),  # held-out 689
                               ("Reporting time 0630, take-off 0730.", "time 06:30, take-off 07:30."),
                               ("Changeover at 0630 and 1830 ACST.", "06:30 and 18:30 ACST"),
+                              # held-out 817, 819: Nepal time, and local time as pilots write it
+                              ("Forecasts at 0600 and 1800 NPT.", "06:00 and 18:00 NPT"),
+                              ("Off 0705 LT, 1:45 block.", "Off 07:05 LT"),
                               ("TAFs go out 05Z and 11Z.", "05:00 UTC and 11:00 UTC"),
                               ("Evening shift 1200–2000, since 2019, at 0800.",
                                "12:00–20:00, since 2019, at 08:00"),
