@@ -4573,14 +4573,20 @@ _OUTSIDE = frozenset("""outside out without except excluding beyond below other 
 def _non_one_side(a: _Analysis, b: _Analysis) -> bool:
     """Does ``a`` deny with "non" a word ``b`` holds as it stands ("during non-custody weeks" /
     "during custody weeks", "Non-members pay £5" / "Members pay £5"), or spelt as one ("non-profit" /
-    "nonprofit" is the same)?"""
+    "nonprofit" is the same), or turn it round with "least" ("least favourite question" / "favourite
+    story"; not "at least")?"""
     words = a.words
-    if "non" not in words or "non" in b.words:
-        return False
-    denied = {words[at + 1] for at in range(len(words) - 1) if words[at] == "non"}
-    if not denied or not _OUTSIDE.isdisjoint(b.folded.split()):
-        return False  # "non-NHS work" / "work outside the NHS", "avoid non-farming jargon" / "no jargon from ..."
-    return any(word in b.words and "non" + word not in b.words for word in denied)
+    if "non" in words and "non" not in b.words:
+        denied = {words[at + 1] for at in range(len(words) - 1) if words[at] == "non"}
+        if denied and _OUTSIDE.isdisjoint(b.folded.split()) and any(  # "non-NHS work" / "work outside the NHS",
+                word in b.words and "non" + word not in b.words for word in denied):  # "no jargon from ..."
+            return True
+    if "least" in a.folded and "least" not in b.folded:
+        return any(match.group(1) in b.words for match in _LEAST.finditer(a.folded))
+    return False
+
+
+_LEAST = _Regex(r"(?<!\bat )\bleast ([^\W\d_]+)")  # "least favourite", not "at least 15 minutes"
 
 
 def _opposites_swapped(a: _Analysis, b: _Analysis, counts: Counter[str]) -> bool:

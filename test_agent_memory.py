@@ -4585,6 +4585,9 @@ class ContradictionsAreNeverMerged(unittest.TestCase):
          "User works from home on Mondays and Thursdays during non-custody weeks."),
         ("Members pay \u00a35 per session at the Tuesday club night.",
          "Non-members pay \u00a35 per session at the Tuesday club night."),
+        # held-out 283: a word turned round with "least" (merged at 0.93)
+        ("User's favourite story for visitors is the 1953 Princess Victoria ferry disaster.",
+         "User's least favourite question from visitors is about the 1953 Princess Victoria ferry disaster."),
         # held-out 199: the user as the subject of a verb, and a name in -s before the same verb, which the
         # subject's pattern leaves to plural nouns ("Logs rides ..."; merged at 0.99)
         ("User cycles Sem to Basisschool De Ark on a bakfiets, leaving home at 08:10.",
@@ -5718,6 +5721,14 @@ class ContradictionsAreNeverMerged(unittest.TestCase):
             with self.subTest(one=one):
                 self.assertFalse(am._stand_in_told(am._analyse(one), am._analyse(other)))
                 self.assertFalse(am._stand_in_told(am._analyse(other), am._analyse(one)))
+
+    def test_least_turns_a_word_round_but_at_least_is_a_floor(self):  # held-out 283
+        self.assertTrue(am._non_one_side(am._analyse("Her least favourite question is about the ferry."),
+                                         am._analyse("Her favourite story is about the ferry.")))
+        for one, other in (("Turns need at least a 15-min gap.", "Turns need a 15-min gap at minimum."),
+                           ("Least busy on Mondays.", "Least busy day: Monday.")):
+            with self.subTest(one=one):
+                self.assertFalse(am._non_one_side(am._analyse(one), am._analyse(other)))
 
     def test_a_count_is_no_day_of_a_date_without_a_year(self):  # held-out 733: an update merged at 0.80
         old = ("Kancelaria Podatkowa Wisniewska (Sopot): 11 x Business Premium, annual, PLN 96.40/seat/month, "
