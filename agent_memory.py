@@ -1033,6 +1033,7 @@ _OPPOSITE_PAIRS = [
     ("online", "offline"), ("inbound", "outbound"), ("incoming", "outgoing"), ("ingress", "egress"),
     *itertools.product(("arrive", "arrives", "arriving", "arrived", "arrival", "arrivals"),
                        ("depart", "departs", "departing", "departed", "departure", "departures")),
+    *itertools.product(("lock", "locks", "locked", "locking"), ("unlock", "unlocks", "unlocked", "unlocking")),
     ("upstairs", "downstairs"), ("upstream", "downstream"), ("uphill", "downhill"), ("ascent", "descent"),
     *itertools.product(("leader", "leaders"), ("follower", "followers")),  # (a dance's roles, a waitlist's)
     ("leftmost", "rightmost"), ("northern", "southern"), ("eastern", "western"), ("oldest", "newest"),

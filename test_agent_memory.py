@@ -6500,6 +6500,12 @@ class ContradictionsAreNeverMerged(unittest.TestCase):
         new = "Inicia\u00e7\u00e3o opens a leader waitlist when leaders outnumber followers by 4."
         self.assertNotEqual(action(entry, new), "merge")
 
+    def test_locking_and_unlocking_are_opposites(self):  # held-out 839: merged at 0.80
+        entry = "Locking up on weekends: Pam Doherty does it, including the supper room and the toilet block."
+        self.assertNotEqual(action(entry, "Pam Doherty unlocks the supper room for weekend bookings."), "merge")
+        self.assertEqual(action("Data is locked 48h before filing; no new pulls after the lock.",
+                                "Data gets locked 2 days before filing, with no fresh pulls after that."), "merge")
+
     def test_in_place_of_someone_named_is_a_change(self):  # held-out 816: an update merged at 0.74
         new = ("Nordkyl has assigned Oskar Berg to the museum in place of Johan Lindqvist; Emma Sj\u00f6berg is "
                "still backup.")
