@@ -1378,6 +1378,7 @@ _CURRENCY_NAMES = {"us": "USD", "australian": "AUD", "canadian": "CAD", "new zea
                    "naira": "NGN", "cedi": "GHS", "cedis": "GHS", "egyptian": "EGP", "kenyan": "KES", "ugandan": "UGX",
                    "tanzanian": "TZS", "shilling": "SHL", "shillings": "SHL", "won": "KRW",
                    **dict.fromkeys(("hryvnia", "hryvnias", "hryvnya", "hryvnyas", "hryvni"), "UAH"),
+                   "reais": "BRL",
                    **dict.fromkeys(("zloty", "zlotys", "zlotych", "złoty", "złotys", "złotych"), "PLN"),
                    **dict.fromkeys(("koruna", "koruny", "korun"), "CZK"),
                    "lei": "RON", "leu": "RON",
@@ -2288,8 +2289,8 @@ _PHRASES: list[tuple[_Regex, Any, tuple[str, ...]]] = [
     # country, or a weight); "9500 kroner" after its amount is any crown, as "9500 kr" is; "25k yen" is "JPY 25k",
     # and "38 yuan", "38 RMB" and "38 renminbi" are "CNY 38" (but "RMB" beside no amount is a bank's); "500000
     # rupiah" is "IDR 500000", "25 ringgit" "MYR 25", "90 baht" "THB 90", "2,200 pesos" "PSO 2,200" (any country's),
-    # "900 hryvnias" "UAH 900", "320 lei" "RON 320" (Romania's, as "lei" after an amount mostly are, but Hawaii's
-    # garlands: _currency_name)
+    # "900 hryvnias" "UAH 900", "2,400 reais" "BRL 2,400", "320 lei" "RON 320" (Romania's, as "lei" after an amount
+    # mostly are, but Hawaii's garlands: _currency_name)
     (_Regex(r"\b(?:((?-i:US)|Australian|Canadian|New Zealand|Hong Kong|Singapore) dollars?|(euro)s|(Swiss) francs?|"
             r"(Danish|Norwegian) kron(?:er|e)|(Swedish) kron(?:or|a)|(Japanese) yen|(Indian) rupees?|"
             r"(South African) rand|(British) pounds?(?: sterling)?|pounds? (sterling)|(Indonesian) rupiah|"
@@ -2297,7 +2298,7 @@ _PHRASES: list[tuple[_Regex, Any, tuple[str, ...]]] = [
             r"(Malaysian) ringgit|(Thai) baht|(Philippine|Mexican) pesos?)\b|(?<=\d )(euro)\b|"
             r"(?:(?<=\d )|(?<=\d[kK] ))(kron(?:er|or|e|a)|yen|yuan|rupiah|ringgit|baht|pesos?|(?-i:rand)|forints?|"
             r"z[lłŁ]ot(?:y|ys|ych)|korun[ay]?|le[iu]|riy?als?|dirhams?|naira|cedis?|shillings?|"
-            r"hryvn(?:ias?|yas?|i))\b|"
+            r"hryvn(?:ias?|yas?|i)|reais)\b|"
             r"(?:(?<=\d,\d\d\d )|(?<=\d\d\d\d\d )|(?<=\d[kK] ))(won)\b|"
             r"(?:Chinese )?(renminbi)\b|"
             r"(?:(?<=\d )|(?<=\d[kKmM] )|(?<=\d \())((?-i:RMB))\b|\b((?-i:RMB))(?= ?\d)",
@@ -2307,7 +2308,7 @@ _PHRASES: list[tuple[_Regex, Any, tuple[str, ...]]] = [
      _currency_name,
      ("dollar", "euro", "franc", "kron", " yen", "rupee", " rand", "pound", "yuan", "renminbi", "rmb", "rupiah",
       "ringgit", "baht", "peso", "forint", "zloty", "złot", "korun", " lei", " leu", "rial", "riyal", "dirham",
-      "naira", "cedi", "shilling", " won", "hryvn")),
+      "naira", "cedi", "shilling", " won", "hryvn", "reais")),
     (_Regex(rf"(?<=\b[Ii]n )({_CURRENCY})(?![\w$])"), lambda match: _CURRENCIES[match.group(1)],  # "in US$"
      _CURRENCY_SIGNS),
     # pence are pounds: "45p a mile" and "45 pence a mile" are "GBP 0.45 a mile" (one or two digits: "1080p" is a

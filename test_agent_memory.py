@@ -3151,7 +3151,8 @@ class FeaturesReadValuesOneWay(unittest.TestCase):
                                 "Rates: 320 RON per night double, 410 RON family room; breakfast extra at 45 RON pp."),
                          "merge")  # (was added at 0.61)
 
-    def test_hryvnias(self):  # held-out 832: restatements added and asked
+    def test_hryvnias_and_reais(self):  # held-out 832, 840: restatements added and asked
+        self.assert_normalised((("Sold for 2,400 reais; the reais fell.", "Sold for BRL 2400; the reais fell."),))
         self.assert_normalised((("Rent \u20b428k a month, \u20b4 450 per lesson.",
                                  "Rent UAH 28000 a month, UAH 450 per lesson."),
                                 ("Fee 1 200 UAH/month; 18 000 \u0433\u0440\u043d/mo; 900 hryvnias.",
