@@ -1112,8 +1112,31 @@ _SYNONYM_GROUPS = [
     "17 seventeen seventeenth", "18 eighteen eighteenth", "19 nineteen nineteenth", "20 twenty twentieth",
     "30 thirty thirtieth", "40 forty fortieth", "50 fifty fiftieth", "60 sixty sixtieth", "70 seventy seventieth",
     "80 eighty eightieth", "90 ninety ninetieth",
+    # a city's airport by its own name, where the city has one that people name ("Schiphol" is Amsterdam's)
+    "amsterdam schiphol", "singapore changi", "seoul incheon", "copenhagen kastrup", "stockholm arlanda",
+    "oslo gardermoen", "rome fiumicino", "madrid barajas", "bengaluru bangalore", "kochi cochin",
 ]
 _SYNONYMS = {word: group.split()[0] for group in _SYNONYM_GROUPS for word in group.split()}
+# Airports by their codes, as crews, travel desks and freight forwarders write them: "LGW–FNC" is "Gatwick–Funchal",
+# "ZRH" Zurich. Each is its city, or the airport's own name where a city has more than one (Heathrow, Gatwick,
+# Haneda, Narita); no code that often means something else in capitals ("MAN" trucks, "BOM" a bill of materials,
+# "IST" a time zone, "CPH" a farm's holding number, "CMB" a bank), nor a city of two words ("Hong Kong")
+_AIRPORTS = dict(pair.split(":") for pair in """
+LHR:heathrow LGW:gatwick STN:stansted LTN:luton BHX:birmingham EDI:edinburgh GLA:glasgow ABZ:aberdeen BRS:bristol
+LPL:liverpool BFS:belfast DUB:dublin SNN:shannon ORK:cork CWL:cardiff ORY:orly AMS:amsterdam FRA:frankfurt
+MUC:munich BER:berlin HAM:hamburg DUS:dusseldorf CGN:cologne ZRH:zurich GVA:geneva VIE:vienna BRU:brussels
+MAD:madrid BCN:barcelona LIS:lisbon OPO:porto FNC:funchal FCO:rome ATH:athens ARN:stockholm
+OSL:oslo HEL:helsinki KEF:reykjavik WAW:warsaw PRG:prague TRD:trondheim BGO:bergen LEJ:leipzig NCE:nice LYS:lyon
+AGP:malaga PMI:palma DBV:dubrovnik DXB:dubai DOH:doha BAH:bahrain JED:jeddah RUH:riyadh CAI:cairo
+CMN:casablanca RAK:marrakech NBO:nairobi JNB:johannesburg DUR:durban KIS:kisumu JUB:juba EBB:entebbe
+WDH:windhoek AMM:amman HND:haneda NRT:narita KIX:osaka ICN:seoul PEK:beijing PVG:shanghai SIN:singapore
+BKK:bangkok CGK:jakarta MNL:manila HAN:hanoi DEL:delhi BLR:bengaluru MAA:chennai HYD:hyderabad COK:kochi
+KHI:karachi LHE:lahore ISB:islamabad TPE:taipei SYD:sydney MEL:melbourne BNE:brisbane PER:perth
+AKL:auckland WLG:wellington ZQN:queenstown DRW:darwin KTA:karratha EWR:newark BOS:boston ORD:chicago
+SEA:seattle YVR:vancouver YYZ:toronto YUL:montreal YYC:calgary YEG:edmonton YOW:ottawa YXT:terrace
+ANC:anchorage DEN:denver IAH:houston ATL:atlanta MIA:miami MCO:orlando PHX:phoenix ABQ:albuquerque
+DTW:detroit PHL:philadelphia PDX:portland HNL:honolulu SCL:santiago BOG:bogota LIM:lima CUN:cancun
+""".split())
 _SPELT_IN_CODE = frozenset(word for group in _NAME_SHORTENINGS for word in group.split()[1:])
 # Colours are values: "a black Peli case" is not "a yellow Peli case"
 _COLOURS = frozenset("black white red green blue yellow orange purple pink brown grey gray silver gold navy beige "
@@ -3503,6 +3526,8 @@ def _atom_kind_and_key(atom: str, in_code: bool, sentence_start: bool, one: bool
     if ((bare.isupper() and len(bare) >= 2 or bare[-1] == "s" and len(bare) >= 3 and bare[:-1].isupper())
             and lowered.isalpha() and lowered not in _NEGATIONS):  # an acronym, even "IT" or "US"
         acronym = lowered[:-1] if bare.endswith("s") else lowered  # "LTS" stays, "PRs" is "pr"
+        if bare in _AIRPORTS:
+            return "name", _word_key(_AIRPORTS[bare])
         return "name", _SYNONYMS.get(acronym, acronym)
     if atom == "May" and not sentence_start:  # the month, not the verb
         return "name", "may"
