@@ -6735,6 +6735,18 @@ class ContradictionsAreNeverMerged(unittest.TestCase):
         self.assertNotEqual(action_beside("Early shift 06:00-14:00 at Hohenberg.",
                                           "Early shift 0600-0800 at Hohenberg."), "merge")  # another time stays one
 
+    def test_a_zone_that_names_other_things_too_is_none_before_what_it_counts(self):  # review of d307885
+        """"MSK" is musculoskeletal as well as Moscow's time, "LT" long tons or someone's initials: before a
+        word it counts or starts, a year or a count is no time ("2023 MSK referrals" was "20:23 MSK referrals")."""
+        for written, kept in (("In 2023 MSK referrals rose 12%.", "2023 MSK"), ("Ran 1500 MSK tests.", "1500 MSK"),
+                              ("Ordered 1200 LT of coal.", "1200 LT"), ("In 2019 LT joined the desk.", "2019 LT")):
+            with self.subTest(written=written):
+                self.assertIn(kept, am._normalise(written))
+        for written, read in (("Briefing at 0600 MSK daily.", "06:00 MSK daily"), ("Obs at 1700 NPT.", "17:00 NPT"),
+                              ("Off 0705 LT, 1:45 block.", "07:05 LT,"), ("Calls 1800 PKT and 0600 WIB", "18:00 PKT")):
+            with self.subTest(written=written):
+                self.assertIn(read, am._normalise(written))
+
     def test_the_review_of_the_newest_readings(self):
         """A review of this session's readings found texts read as what they do not say: each stays as
         written, and a bound before a word of three letters is still a bound ("under age 5" / "over
