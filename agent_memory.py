@@ -4616,7 +4616,9 @@ def _non_one_side(a: _Analysis, b: _Analysis) -> bool:
     return False
 
 
-_LEAST = _Regex(r"(?<!\bat )\bleast ([^\W\d_]+)")  # "least favourite", not "at least 15 minutes"
+# "least favourite", not "at least 15 minutes", "at the (very) least two adults", nor "not least" ("last but not
+# least the dog", "not least the schools", which stress the word)
+_LEAST = _Regex(r"(?<!\bat )(?<!\bat the )(?<!\bat the very )(?<!\bnot )\bleast ([^\W\d_]+)")
 
 
 def _opposites_swapped(a: _Analysis, b: _Analysis, counts: Counter[str]) -> bool:

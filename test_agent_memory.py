@@ -5742,9 +5742,16 @@ class ContradictionsAreNeverMerged(unittest.TestCase):
         self.assertTrue(am._non_one_side(am._analyse("Her least favourite question is about the ferry."),
                                          am._analyse("Her favourite story is about the ferry.")))
         for one, other in (("Turns need at least a 15-min gap.", "Turns need a 15-min gap at minimum."),
-                           ("Least busy on Mondays.", "Least busy day: Monday.")):
+                           ("Least busy on Mondays.", "Least busy day: Monday."),
+                           # a review of c607076: a floor said another way, or "not least", a stress
+                           ("At the very least two adults supervise the pool.", "Two adults supervise the pool."),
+                           ("Needs at the least three quotes.", "Needs three quotes, at minimum."),
+                           ("Last but not least Rex is walked at 7.", "Rex is walked at 7."),
+                           ("Likes the area, not least schools nearby.", "Likes the schools nearby.")):
             with self.subTest(one=one):
                 self.assertFalse(am._non_one_side(am._analyse(one), am._analyse(other)))
+        self.assertEqual(action("Needs at the very least three quotes before ordering.",
+                                "Needs three quotes before ordering, at minimum."), "merge")
 
     def test_a_count_is_no_day_of_a_date_without_a_year(self):  # held-out 733: an update merged at 0.80
         old = ("Kancelaria Podatkowa Wisniewska (Sopot): 11 x Business Premium, annual, PLN 96.40/seat/month, "
