@@ -1033,7 +1033,10 @@ _OPPOSITE_PAIRS = [
     ("online", "offline"), ("inbound", "outbound"), ("incoming", "outgoing"), ("ingress", "egress"),
     *itertools.product(("arrive", "arrives", "arriving", "arrived", "arrival", "arrivals"),
                        ("depart", "departs", "departing", "departed", "departure", "departures")),
-    *itertools.product(("lock", "locks", "locked", "locking"), ("unlock", "unlocks", "unlocked", "unlocking")),
+    # ("lock" against "unlock" only: mostly the thing, which "unlocks" is no opposite of: "Side gate lock code:
+    # 4821" / "Code 4821 unlocks the side gate")
+    *itertools.product(("locks", "locked", "locking"), ("unlock", "unlocks", "unlocked", "unlocking")),
+    ("lock", "unlock"),
     ("upstairs", "downstairs"), ("upstream", "downstream"), ("uphill", "downhill"), ("ascent", "descent"),
     *itertools.product(("leader", "leaders"), ("follower", "followers")),  # (a dance's roles, a waitlist's)
     ("leftmost", "rightmost"), ("northern", "southern"), ("eastern", "western"), ("oldest", "newest"),

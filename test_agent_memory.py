@@ -6528,6 +6528,14 @@ class ContradictionsAreNeverMerged(unittest.TestCase):
         self.assertNotEqual(action(entry, "Pam Doherty unlocks the supper room for weekend bookings."), "merge")
         self.assertEqual(action("Data is locked 48h before filing; no new pulls after the lock.",
                                 "Data gets locked 2 days before filing, with no fresh pulls after that."), "merge")
+        # a review of 92072d8: "lock" is mostly the thing, which a code or key unlocks
+        for entry, new in (("Side gate lock code: 4821.", "Code 4821 unlocks the side gate."),
+                           ("Keysafe lock code 4821, by the back door.",
+                            "Keysafe by the back door; code 4821 unlocks it.")):
+            with self.subTest(new=new):
+                self.assertEqual(action(entry, new), "merge")
+        self.assertNotEqual(action("Remember to lock the shed at night.", "Remember to unlock the shed at night."),
+                            "merge")
 
     def test_in_place_of_someone_named_is_a_change(self):  # held-out 816: an update merged at 0.74
         new = ("Nordkyl has assigned Oskar Berg to the museum in place of Johan Lindqvist; Emma Sj\u00f6berg is "
