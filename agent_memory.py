@@ -1645,9 +1645,11 @@ def _yearless_range(match: re.Match[str]) -> str:
         day_first = False
     else:
         return match.group()
+    # (across the year's end too: "8/8–31/5", a school year, is 8 August to 31 May; but not sizes going down,
+    # whose ends share the second number, a denominator: "9/16–7/16" is no September to July)
     if not (start_month <= 12 and end_month <= 12 and (start_month, start) != (end_month, end)) or (
-            start_month == end_month and start > end):
-        return match.group()  # (but across the year's end: "8/8–31/5", a school year, is 8 August to 31 May)
+            start_month == end_month and start > end) or (start_month > end_month and numbers[1] == numbers[3]):
+        return match.group()
     months = _MONTHS[start_month - 1], _MONTHS[end_month - 1]
     if start_month == end_month:
         return f"{start}{gap}{end} {months[0]}" if day_first else f"{months[0]} {start}{gap}{end}"

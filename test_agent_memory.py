@@ -2474,6 +2474,9 @@ class FeaturesReadValuesOneWay(unittest.TestCase):
         # and across the year's end, a school year or the holidays (held-out 826, 781, 820: restatements added)
         self.assertEqual(am._normalise("Pass runs 8/8–31/5; closed 12/20–1/5; off 1/9-30/6."),
                          "Pass runs 8 August–31 May; closed December 20–January 5; off 1 September-30 June.")
+        # but no sizes down, whose ends share a denominator (a review of 787ce45: "September 16-July 16")
+        self.assertEqual(am._normalise("Wrench sizes 9/16-7/16; drills 11/16–5/16."),
+                         "Wrench sizes 9/16-7/16; drills 11/16–5/16.")
         # and any day and month, the day first, where a word of dates or a day of two digits with a zero first
         # says it is one (held-out 633, 665, 690, 691, 696, 699, 700, 702: restatements added); no score, no
         # fraction, and where a dollar may say the month is first, a day that is its month's number only
