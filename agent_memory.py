@@ -2766,11 +2766,9 @@ _FOUR_DIGIT_BEFORE = (r"(?<!\d )(?:(?<![\w.,:/#+£$€-])|"
 _RANGE_START_BEFORE = "|".join(rf"(?<=(?<![\w.,:/#+-])(?:0\d|1[0-8]|2[1-3])[0-5]\d{gap})"
                                for gap in ("-", "–", " - ", " – ", " to "))
 _TIME_WORDS_AFTER = r"(?:days?|nights?|daily|week(?:days|ends|ly)|start|starts|finish|each|every|local|sharp|onwards)"
-# a zone: "1500Z", "1830 ACST", "0600 NPT", "0705 LT" (local time, as pilots write it); no "MOT"; and no zone
-# whose letters name other things too before a word it counts or starts ("2023 MSK referrals", "1200 LT of coal",
-# "In 2019 LT joined"), but a word of time ("0600 MSK daily")
-_ZONE_AFTER = (r"(?:[Zz]|UTC|GMT|[A-Z]{0,2}[SD]T|[CEW]ET|ICT|SGT|HKT|(?:NPT|PKT|PHT|WIB|MSK|LT)"
-               rf"(?! (?!{_TIME_WORDS_AFTER}\b|(?:and|to|till|until|or|on|with|at|once)\s)[a-z]))\b(?![/-])")
+# a zone: "1500Z", "1830 ACST", "0600 NPT"; no "MOT", nor a zone whose letters name other things more often
+# ("MSK" musculoskeletal, "LT" a truck's trim or long tons: "Silverado 1500 LT", "1200 LT of coal")
+_ZONE_AFTER = r"(?:[Zz]|UTC|GMT|[A-Z]{0,2}[SD]T|[CEW]ET|ICT|SGT|HKT|NPT|PKT|PHT|WIB)\b(?![/-])"
 _FOUR_DIGIT_AFTER = (r"(?!(?<=\d[-–]\d\d\d\d)[-–]\d|[-–]\d{4}[-–]\d)"  # (no part of three: "2024-0502-1187")
                      rf"(?=$|[,;)]|\.(?!\d)|\s?{_ZONE_AFTER}|\s?[-–]\s?\d|\s(?:\(|[A-Z][a-z]|"
                      rf"{_TIME_WORDS_AFTER}\b|(?:and|to|till|until|or|on|with|at|once)\s))")
