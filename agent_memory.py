@@ -4062,14 +4062,15 @@ def _contrasted(words: list[str]) -> tuple[str, ...]:
 
 
 def _contrast_follows(words: list[str], at: int) -> bool:
-    """Does a contrast of its own ("rather than", "instead") come at ``at`` or later in the clause?
-    Then a "to" before it opened an infinitive, no preference: "prefers staff to email the office
-    rather than phone" denies the phone, not the email ("prefers tea to coffee rather than ..." is
-    no way to say "over"; "would rather" is another preference, which denies nothing)."""
+    """Does a contrast of its own ("rather than", "instead", "not") come at ``at`` or later in the
+    clause? Then a "to" before it opened an infinitive, no preference: "prefers staff to email the
+    office rather than phone" denies the phone, not the email, and "prefers tutors to send updates by
+    WhatsApp, not email" the email ("prefers tea to coffee rather than ..." is no way to say "over";
+    "would rather" is another preference, which denies nothing)."""
     for later, word in enumerate(words[at:], at):
         if word in ".;!?—–-" or word == "but":  # the clause ends, as ``_contrasted`` reads it
             return False
-        if word == "instead" or word == "rather" and words[later + 1:later + 2] == ["than"]:
+        if word == "instead" or word == "not" or word == "rather" and words[later + 1:later + 2] == ["than"]:
             return True
     return False
 

@@ -4571,6 +4571,11 @@ class ContradictionsAreNeverMerged(unittest.TestCase):
          "Wants volunteers to phone the coordinator rather than email."),
         ("Prefers parents to book sessions online instead of by phone.",
          "Parents should book sessions by phone, not online."),
+        # held-out 843: and the contrast a "not" after the choice (merged at 0.75; the same words at 0.97)
+        ("I prefer tutors to send progress updates by WhatsApp, not email.",
+         "I want tutors' invoices sent by email rather than WhatsApp."),
+        ("I prefer tutors to send progress updates by WhatsApp, not email.",
+         "I want tutors to send progress updates by email rather than WhatsApp."),
         # held-out 215: another subject, the rest the same but for "a" and "the" (merged at 0.93)
         ("Truck temperature logs go to a Sensaphone Sentinel cellular monitor, alerting above 41F.",
          "The warehouse walk-in cooler logs go to the Sensaphone Sentinel cellular monitor, alerting above 41F."),
