@@ -5555,13 +5555,35 @@ def _stand_in_told(one: _Analysis, other: _Analysis) -> bool:
     a pronoun ("when the build is off" is no one), and a restatement may say it another way ("holiday
     cover", "deputy", "steps in"): then the rule says nothing."""
     folded = one.folded
-    if not ("away" in folded or " off" in folded or "leave" in folded or "absen" in folded or "sick" in folded
-            or "holiday" in folded or "vacation" in folded or "travel" in folded or "unavailable" in folded
-            or " out" in folded):
+    if not _absence_told(folded):
         return False  # (cheap first: most texts tell of no one away)
     return (any(person in _PERSON_WORDS or _word_key(person) in one.names and " the " not in match.group()
                 for match in _AWAY.finditer(folded) for person in match.groups() if person)
             and not _STAND_IN_WORDS.search(other.folded))  # ("if the EPR is unavailable": a thing)
+
+
+def _absence_told(folded: str) -> bool:
+    """Does a case-folded text hold a word ``_AWAY`` needs (a quick test)?"""
+    return ("away" in folded or " off" in folded or "leave" in folded or "absen" in folded or "sick" in folded
+            or "holiday" in folded or "vacation" in folded or "travel" in folded or "unavailable" in folded
+            or " out" in folded)
+
+
+def _stand_in_turned(one: _Analysis, other: _Analysis) -> bool:
+    """Does each text name someone away, another in each, and each the one the other says stands in
+    ("When Kru Daeng is away, Kru Somchai takes the fight team" / "When Kru Somchai is on leave, Kru
+    Daeng takes the beginners")? Who covers for whom, turned round: another arrangement."""
+    if not _absence_told(one.folded) or not _absence_told(other.folded):
+        return False  # (cheap first: most texts tell of no one away)
+    away, said = [], []  # the word naming each one away ("daeng"), and every name said with it ("kru daeng")
+    for text in (one, other):
+        matches = list(_AWAY.finditer(text.folded))
+        away.append({key for match in matches for person in match.groups() if person
+                     and (key := _word_key(person)) in text.names})
+        said.append({key for match in matches for word in _WORD_RUN.findall(match.group())
+                     if (key := _word_key(word)) in text.names})
+    return (bool(away[0]) and bool(away[1]) and away[0].isdisjoint(said[1]) and away[1].isdisjoint(said[0])
+            and away[0] <= other.names and away[1] <= one.names)  # ("Sipho Mthembu" is away, and "Sipho")
 
 
 # someone away: "when Gareth Pope is away", "if she's off", "when Dev Patel is out", "when Tom's on his off
@@ -5947,6 +5969,7 @@ def _conflicting(old: _Analysis, new: _Analysis) -> bool:
             or _owner_stressed(old, new)
             or _owner_moved(old, new) or _user_traded(old, new)
             or _condition_turned(old, new) or _stand_in_told(old, new) or _stand_in_told(new, old)
+            or _stand_in_turned(old, new)
             or _relatives_differ(old, new)
             or _someone_else(old, new) or _user_replaced(old, new)
             or _exception_added(old, new) or _exception_added(new, old)

@@ -5720,6 +5720,16 @@ class ContradictionsAreNeverMerged(unittest.TestCase):
             with self.subTest(new=new):
                 self.assertTrue(am._stand_in_told(am._analyse(new), am._analyse(old)))
                 self.assertNotEqual(action_beside(old, new), "merge")
+        # held-out 854: each names the other away, and the other standing in (merged at 0.79)
+        self.assertTrue(am._stand_in_turned(am._analyse("When Kru Somchai is on leave, Kru Daeng takes the beginners."),
+                                            am._analyse("When Kru Daeng is away, Kru Somchai takes the fight team.")))
+        for one, other in (("Sipho Mthembu covers the food court; user covers it when Sipho is off.",  # one person
+                            "When Sipho Mthembu is off, user covers his site, the food court."),
+                           ("Engineer Mark Threlkeld rigs all OBs; Shaun Pattinson covers when Mark's off.",
+                            "Mark Threlkeld rigs the OBs, Shaun Pattinson if Mark's away.")):
+            with self.subTest(one=one):
+                self.assertFalse(am._stand_in_turned(am._analyse(one), am._analyse(other)))
+                self.assertEqual(action(one, other), "merge")
         # the one away as "I'm", "we're" (a review)
         self.assertTrue(am._stand_in_told(am._analyse("Jo feeds the cats when I'm away."),
                                           am._analyse("Jo feeds the cats every morning.")))
