@@ -1115,9 +1115,10 @@ _SYNONYM_GROUPS = [
     "17 seventeen seventeenth", "18 eighteen eighteenth", "19 nineteen nineteenth", "20 twenty twentieth",
     "30 thirty thirtieth", "40 forty fortieth", "50 fifty fiftieth", "60 sixty sixtieth", "70 seventy seventieth",
     "80 eighty eightieth", "90 ninety ninetieth",
-    # a city's airport by its own name, where the city has one that people name ("Schiphol" is Amsterdam's)
-    "amsterdam schiphol", "singapore changi", "seoul incheon", "copenhagen kastrup", "stockholm arlanda",
-    "oslo gardermoen", "rome fiumicino", "madrid barajas", "bengaluru bangalore", "kochi cochin",
+    # a city's airport by its own name, where the city has one that people name ("Schiphol" is Amsterdam's); but
+    # not Incheon nor Fiumicino, cities of their own beside Seoul and Rome ("lives in Incheon")
+    "amsterdam schiphol", "singapore changi", "copenhagen kastrup", "stockholm arlanda",
+    "oslo gardermoen", "madrid barajas", "bengaluru bangalore", "kochi cochin",
 ]
 _SYNONYMS = {word: group.split()[0] for group in _SYNONYM_GROUPS for word in group.split()}
 # Airports by their codes, as crews, travel desks and freight forwarders write them: "LGW–FNC" is "Gatwick–Funchal",
@@ -1128,11 +1129,11 @@ _AIRPORTS = dict(pair.split(":") for pair in """
 LHR:heathrow LGW:gatwick STN:stansted LTN:luton BHX:birmingham EDI:edinburgh GLA:glasgow ABZ:aberdeen BRS:bristol
 LPL:liverpool BFS:belfast DUB:dublin SNN:shannon ORK:cork CWL:cardiff ORY:orly AMS:amsterdam FRA:frankfurt
 MUC:munich BER:berlin HAM:hamburg DUS:dusseldorf CGN:cologne ZRH:zurich GVA:geneva VIE:vienna BRU:brussels
-MAD:madrid BCN:barcelona LIS:lisbon OPO:porto FNC:funchal FCO:rome ATH:athens ARN:stockholm
+MAD:madrid BCN:barcelona LIS:lisbon OPO:porto FNC:funchal FCO:fiumicino ATH:athens ARN:stockholm
 OSL:oslo HEL:helsinki KEF:reykjavik WAW:warsaw PRG:prague TRD:trondheim BGO:bergen LEJ:leipzig NCE:nice LYS:lyon
 AGP:malaga PMI:palma DBV:dubrovnik DXB:dubai DOH:doha BAH:bahrain JED:jeddah RUH:riyadh CAI:cairo
 CMN:casablanca RAK:marrakech NBO:nairobi JNB:johannesburg DUR:durban KIS:kisumu JUB:juba EBB:entebbe
-WDH:windhoek AMM:amman HND:haneda NRT:narita KIX:osaka ICN:seoul PEK:beijing PVG:shanghai SIN:singapore
+WDH:windhoek AMM:amman HND:haneda NRT:narita KIX:osaka ICN:incheon PEK:beijing PVG:shanghai SIN:singapore
 BKK:bangkok CGK:jakarta MNL:manila HAN:hanoi DEL:delhi BLR:bengaluru MAA:chennai HYD:hyderabad COK:kochi
 KHI:karachi LHE:lahore ISB:islamabad TPE:taipei SYD:sydney MEL:melbourne BNE:brisbane PER:perth
 AKL:auckland WLG:wellington ZQN:queenstown DRW:darwin KTA:karratha EWR:newark BOS:boston ORD:chicago

@@ -3169,6 +3169,13 @@ class FeaturesReadValuesOneWay(unittest.TestCase):
         self.assertNotEqual(action("Edinburgh Fringe run 1\u201325 August, flying Aer Lingus EI 3250 DUB\u2013EDI.",
                                    "Edinburgh return: EI 3255 EDI\u2013DUB on 26 August."), "merge")
 
+    def test_a_city_beside_another_is_no_airport_of_it(self):  # review of d374dfe: Incheon and Fiumicino are cities
+        for one, other in (("Min-jun lives in Incheon with his parents.", "Min-jun lives in Seoul with his parents."),
+                           ("The warehouse is in Fiumicino.", "The warehouse is in Rome.")):
+            with self.subTest(one=one):
+                self.assertNotEqual(action(one, other), "merge")
+        self.assertEqual(am._analyse("Flies ICN on Mondays.").keys, am._analyse("Flies Incheon on Mondays.").keys)
+
     def test_hryvnias_and_reais(self):  # held-out 832, 840: restatements added and asked
         self.assert_normalised((("Sold for 2,400 reais; the reais fell.", "Sold for BRL 2400; the reais fell."),))
         self.assert_normalised((("Rent \u20b428k a month, \u20b4 450 per lesson.",
