@@ -3533,8 +3533,8 @@ def _atom_kind_and_key(atom: str, in_code: bool, sentence_start: bool, one: bool
     if ((bare.isupper() and len(bare) >= 2 or bare[-1] == "s" and len(bare) >= 3 and bare[:-1].isupper())
             and lowered.isalpha() and lowered not in _NEGATIONS):  # an acronym, even "IT" or "US"
         acronym = lowered[:-1] if bare.endswith("s") else lowered  # "LTS" stays, "PRs" is "pr"
-        if bare in _AIRPORTS:
-            return "name", _word_key(_AIRPORTS[bare])
+        if acronym.upper() in _AIRPORTS:  # "LHR", and its plural as its singular is
+            return "name", _word_key(_AIRPORTS[acronym.upper()])
         return "name", _SYNONYMS.get(acronym, acronym)
     if atom == "May" and not sentence_start:  # the month, not the verb
         return "name", "may"

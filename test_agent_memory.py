@@ -3176,6 +3176,12 @@ class FeaturesReadValuesOneWay(unittest.TestCase):
                 self.assertNotEqual(action(one, other), "merge")
         self.assertEqual(am._analyse("Flies ICN on Mondays.").keys, am._analyse("Flies Incheon on Mondays.").keys)
 
+    def test_an_airport_code_and_its_plural_read_one_way(self):  # review of d374dfe: "ARN" was Stockholm, "ARNs" "arn"
+        self.assertEqual(am._analyse("Store the Lambda role ARN in SSM Parameter Store.").keys,
+                         am._analyse("Store the Lambda role ARNs in SSM Parameter Store.").keys)
+        self.assertEqual(action("Tesco orders come in over EDI, batched hourly.",
+                                "Tesco orders come in over EDIs, batched hourly."), "merge")
+
     def test_hryvnias_and_reais(self):  # held-out 832, 840: restatements added and asked
         self.assert_normalised((("Sold for 2,400 reais; the reais fell.", "Sold for BRL 2400; the reais fell."),))
         self.assert_normalised((("Rent \u20b428k a month, \u20b4 450 per lesson.",
