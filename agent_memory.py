@@ -1124,14 +1124,16 @@ _SYNONYMS = {word: group.split()[0] for group in _SYNONYM_GROUPS for word in gro
 # Airports by their codes, as crews, travel desks and freight forwarders write them: "LGW–FNC" is "Gatwick–Funchal",
 # "ZRH" Zurich. Each is its city, or the airport's own name where a city has more than one (Heathrow, Gatwick,
 # Haneda, Narita); no code that often means something else in capitals ("MAN" trucks, "BOM" a bill of materials,
-# "IST" a time zone, "CPH" a farm's holding number, "CMB" a bank), nor a city of two words ("Hong Kong")
+# "IST" a time zone, "CPH" a farm's holding number, "CMB" a bank, "SCL" an I2C clock pin, "PMI" private medical
+# insurance or a maintenance inspection, "ARN" an AWS resource's name, "LTN" a low-traffic neighbourhood), nor a city
+# of two words ("Hong Kong")
 _AIRPORTS = dict(pair.split(":") for pair in """
-LHR:heathrow LGW:gatwick STN:stansted LTN:luton BHX:birmingham EDI:edinburgh GLA:glasgow ABZ:aberdeen BRS:bristol
+LHR:heathrow LGW:gatwick STN:stansted BHX:birmingham EDI:edinburgh GLA:glasgow ABZ:aberdeen BRS:bristol
 LPL:liverpool BFS:belfast DUB:dublin SNN:shannon ORK:cork CWL:cardiff ORY:orly AMS:amsterdam FRA:frankfurt
 MUC:munich BER:berlin HAM:hamburg DUS:dusseldorf CGN:cologne ZRH:zurich GVA:geneva VIE:vienna BRU:brussels
-MAD:madrid BCN:barcelona LIS:lisbon OPO:porto FNC:funchal FCO:fiumicino ATH:athens ARN:stockholm
+MAD:madrid BCN:barcelona LIS:lisbon OPO:porto FNC:funchal FCO:fiumicino ATH:athens
 OSL:oslo HEL:helsinki KEF:reykjavik WAW:warsaw PRG:prague TRD:trondheim BGO:bergen LEJ:leipzig NCE:nice LYS:lyon
-AGP:malaga PMI:palma DBV:dubrovnik DXB:dubai DOH:doha BAH:bahrain JED:jeddah RUH:riyadh CAI:cairo
+AGP:malaga DBV:dubrovnik DXB:dubai DOH:doha BAH:bahrain JED:jeddah RUH:riyadh CAI:cairo
 CMN:casablanca RAK:marrakech NBO:nairobi JNB:johannesburg DUR:durban KIS:kisumu JUB:juba EBB:entebbe
 WDH:windhoek AMM:amman HND:haneda NRT:narita KIX:osaka ICN:incheon PEK:beijing PVG:shanghai SIN:singapore
 BKK:bangkok CGK:jakarta MNL:manila HAN:hanoi DEL:delhi BLR:bengaluru MAA:chennai HYD:hyderabad COK:kochi
@@ -1139,7 +1141,7 @@ KHI:karachi LHE:lahore ISB:islamabad TPE:taipei SYD:sydney MEL:melbourne BNE:bri
 AKL:auckland WLG:wellington ZQN:queenstown DRW:darwin KTA:karratha EWR:newark BOS:boston ORD:chicago
 SEA:seattle YVR:vancouver YYZ:toronto YUL:montreal YYC:calgary YEG:edmonton YOW:ottawa YXT:terrace
 ANC:anchorage DEN:denver IAH:houston ATL:atlanta MIA:miami MCO:orlando PHX:phoenix ABQ:albuquerque
-DTW:detroit PHL:philadelphia PDX:portland HNL:honolulu SCL:santiago BOG:bogota LIM:lima CUN:cancun
+DTW:detroit PHL:philadelphia PDX:portland HNL:honolulu BOG:bogota LIM:lima CUN:cancun
 """.split())
 _SPELT_IN_CODE = frozenset(word for group in _NAME_SHORTENINGS for word in group.split()[1:])
 # Colours are values: "a black Peli case" is not "a yellow Peli case"

@@ -3163,6 +3163,11 @@ class FeaturesReadValuesOneWay(unittest.TestCase):
         # a code that means something else in capitals is left as it is
         self.assertIn("man", am._analyse("Drives a MAN truck.").keys)
         self.assertIn("cph", am._analyse("Has a CPH number for the pigs.").keys)
+        for fact, code in (("The BME280 sits on I2C: SDA on GPIO 8, SCL on GPIO 9.", "scl"),  # (review of d374dfe)
+                           ("Has PMI through work with Bupa.", "pmi"), ("Deploy role ARN is in AWS_ROLE_ARN.", "arn"),
+                           ("The LTN on Elm Road starts in May.", "ltn")):
+            with self.subTest(fact=fact):
+                self.assertIn(code, am._analyse(fact).keys)
         self.assertEqual(action("Weekly pattern: Mon GLA\u2192LHR on BA1481 at 6:45am, back Thursday evening.",
                                 "I fly Glasgow to Heathrow every Monday on BA1481, departing 06:45, and come back on "
                                 "Thursday evening."), "merge")  # (was added at 0.65)
